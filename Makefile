@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: MIT
+# memaccept: one Makefile for the images, the host tests, QEMU runs and benchmarks.
+
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+ifeq ($(origin LD),default)
+LD := ld.lld
+endif
+NASM ?= nasm
+QEMU ?= qemu-system-x86_64
+OVMF_CODE ?= /usr/share/OVMF/OVMF_CODE_4M.fd
+OVMF_VARS ?= /usr/share/OVMF/OVMF_VARS_4M.fd
+# Debian's interpreter: it is the one python3-matplotlib installs into.
+PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
+HOSTCC ?= gcc
+FUZZCC ?= clang
+
+# make run / make debug / make image settings.
+MEM ?= 4G
+SMP ?= 1
+IMAGE ?= prod
+ARGS ?= fake_unaccepted_start=1G
+TIMEOUT ?= 600
+
+B := build
+# V=1 shows the full commands.
+Q := $(if $(V),,@)
+DEPS := tools/deps.sh
+
+# ---------------------------------------------------------------- kernel sources
+COMMON_SRCS := $(wildcard boot/*.c kernel/*.c mm/*.c arch/x86/*.c drivers/*.c lib/*.c)
+COMMON_ASM := $(wildcard boot/*.asm arch/x86/*.asm)
+# Only in memaccept-test.efi: in-guest test cases and the platform emulator.
+TEST_SRCS := $(wildcard kernel/tests/*.c arch/x86/emu/*.c boot/test/*.c)
+TEST_ASM := $(wildcard arch/x86/emu/*.asm)
+
+KCFLAGS := -std=gnu11 -O2 -g -I. \
+	-ffreestanding -fno-builtin -fno-stack-protector -fno-stack-check \
+	-fpie -fvisibility=hidden -mno-red-zone -mgeneral-regs-only \
+	-fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
+	-fno-tree-loop-distribute-patterns -fshort-wchar \
+	-Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wno-unused-parameter -MMD -MP
+# GNU-EFI headers only for boot/, which is the only EFI-aware code.
+EFI_CFLAGS := -isystem /usr/include/efi -isystem /usr/include/efi/x86_64 -DGNU_EFI_USE_MS_ABI
+PROD_DEFS :=
+TEST_DEFS := -DCONFIG_TEST_IMAGE
+
+# Static PIE at address 0 (see linker.ld); --orphan-handling=error makes every input
+# section land somewhere on purpose; -z text refuses relocations in code.
+LDFLAGS := -T linker.ld -pie --no-dynamic-linker -nostdlib -z text -z norelro \
+	-z max-page-size=0x1000 --build-id=none --orphan-handling=error
+
+PROD_OBJS := $(patsubst %,$(B)/prod/%.o,$(COMMON_SRCS) $(COMMON_ASM))
+TEST_OBJS := $(patsubst %,$(B)/test/%.o,$(COMMON_SRCS) $(COMMON_ASM) $(TEST_SRCS) $(TEST_ASM))
+
+.PHONY: all deps-build deps-run deps-test prod test-image run debug test unit qemu-test bench \
+	image report clean fuzz
+all: $(B)/memaccept.efi $(B)/memaccept-test.efi
+
+deps-build:
+	@$(DEPS) build
+deps-run: deps-build
+	@$(DEPS) run
+deps-test: deps-run
+	@$(DEPS) test image report
+
+$(B)/.deps-build: $(DEPS)
+	@$(DEPS) build
+	@mkdir -p $(B) && touch $@
+
+# Rebuild when the flags change, not only when sources do.
+FLAGS_prod := $(CC) $(KCFLAGS) $(PROD_DEFS) $(EFI_CFLAGS) $(NASM)
+FLAGS_test := $(CC) $(KCFLAGS) $(TEST_DEFS) $(EFI_CFLAGS) $(NASM)
+$(B)/%/.flags: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(FLAGS_$*)' | cmp -s - $@ || echo '$(FLAGS_$*)' > $@
+.PHONY: FORCE
+.PRECIOUS: $(B)/%/.flags
+
+$(B)/prod/%.c.o: %.c $(B)/.deps-build $(B)/prod/.flags
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(KCFLAGS) $(PROD_DEFS) $(if $(filter boot/%,$<),$(EFI_CFLAGS)) -c $< -o $@
+$(B)/test/%.c.o: %.c $(B)/.deps-build $(B)/test/.flags
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(KCFLAGS) $(TEST_DEFS) $(if $(filter boot/%,$<),$(EFI_CFLAGS)) -c $< -o $@
+$(B)/prod/%.asm.o: %.asm $(B)/.deps-build $(B)/prod/.flags
+	@mkdir -p $(dir $@)
+	@echo "  NASM    $@"
+	$(Q)$(NASM) -f elf64 -g -MD $@.d -o $@ $<
+$(B)/test/%.asm.o: %.asm $(B)/.deps-build $(B)/test/.flags
+	@mkdir -p $(dir $@)
+	@echo "  NASM    $@"
+	$(Q)$(NASM) -f elf64 -g -DCONFIG_TEST_IMAGE -MD $@.d -o $@ $<
+
+# The .elf keeps symbols and debug info (the debug file); the .efi is what firmware loads.
+$(B)/memaccept.elf: $(PROD_OBJS) linker.ld
+	@echo "  LD      $@"
+	$(Q)$(LD) $(LDFLAGS) -o $@ $(PROD_OBJS)
+$(B)/memaccept-test.elf: $(TEST_OBJS) linker.ld
+	@echo "  LD      $@"
+	$(Q)$(LD) $(LDFLAGS) -o $@ $(TEST_OBJS)
+$(B)/%.efi: $(B)/%.elf tools/elf2efi.py tools/check-image.sh
+	$(PYTHON) tools/elf2efi.py $< $@
+	@sh tools/check-image.sh $< $(if $(findstring -test,$@),test,prod)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# ---------------------------------------------------------------- running
+IMAGE_EFI = $(if $(filter test,$(IMAGE)),$(B)/memaccept-test.efi,$(B)/memaccept.efi)
+RUNQEMU = $(PYTHON) tools/runqemu.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS)
+
+run: deps-run $(IMAGE_EFI)
+	@$(RUNQEMU) --efi $(IMAGE_EFI) --mem $(MEM) --smp $(SMP) --timeout $(TIMEOUT) --args "$(ARGS)"
+
+# QEMU stops before the first instruction and waits for gdb on :1234.
+debug: deps-run $(IMAGE_EFI)
+	@echo "gdb $(IMAGE_EFI:.efi=.elf), then: target remote :1234; the kernel prints its image base;"
+	@echo "add-symbol-file $(IMAGE_EFI:.efi=.elf) -o <image base>"
+	@$(RUNQEMU) --efi $(IMAGE_EFI) --mem $(MEM) --smp $(SMP) --timeout 0 --args "$(ARGS)" --gdb
+
+# A GPT disk image with an EFI system partition: boots as a plain disk on any UEFI VM.
+image: $(B)/memaccept.img
+$(B)/memaccept.img: $(B)/memaccept.efi tools/mkimage.sh
+	@$(DEPS) image
+	sh tools/mkimage.sh $< "$(ARGS)" $@
+
+# ---------------------------------------------------------------- tests
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
+# The pure-logic sources the unit tests link against, built for the host with sanitizers.
+UNIT_LIB_SRCS := mm/memmap.c kernel/cmdline.c lib/format.c lib/string.c
+UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -fsanitize=address,undefined \
+	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter
+
+$(B)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/unit.c $(UNIT_LIB_SRCS) $(wildcard mm/*.h kernel/*.h lib/*.h include/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $@"
+	$(Q)$(HOSTCC) $(UNIT_CFLAGS) -o $@ $< tests/unit/unit.c $(UNIT_LIB_SRCS)
+
+unit: $(UNIT_BINS)
+
+# Everything: host unit tests, QEMU cases from tests/qemu/manifest.toml, host tool tests.
+test: deps-test all $(UNIT_BINS)
+	@$(PYTHON) tests/run.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
+		--unit $(UNIT_BINS)
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: TDX and SEV-SNP detection. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/detect.h"
+#include "arch/x86/emu_hooks.h"
+#include "lib/string.h"
+
+/* CPUID leaf 0x21, subleaf 0: "IntelTDX    " in EBX, EDX, ECX (Intel TDX GHCI spec; Linux asm/shared/tdx.h). */
+#define CPUID_TDX_LEAF 0x21
+/* CPUID 0x8000001F: EAX bit 1 SEV, bit 4 SEV-SNP; EBX[5:0] C-bit position (AMD APM vol. 3, E.4.17). */
+#define CPUID_SEV_LEAF 0x8000001F
+#define CPUID_SEV_EAX_SEV (1u << 1)
+#define CPUID_SEV_EBX_CBIT_MASK 0x3f
+/* SEV_STATUS MSR (AMD APM vol. 2, 15.34.10): bit 2 = SEV-SNP active in this guest. */
+#define MSR_SEV_STATUS 0xC0010131
+#define SEV_STATUS_SNP (1ULL << 2)
+
+static bool is_tdx(void)
+{
+	struct cpuid_regs r;
+	char sig[12];
+
+	cpu_cpuid(0, 0, &r);
+	if (r.eax < CPUID_TDX_LEAF)
+		return false;
+	cpu_cpuid(CPUID_TDX_LEAF, 0, &r);
+	memcpy(sig + 0, &r.ebx, 4);
+	memcpy(sig + 4, &r.edx, 4);
+	memcpy(sig + 8, &r.ecx, 4);
+	return memcmp(sig, "IntelTDX    ", 12) == 0;
+}
+
+static bool is_snp(struct boot_info *bi)
+{
+	struct cpuid_regs r;
+	u64 status;
+
+	cpu_cpuid(0x80000000, 0, &r);
+	if (r.eax < CPUID_SEV_LEAF)
+		return false;
+	cpu_cpuid(CPUID_SEV_LEAF, 0, &r);
+	/* The MSR exists only where SEV does: reading it elsewhere raises #GP. */
+	if (!(r.eax & CPUID_SEV_EAX_SEV))
+		return false;
+	if (!emu_rdmsr_early(MSR_SEV_STATUS, &status))
+		status = rdmsr(MSR_SEV_STATUS);
+	bi->sev_status = status;
+	bi->snp_cbit = r.ebx & CPUID_SEV_EBX_CBIT_MASK;
+	return status & SEV_STATUS_SNP;
+}
+
+void detect_platform(struct boot_info *bi)
+{
+	bi->detected = DETECTED_NONE;
+	if (is_tdx())
+		bi->detected = DETECTED_TDX;
+	else if (is_snp(bi))
+		bi->detected = DETECTED_SNP;
+}

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: is this a TDX or SEV-SNP guest? Asked in efi_main, while CPUID is still safe. */
+#ifndef ARCH_X86_DETECT_H
+#define ARCH_X86_DETECT_H
+
+#include "include/boot_info.h"
+
+/* Fills bi->detected, and for SNP bi->sev_status and bi->snp_cbit. */
+void detect_platform(struct boot_info *bi);
+
+#endif

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: the kernel's identity map (virtual address = physical address). */
+#ifndef ARCH_X86_PAGING_H
+#define ARCH_X86_PAGING_H
+
+#include "include/types.h"
+
+/* Page-table entry bits (Intel SDM vol. 3A, 4.5; AMD APM vol. 2, 5.3). */
+#define PTE_P (1ULL << 0)
+#define PTE_W (1ULL << 1)
+#define PTE_PS (1ULL << 7)	/* a 2 MiB or 1 GiB leaf */
+#define PTE_ADDR_MASK 0x000ffffffffff000ULL
+
+/* What a mapping is for; paging.c turns it into entry bits. */
+enum map_kind {
+	MAP_RAM,	/* private memory: gets the platform's encryption bit (C-bit on SNP) */
+	MAP_SHARED,	/* memory shared with the host (SNP GHCB) and MMIO: no encryption bit */
+};
+
+/* Returns the physical address of a zeroed 4 KiB page, or 0. */
+typedef u64 (*pt_alloc_fn)(void);
+
+/*
+ * Start an empty page-table tree. `private_bits` is OR-ed into every MAP_RAM entry and
+ * every table pointer (page tables are private memory too); `use_1g` allows 1 GiB leaves.
+ */
+void paging_init(pt_alloc_fn alloc, u64 private_bits, bool use_1g);
+/* Identity-map [start, end) (4 KiB aligned) with the largest pages that fit. 0 or -1. */
+int paging_map(u64 start, u64 end, enum map_kind kind);
+/* Remove [start, end) from the map, splitting large pages; flushes the TLB entries. */
+int paging_unmap(u64 start, u64 end);
+/* Create the tables down to the 2 MiB level for [start, end) without mapping anything,
+ * so that later 2 MiB maps there never need to allocate. */
+int paging_prepare_2m(u64 start, u64 end);
+/* Load the new tree into CR3 (wrapped in a PML5 when the firmware runs with LA57). */
+void paging_activate(void);
+/* Is addr mapped? Returns the leaf size in bytes, or 0. */
+u64 paging_lookup(u64 addr);
+/* Page-table pages allocated so far. */
+u64 paging_table_pages(void);
+
+#endif

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: choosing the platform from what boot/ detected and what the command line asked for. */
+#include "arch/x86/platform.h"
+#include "arch/x86/sim.h"
+#include "include/boot_info.h"
+#include "drivers/console.h"
+#include "drivers/exit.h"
+#include "kernel/panic.h"
+
+static __noreturn void none_terminate(u32 reason)
+{
+	machine_exit((int)reason);
+}
+
+static int none_accept(u64 start, u64 end)
+{
+	/* Only reached if mm/ has a bug: "none" never has unaccepted memory to accept. */
+	panic("none_accept: asked to accept [%llx, %llx) on a platform without unaccepted memory",
+	      (unsigned long long)start, (unsigned long long)end);
+}
+
+static const struct cc_platform none_platform = {
+	.name = "none",
+	.accept = none_accept,
+	.io_out = plain_io_out,
+	.io_in = plain_io_in,
+	.terminate = none_terminate,
+};
+
+u32 platform_resolve(u32 detected, const struct config *cfg)
+{
+	/*
+	 * On real TDX or SNP hardware only the real backend works: "none" or "sim" would do
+	 * plain port I/O and touch memory that is not accepted.
+	 */
+	if (detected == DETECTED_TDX || detected == DETECTED_SNP) {
+		if (cfg->platform == PLAT_NONE || cfg->platform == PLAT_SIM)
+			kprintf("platform: %s requested, but this is a %s guest; using %s\n",
+				platform_choice_name(cfg->platform),
+				detected == DETECTED_TDX ? "TDX" : "SEV-SNP",
+				detected == DETECTED_TDX ? "tdx" : "snp");
+		return detected == DETECTED_TDX ? PLATFORM_TDX : PLATFORM_SNP;
+	}
+	switch (cfg->platform) {
+	case PLAT_SIM:
+		return PLATFORM_SIM;
+	case PLAT_NONE:
+		return PLATFORM_NONE;
+	case PLAT_TDX_EMU:
+		return PLATFORM_TDX;
+	case PLAT_SNP_EMU:
+		return PLATFORM_SNP;
+	default:
+		return cfg->fake_set ? PLATFORM_SIM : PLATFORM_NONE;
+	}
+}
+
+void platform_set(u32 kind)
+{
+	switch (kind) {
+	case PLATFORM_SIM:
+		platform = sim_platform();
+		break;
+	case PLATFORM_NONE:
+		platform = &none_platform;
+		break;
+	default:
+		fatal(EXIT_BAD_CONFIG, "platform: backend %u is not built into this image", kind);
+	}
+}

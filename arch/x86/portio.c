@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: plain port I/O and the default platform used until one is selected. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/platform.h"
+#include "drivers/exit.h"
+
+void plain_io_out(u16 port, u32 val, int size)
+{
+	if (size == 1)
+		outb(port, (u8)val);
+	else if (size == 2)
+		outw(port, (u16)val);
+	else
+		outl(port, val);
+}
+
+u32 plain_io_in(u16 port, int size)
+{
+	if (size == 1)
+		return inb(port);
+	if (size == 2)
+		return inw(port);
+	return inl(port);
+}
+
+static int early_accept(u64 start, u64 end)
+{
+	(void)start, (void)end;
+	return -1; /* nothing can be accepted before a platform is chosen */
+}
+
+/* Nobody to report to but QEMU's debug-exit device (or EFI ResetSystem). */
+static __noreturn void early_terminate(u32 reason)
+{
+	machine_exit((int)reason);
+}
+
+/* Until platform_select(): plain port I/O, nothing to accept. */
+static const struct cc_platform early_platform = {
+	.name = "early",
+	.accept = early_accept,
+	.io_out = plain_io_out,
+	.io_in = plain_io_in,
+	.terminate = early_terminate,
+};
+
+const struct cc_platform *platform = &early_platform;

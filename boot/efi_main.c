@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: the UEFI entry point; the only code that sees EFI types. */
+#include <efi.h>
+
+#include "arch/x86/cpu.h"
+#include "arch/x86/detect.h"
+#include "arch/x86/platform.h"
+#include "arch/x86/tsc.h"
+#include "boot/boot.h"
+#include "drivers/console.h"
+#include "drivers/exit.h"
+#include "include/boot_info.h"
+#include "include/exit_codes.h"
+#include "kernel/main.h"
+#include "kernel/report.h"
+#include "lib/string.h"
+
+/* How often ExitBootServices may fail with EFI_INVALID_PARAMETER before we give up. */
+#define EBS_MAX_ATTEMPTS 8
+
+static struct boot_info bi;
+/*
+ * A static buffer: allocating one from the firmware between GetMemoryMap() and
+ * ExitBootServices() would itself change the map key.
+ */
+static u8 map_buf[BOOT_MAP_BUFFER] __aligned(8);
+
+static EFI_SYSTEM_TABLE *st;
+
+/* Before ExitBootServices: report, leave QEMU if it is there, else return to the firmware. */
+static EFI_STATUS boot_fail(const char *msg, EFI_STATUS status)
+{
+	kprintf("boot: FATAL: %s (EFI status %#llx)\n", msg, (unsigned long long)status);
+	ev_begin("fatal");
+	ev_str("msg", msg);
+	ev_u64("code", EXIT_BOOT_FAILED);
+	ev_end();
+	ev_begin("exit");
+	ev_u64("code", EXIT_BOOT_FAILED);
+	ev_end();
+	plain_io_out(DEBUG_EXIT_PORT, EXIT_BOOT_FAILED, 1);
+	return EFI_ERROR(status) ? status : EFI_LOAD_ERROR;
+}
+
+static void stall(void *ctx, u32 us)
+{
+	(void)ctx;
+	st->BootServices->Stall(us);
+}
+
+static void report_option(const char *msg)
+{
+	kprintf("%s\n", msg);
+}
+
+/*
+ * The map as it is right before the final ExitBootServices() call. The map key changes
+ * whenever the firmware allocates or frees memory, which it may do inside
+ * ExitBootServices itself (OVMF on SNP accepts memory in a before-EBS event when the
+ * opt-in protocol was not called): then EBS returns EFI_INVALID_PARAMETER and we must
+ * fetch a fresh map and try again. UEFI 2.9 section 7.4 allows only GetMemoryMap() and
+ * ExitBootServices() between such attempts.
+ */
+static EFI_STATUS exit_boot_services(EFI_HANDLE image)
+{
+	EFI_BOOT_SERVICES *bs = st->BootServices;
+	EFI_STATUS status = EFI_SUCCESS;
+
+	for (u32 attempt = 1; attempt <= EBS_MAX_ATTEMPTS; attempt++) {
+		UINTN size = sizeof(map_buf), key = 0, desc_size = 0;
+		UINT32 desc_version = 0;
+
+		status = bs->GetMemoryMap(&size, (EFI_MEMORY_DESCRIPTOR *)map_buf, &key, &desc_size,
+					  &desc_version);
+		if (status == EFI_BUFFER_TOO_SMALL)
+			return boot_fail("memory map is larger than the 160 KiB buffer", status);
+		if (EFI_ERROR(status))
+			return boot_fail("GetMemoryMap failed", status);
+
+		status = bs->ExitBootServices(image, key);
+		if (status == EFI_SUCCESS) {
+			bi.tsc_at_ebs = rdtsc_ordered();
+			bi.ebs_attempts = attempt;
+			bi.map_addr = (u64)(uintptr_t)map_buf;
+			bi.map_size = size;
+			bi.desc_size = desc_size;
+			bi.desc_version = desc_version;
+			return EFI_SUCCESS;
+		}
+		if (status != EFI_INVALID_PARAMETER)
+			break;
+	}
+	/* Boot services may be half shut down now: there is no way back to the firmware. */
+	kprintf("boot: FATAL: ExitBootServices failed (status %#llx)\n", (unsigned long long)status);
+	ev_begin("exit");
+	ev_u64("code", EXIT_BOOT_FAILED);
+	ev_end();
+	machine_exit(EXIT_BOOT_FAILED);
+}
+
+EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab);
+EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
+{
+	EFI_LOADED_IMAGE *li = NULL;
+	EFI_GUID li_guid = LOADED_IMAGE_PROTOCOL;
+	EFI_STATUS status;
+	struct tsc_calibration cal;
+
+	/* Time zero of every figure in the report. */
+	bi.tsc_at_entry = rdtsc_ordered();
+	bi.version = BOOT_INFO_VERSION;
+	bi.size = sizeof(bi);
+	st = systab;
+
+	/* 1. Console first, so that everything after it can explain itself. */
+	console_init();
+	kprintf("\nmemaccept%s: efi_main\n", kernel_is_test_image ? " (test image)" : "");
+	exit_set_reset_system((u64)(uintptr_t)st->RuntimeServices->ResetSystem);
+	bi.efi_reset_system = (u64)(uintptr_t)st->RuntimeServices->ResetSystem;
+
+	status = st->BootServices->HandleProtocol(image, &li_guid, (void **)&li);
+	if (EFI_ERROR(status) || !li)
+		return boot_fail("no EFI_LOADED_IMAGE_PROTOCOL on our own image handle", status);
+	bi.image_base = (u64)(uintptr_t)li->ImageBase;
+	bi.image_size = li->ImageSize;
+	kprintf("boot: image at %#llx, %llu KiB\n", (unsigned long long)bi.image_base,
+		(unsigned long long)(bi.image_size >> 10));
+
+	/* 2. The command line: load options, else \memaccept.cfg on our ESP. */
+	bi.cmdline_source = boot_read_cmdline(st, li, bi.cmdline, sizeof(bi.cmdline));
+	kprintf("boot: command line (%s): %s\n",
+		bi.cmdline_source == CMDLINE_LOAD_OPTIONS ? "load options" :
+		bi.cmdline_source == CMDLINE_FILE ? "\\memaccept.cfg" : "none, defaults",
+		bi.cmdline);
+	cmdline_parse(bi.cmdline, &bi.config, kernel_is_test_image, report_option);
+
+	/* 3. TSC against the firmware's Stall(), while boot services are alive. */
+	tsc_calibrate(stall, NULL, &cal);
+	bi.tsc_hz = cal.hz;
+	bi.tsc_hz_cpuid = cal.cpuid_hz;
+	bi.tsc_cal_spread_ppm = cal.spread_ppm;
+	tsc_set(cal.hz, bi.tsc_at_entry);
+
+	/* 4. TDX or SNP? CPUID is safe only now (after EBS it raises #VC on SNP). */
+	boot_emulator_select(&bi);
+	detect_platform(&bi);
+
+	/* 5. SNP: ask OVMF to leave memory unaccepted, before ExitBootServices. */
+	bi.snp_protocol = SNP_PROTOCOL_NOT_APPLICABLE;
+	if (bi.detected == DETECTED_SNP)
+		bi.snp_protocol = boot_snp_opt_in(st);
+
+	/* 6. Leave the firmware. No boot service may be called after this. */
+	status = exit_boot_services(image);
+	if (EFI_ERROR(status))
+		return status;
+
+	/* 7. The kernel's own stack; boot-services memory is about to be reused. */
+	boot_enter_kernel(&bi, kernel_stack + KERNEL_STACK_SIZE, kernel_main);
+	return EFI_LOAD_ERROR;	/* not reached */
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: command-line parsing; pure logic, also built into the host tests. */
+#include "kernel/cmdline.h"
+#include "lib/format.h"
+#include "lib/string.h"
+
+#define TOKEN_MAX 160
+
+struct parser {
+	struct config *cfg;
+	bool test_image;
+	void (*report)(const char *msg);
+};
+
+static void complain(struct parser *p, const char *fmt, ...) __printf(2, 3);
+static void complain(struct parser *p, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	format_buf_v(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	p->cfg->bad_options++;
+	if (p->report)
+		p->report(msg);
+}
+
+bool parse_size(const char *s, size_t len, u64 *out)
+{
+	u64 v = 0, mult = 1;
+	size_t i = 0;
+
+	if (len == 0)
+		return false;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+		u64 d = (u64)(s[i] - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	if (i == 0)
+		return false;
+	if (i < len) {
+		switch (s[i] | 0x20) {
+		case 'k': mult = KiB; break;
+		case 'm': mult = MiB; break;
+		case 'g': mult = GiB; break;
+		case 't': mult = TiB; break;
+		default: return false;
+		}
+		if (++i != len)
+			return false;
+	}
+	if (v > UINT64_MAX / mult)
+		return false;
+	*out = v * mult;
+	return true;
+}
+
+static int lookup(const char *const *names, size_t n, const char *val)
+{
+	for (size_t i = 0; i < n; i++)
+		if (names[i] && strcmp(names[i], val) == 0)
+			return (int)i;
+	return -1;
+}
+
+static const char *const policy_names[] = {
+	[POLICY_LAZY] = "lazy", [POLICY_EAGER] = "eager", [POLICY_AHEAD] = "ahead",
+};
+
+static const char *const platform_names[] = {
+	[PLAT_AUTO] = "auto", [PLAT_NONE] = "none", [PLAT_SIM] = "sim",
+	[PLAT_TDX_EMU] = "tdx-emu", [PLAT_SNP_EMU] = "snp-emu",
+};
+
+const char *policy_name(u32 policy)
+{
+	return policy < ARRAY_SIZE(policy_names) ? policy_names[policy] : "?";
+}
+
+const char *platform_choice_name(u32 choice)
+{
+	return choice < ARRAY_SIZE(platform_names) ? platform_names[choice] : "?";
+}
+
+static void set_string(struct parser *p, const char *key, char *dst, size_t size, const char *val)
+{
+	if (strlen(val) >= size) {
+		complain(p, "cmdline: value of %s is longer than %zu characters; ignored", key, size - 1);
+		return;
+	}
+	str_copy(dst, val, size);
+}
+
+static void apply(struct parser *p, const char *key, const char *val)
+{
+	struct config *c = p->cfg;
+	int i;
+
+	if (strcmp(key, "accept_memory") == 0) {
+		i = lookup(policy_names, ARRAY_SIZE(policy_names), val);
+		if (i < 0)
+			complain(p, "cmdline: accept_memory=%s is not lazy, eager or ahead; using %s",
+				 val, policy_name(c->policy));
+		else
+			c->policy = (u32)i;
+	} else if (strcmp(key, "accept_ahead") == 0) {
+		if (!parse_size(val, strlen(val), &c->accept_ahead))
+			complain(p, "cmdline: accept_ahead=%s is not a size like 64M; using %llu bytes",
+				 val, (unsigned long long)c->accept_ahead);
+	} else if (strcmp(key, "fake_unaccepted_start") == 0) {
+		if (parse_size(val, strlen(val), &c->fake_unaccepted_start))
+			c->fake_set = true;
+		else
+			complain(p, "cmdline: fake_unaccepted_start=%s is not a size like 1G; ignored", val);
+	} else if (strcmp(key, "platform") == 0) {
+		i = lookup(platform_names, ARRAY_SIZE(platform_names), val);
+		if (i < 0)
+			complain(p, "cmdline: platform=%s is not auto, none, sim, tdx-emu or snp-emu; "
+				    "using auto", val);
+		else if ((i == PLAT_TDX_EMU || i == PLAT_SNP_EMU) && !p->test_image)
+			complain(p, "cmdline: platform=%s needs the test image; using auto", val);
+		else
+			c->platform = (u32)i;
+	} else if (strcmp(key, "workload") == 0) {
+		set_string(p, key, c->workload, sizeof(c->workload), val);
+	} else if (strcmp(key, "verbose") == 0) {
+		if (strcmp(val, "1") == 0 || strcmp(val, "0") == 0)
+			c->verbose = val[0] == '1';
+		else
+			complain(p, "cmdline: verbose=%s is not 0 or 1; ignored", val);
+	} else if (strcmp(key, "test") == 0 || strcmp(key, "emu_fault") == 0 ||
+		   strcmp(key, "emu_log") == 0) {
+		if (!p->test_image) {
+			complain(p, "cmdline: %s= is only understood by the test image; ignored", key);
+		} else if (key[0] == 't') {
+			set_string(p, key, c->test, sizeof(c->test), val);
+		} else if (strcmp(key, "emu_log") == 0) {
+			if (!parse_size(val, strlen(val), &c->emu_log))
+				complain(p, "cmdline: emu_log=%s is not a number; ignored", val);
+		} else {
+			set_string(p, key, c->emu_fault, sizeof(c->emu_fault), val);
+		}
+	} else {
+		complain(p, "cmdline: unknown option '%s=%s' ignored", key, val);
+	}
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+void cmdline_parse(const char *line, struct config *cfg, bool test_image,
+		   void (*report)(const char *msg))
+{
+	struct parser p = { cfg, test_image, report };
+	char tok[TOKEN_MAX];
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->policy = POLICY_LAZY;
+	cfg->platform = PLAT_AUTO;
+	cfg->accept_ahead = ACCEPT_AHEAD_DEFAULT;
+
+	for (const char *s = line; s && *s;) {
+		while (is_space(*s))
+			s++;
+		if (!*s)
+			break;
+		const char *start = s;
+
+		while (*s && !is_space(*s))
+			s++;
+		size_t len = (size_t)(s - start);
+
+		if (len >= sizeof(tok)) {
+			complain(&p, "cmdline: option '%.20s...' is longer than %zu characters; ignored",
+				 start, sizeof(tok) - 1);
+			continue;
+		}
+		memcpy(tok, start, len);
+		tok[len] = 0;
+
+		char *eq = tok;
+
+		while (*eq && *eq != '=')
+			eq++;
+		if (!*eq || eq == tok) {
+			complain(&p, "cmdline: '%s' is not key=value; ignored", tok);
+			continue;
+		}
+		*eq = 0;
+		apply(&p, tok, eq + 1);
+	}
+}

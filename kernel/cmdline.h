@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: the command line: space-separated key=value options (DESIGN.md section 5). */
+#ifndef KERNEL_CMDLINE_H
+#define KERNEL_CMDLINE_H
+
+#include "include/types.h"
+
+#define CMDLINE_MAX 1024
+
+enum accept_policy {
+	POLICY_LAZY,	/* accept a unit when the allocator runs out (default, Linux's "lazy") */
+	POLICY_EAGER,	/* accept everything before `ready` (Linux's "eager") */
+	POLICY_AHEAD,	/* lazy, but keep accept_ahead bytes accepted and free */
+};
+
+enum platform_choice {
+	PLAT_AUTO,	/* detect TDX / SEV-SNP; sim if fake_unaccepted_start is set; else none */
+	PLAT_NONE,
+	PLAT_SIM,
+	PLAT_TDX_EMU,	/* test image only: TDX backend on the platform emulator */
+	PLAT_SNP_EMU,	/* test image only: SEV-SNP backend on the platform emulator */
+};
+
+struct config {
+	u32 policy;			/* enum accept_policy */
+	u32 platform;			/* enum platform_choice */
+	u64 accept_ahead;		/* bytes kept spare under accept_memory=ahead */
+	u64 fake_unaccepted_start;	/* valid when fake_set */
+	bool fake_set;
+	bool verbose;			/* print every memory map descriptor */
+	u8 reserved[6];
+	u32 bad_options;		/* how many options were rejected */
+	u32 unused;
+	char workload[96];		/* checked by workload_parse() */
+	char test[48];			/* test image: in-guest test case to run */
+	char emu_fault[128];		/* test image: emulator fault injection */
+	u64 emu_log;			/* test image: log each emulated call */
+};
+
+#define ACCEPT_AHEAD_DEFAULT (64 * MiB)
+
+/*
+ * Parse `line` into `cfg` (which is first reset to the defaults). Every unknown key or
+ * malformed value is reported in one line through `report` and leaves that setting at its
+ * default. `test_image` enables the options that only the test image understands; the
+ * production image reports and ignores them. Never fails.
+ */
+void cmdline_parse(const char *line, struct config *cfg, bool test_image,
+		   void (*report)(const char *msg));
+
+/* "1G", "512M", "4096K", "12345": bytes, no overflow. Returns false on anything else. */
+bool parse_size(const char *s, size_t len, u64 *out);
+
+const char *policy_name(u32 policy);
+const char *platform_choice_name(u32 choice);
+
+#endif

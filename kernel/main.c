@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: kernel_main, read top to bottom as the table of contents of a boot. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/desc.h"
+#include "arch/x86/platform.h"
+#include "arch/x86/tsc.h"
+#include "drivers/console.h"
+#include "drivers/exit.h"
+#include "kernel/main.h"
+#include "kernel/memory.h"
+#include "kernel/panic.h"
+#include "kernel/report.h"
+#include "kernel/testcase.h"
+#include "mm/early.h"
+
+u8 kernel_stack[KERNEL_STACK_SIZE] __aligned(16);
+
+#ifdef CONFIG_TEST_IMAGE
+const bool kernel_is_test_image = true;
+#else
+const bool kernel_is_test_image = false;
+#endif
+
+static struct boot_info *boot;
+
+bool kernel_stack_contains(u64 addr, u64 len)
+{
+	u64 lo = (u64)(uintptr_t)kernel_stack;
+
+	return addr >= lo && addr + len <= lo + KERNEL_STACK_SIZE && addr + len > addr;
+}
+
+u64 kernel_image_base(void)
+{
+	return boot ? boot->image_base : 0;
+}
+
+const struct boot_info *kernel_boot_info(void)
+{
+	return boot;
+}
+
+static void check_boot_info(struct boot_info *bi)
+{
+	/* boot/ and kernel/ are linked together, so this only trips on a build mix-up. */
+	if (bi->version != BOOT_INFO_VERSION || bi->size != sizeof(*bi))
+		panic("kernel_main: boot_info version %u size %u, expected %u and %zu", bi->version,
+		      bi->size, BOOT_INFO_VERSION, sizeof(*bi));
+	boot = bi;
+}
+
+static void report_ready(u32 policy)
+{
+	u64 us = tsc_now_us();
+
+	kprintf("ready: %llu us after efi_main, platform %s, policy %s\n", (unsigned long long)us,
+		platform->name, policy_name(policy));
+	ev_begin("ready");
+	ev_u64("us", us);
+	ev_str("platform", platform->name);
+	ev_str("policy", policy_name(policy));
+	ev_end();
+}
+
+__noreturn void kernel_main(struct boot_info *bi)
+{
+	/* memaccept polls the console and takes no interrupts, ever. */
+	irq_disable();
+	check_boot_info(bi);
+	/* Every time in the report counts from efi_main's first instruction. */
+	tsc_set(bi->tsc_hz, bi->tsc_at_entry);
+
+	/* Our own descriptor tables first: the firmware's sit in memory we will reuse. */
+	gdt_init();
+	idt_init();
+
+	/* Port I/O (and so the console) the way this platform needs it. */
+	u32 kind = platform_resolve(bi->detected, &bi->config);
+
+	platform_set(kind);
+	kprintf("kernel: boot services exited after %u attempt(s), %llu us after efi_main\n",
+		bi->ebs_attempts, (unsigned long long)tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_at_entry) / 1000);
+
+	/* Only the final map counts: the firmware may change it inside ExitBootServices. */
+	memory_parse_map(bi, kind != PLATFORM_NONE);
+	memory_report_firmware(bi);
+
+	/* Boot-time allocations come from memory the firmware already accepted. */
+	early_init(&kernel_memmap);
+	/* Our identity map: OVMF's page tables live in boot-services memory. */
+	memory_build_page_tables(platform->private_pte_bits);
+
+	report_ready(bi->config.policy);
+
+#ifdef CONFIG_TEST_IMAGE
+	if (bi->config.test[0])
+		kernel_exit(testcase_run(bi->config.test));
+#endif
+	kernel_exit(EXIT_OK);
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: the ways out of the kernel: a verdict, a panic, a fatal platform condition. */
+#ifndef KERNEL_PANIC_H
+#define KERNEL_PANIC_H
+
+#include "include/exit_codes.h"
+#include "include/types.h"
+
+/* Print the `exit` event and leave with `code` (include/exit_codes.h). */
+__noreturn void kernel_exit(int code);
+
+/* A broken invariant inside memaccept: name the function and the values in the message. */
+__noreturn void panic(const char *fmt, ...) __printf(1, 2);
+
+/*
+ * Stop because of something outside memaccept (platform status, firmware, host): print
+ * the reason, emit a `fatal` event, report to the host through the platform, and exit.
+ */
+__noreturn void fatal(int code, const char *fmt, ...) __printf(2, 3);
+
+#endif

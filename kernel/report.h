@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: JSON Lines events on the console: one object per line, starting {"event":. */
+#ifndef KERNEL_REPORT_H
+#define KERNEL_REPORT_H
+
+#include "include/types.h"
+
+/*
+ * Build one event field by field; ev_end() writes the whole line at once. Numbers are
+ * plain integers (DESIGN.md section 5). Nested objects and arrays are allowed.
+ *
+ *   ev_begin("ready"); ev_u64("us", us); ev_str("platform", "sim"); ev_end();
+ */
+void ev_begin(const char *event);
+void ev_u64(const char *key, u64 v);
+void ev_s64(const char *key, s64 v);
+void ev_str(const char *key, const char *v);
+void ev_bool(const char *key, bool v);
+void ev_obj_begin(const char *key);
+void ev_obj_end(void);
+void ev_arr_begin(const char *key);
+void ev_arr_u64(u64 v);
+void ev_arr_end(void);
+void ev_end(void);
+
+#endif

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: in-guest test cases, built into the test image only and run with test=NAME. */
+#ifndef KERNEL_TESTCASE_H
+#define KERNEL_TESTCASE_H
+
+#include "include/types.h"
+
+struct testcase {
+	const char *name;
+	const char *what;
+	int (*run)(void);	/* returns an exit code (include/exit_codes.h) */
+};
+
+/*
+ * TESTCASE(name, "what it checks") { ... return EXIT_OK; }
+ * The linker collects the descriptors between __testcases_start and __testcases_end.
+ */
+#define TESTCASE(id, description)                                                    \
+	static int testcase_fn_##id(void);                                           \
+	static const struct testcase testcase_##id __section(".testcases") __used = { \
+		#id, description, testcase_fn_##id                                   \
+	};                                                                           \
+	static int testcase_fn_##id(void)
+
+/* Run the named case; unknown names list the cases and fail. */
+int testcase_run(const char *name);
+
+/* Inside a test case: report a failed check with its location and return. */
+#define CHECK(cond)                                                                   \
+	do {                                                                          \
+		if (!(cond)) {                                                        \
+			testcase_fail(__FILE__, __LINE__, #cond);                     \
+			return EXIT_TEST_FAILED;                                      \
+		}                                                                     \
+	} while (0)
+void testcase_fail(const char *file, int line, const char *cond);
+
+#endif

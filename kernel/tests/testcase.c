@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: runs one in-guest test case and states its verdict once. */
+#include "drivers/console.h"
+#include "kernel/panic.h"
+#include "kernel/report.h"
+#include "kernel/testcase.h"
+#include "lib/string.h"
+
+extern const struct testcase __testcases_start[], __testcases_end[];
+
+void testcase_fail(const char *file, int line, const char *cond)
+{
+	kprintf("test: check failed at %s:%d: %s\n", file, line, cond);
+	ev_begin("check_failed");
+	ev_str("file", file);
+	ev_u64("line", (u64)line);
+	ev_str("cond", cond);
+	ev_end();
+}
+
+int testcase_run(const char *name)
+{
+	for (const struct testcase *t = __testcases_start; t < __testcases_end; t++) {
+		if (strcmp(t->name, name))
+			continue;
+		kprintf("test: running %s: %s\n", t->name, t->what);
+		int code = t->run();
+
+		kprintf("test: %s %s (code %d)\n", t->name, code == EXIT_OK ? "passed" : "FAILED", code);
+		ev_begin("test");
+		ev_str("name", t->name);
+		ev_str("result", code == EXIT_OK ? "pass" : "fail");
+		ev_u64("code", (u64)code);
+		ev_end();
+		return code;
+	}
+	kprintf("test: no test case named '%s'; this image has:", name);
+	for (const struct testcase *t = __testcases_start; t < __testcases_end; t++)
+		kprintf(" %s", t->name);
+	kprintf("\n");
+	return EXIT_BAD_CONFIG;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: a bump allocator over firmware-accepted memory, used only while booting. */
+#include "kernel/panic.h"
+#include "lib/string.h"
+#include "mm/early.h"
+
+/*
+ * Allocations come from the top of the highest usable range below 4 GiB, growing down,
+ * so they stay out of the way of the low memory and end up in one or two reserved
+ * ranges. Only RANGE_USABLE is used: boot-services memory still holds the firmware's
+ * page tables and stack until the kernel has switched to its own.
+ */
+#define LOW_LIMIT (4 * GiB)
+#define MIN_ADDR (1 * MiB)
+
+static const struct memmap *map;
+static struct early_reserved reserved[EARLY_MAX_RESERVED];
+static unsigned nreserved;
+static u64 total;
+static bool finished;
+
+void early_init(const struct memmap *m)
+{
+	map = m;
+	nreserved = 0;
+	total = 0;
+	finished = false;
+}
+
+static bool overlaps_reserved(u64 s, u64 e)
+{
+	for (unsigned i = 0; i < nreserved; i++)
+		if (s < reserved[i].end && reserved[i].start < e)
+			return true;
+	return false;
+}
+
+static void add_reserved(u64 s, u64 e)
+{
+	for (unsigned i = 0; i < nreserved; i++) {
+		if (reserved[i].start == e) {
+			reserved[i].start = s;
+			return;
+		}
+		if (reserved[i].end == s) {
+			reserved[i].end = e;
+			return;
+		}
+	}
+	if (nreserved == EARLY_MAX_RESERVED)
+		panic("early_alloc: more than %d separate reservations", EARLY_MAX_RESERVED);
+	reserved[nreserved++] = (struct early_reserved){ s, e };
+}
+
+/* Highest aligned block of `size` in [lo, hi) not yet reserved, or 0. */
+static u64 fit(u64 lo, u64 hi, u64 size, u64 align)
+{
+	while (hi >= lo + size) {
+		u64 s = ALIGN_DOWN(hi - size, align);
+
+		if (s < lo)
+			return 0;
+		if (!overlaps_reserved(s, s + size))
+			return s;
+		/* Step below the lowest reservation that is in the way. */
+		u64 below = hi;
+
+		for (unsigned i = 0; i < nreserved; i++)
+			if (reserved[i].start < s + size && reserved[i].end > s && reserved[i].start < below)
+				below = reserved[i].start;
+		hi = below;
+	}
+	return 0;
+}
+
+u64 early_alloc(u64 size, u64 align)
+{
+	if (finished)
+		panic("early_alloc: called after the page allocator took over");
+	size = ALIGN_UP(size, PAGE_SIZE);
+	if (align < PAGE_SIZE)
+		align = PAGE_SIZE;
+
+	/* Two passes: below 4 GiB first, then anywhere. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned i = map->nranges; i-- > 0;) {
+			const struct mem_range *r = &map->ranges[i];
+			u64 lo = MAX(r->start, MIN_ADDR), hi = r->end;
+
+			if (r->kind != RANGE_USABLE)
+				continue;
+			if (pass == 0 && (lo >= LOW_LIMIT))
+				continue;
+			if (pass == 0)
+				hi = MIN(hi, LOW_LIMIT);
+			u64 s = hi > lo ? fit(lo, hi, size, align) : 0;
+
+			if (s) {
+				add_reserved(s, s + size);
+				total += size;
+				memset((void *)(uintptr_t)s, 0, size);
+				return s;
+			}
+		}
+	}
+	fatal(EXIT_OUT_OF_MEMORY, "early_alloc: no accepted memory left for %llu bytes at boot",
+	      (unsigned long long)size);
+}
+
+u64 early_alloc_page(void)
+{
+	return early_alloc(PAGE_SIZE, PAGE_SIZE);
+}
+
+void early_finish(void)
+{
+	finished = true;
+}
+
+unsigned early_reserved(const struct early_reserved **out)
+{
+	*out = reserved;
+	return nreserved;
+}
+
+u64 early_bytes(void)
+{
+	return total;
+}

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# memaccept: boot an image under QEMU + OVMF, stream the serial console, return the guest's verdict.
+"""Boot memaccept in QEMU (TCG, q35, OVMF) and report the guest's exit code.
+
+The command line reaches the guest as \\memaccept.cfg on a throw-away ESP that QEMU
+builds from a host directory (vvfat), so every boot can use different options without
+rebuilding anything. The guest leaves through isa-debug-exit: writing v to port 0xf4
+makes QEMU exit with status (v << 1) | 1. A QEMU status of 0 therefore means the guest
+never wrote its verdict (it powered off some other way), which counts as a failure.
+
+Used by `make run` and by tests/run.py (as a module: see run()).
+"""
+import argparse
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+DEFAULT_QEMU = "qemu-system-x86_64"
+DEFAULT_CODE = "/usr/share/OVMF/OVMF_CODE_4M.fd"
+DEFAULT_VARS = "/usr/share/OVMF/OVMF_VARS_4M.fd"
+TIMEOUT_CODE = 124  # what `make run` returns when the guest never finished
+
+
+class Result:
+    def __init__(self):
+        self.qemu_rc = None      # QEMU's own exit status (None: killed on timeout)
+        self.guest_code = None   # the code the guest wrote to isa-debug-exit, if it did
+        self.timed_out = False
+        self.output = ""         # serial console, CR removed
+        self.seconds = 0.0
+        self.command = []
+
+    @property
+    def ok(self):
+        return self.guest_code == 0
+
+    def describe(self):
+        if self.timed_out:
+            return "timed out after %.0f s" % self.seconds
+        if self.guest_code is not None:
+            return "guest exit code %d" % self.guest_code
+        return "QEMU exited with status %s without a guest verdict" % self.qemu_rc
+
+
+def parse_size(text):
+    m = re.fullmatch(r"(\d+)([KMGT]?)", text.strip().upper())
+    if not m:
+        raise ValueError("bad size %r (use e.g. 512M, 4G)" % text)
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30, "T": 40}[m.group(2)]
+
+
+def qemu_command(esp, mem, smp, qemu=DEFAULT_QEMU, ovmf_code=DEFAULT_CODE,
+                 ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True):
+    size = parse_size(mem)
+    cmd = [qemu, "-machine", "q35,memory-backend=ram", "-accel", "tcg",
+           # reserve=off: a 256 GiB guest only costs the host what the guest touches.
+           "-object", "memory-backend-ram,id=ram,size=%d,reserve=off" % size,
+           "-m", "%dM" % (size >> 20), "-smp", str(smp),
+           "-display", "none", "-serial", "stdio", "-monitor", "none",
+           "-no-reboot", "-nic", "none",
+           "-drive", "if=pflash,format=raw,readonly=on,file=%s" % ovmf_code,
+           "-drive", "if=pflash,format=raw,snapshot=on,file=%s" % ovmf_vars,
+           "-drive", "format=raw,file=fat:rw:%s" % esp]
+    if debug_exit:
+        cmd += ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+    if gdb:
+        cmd += ["-s", "-S"]
+    return cmd + list(extra)
+
+
+def make_esp(efi, args):
+    esp = tempfile.mkdtemp(prefix="memaccept-esp-")
+    os.makedirs(os.path.join(esp, "EFI", "BOOT"))
+    shutil.copyfile(efi, os.path.join(esp, "EFI", "BOOT", "BOOTX64.EFI"))
+    with open(os.path.join(esp, "memaccept.cfg"), "w") as f:
+        f.write(args + "\n")
+    return esp
+
+
+def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU,
+        ovmf_code=DEFAULT_CODE, ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True):
+    """Boot once. echo: a file to copy the console to as it arrives (or None)."""
+    res = Result()
+    esp = make_esp(efi, args)
+    res.command = qemu_command(esp, mem, smp, qemu, ovmf_code, ovmf_vars, extra, gdb, debug_exit)
+    start = time.monotonic()
+    chunks = []
+    try:
+        proc = subprocess.Popen(res.command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)
+        fd = proc.stdout.fileno()
+        while True:
+            left = timeout - (time.monotonic() - start) if timeout else None
+            if left is not None and left <= 0:
+                res.timed_out = True
+                proc.kill()
+                break
+            ready, _, _ = select.select([fd], [], [], min(left, 1.0) if left else 1.0)
+            if ready:
+                data = os.read(fd, 65536)
+                if not data:
+                    break
+                chunks.append(data)
+                if echo:
+                    echo.write(data.decode("utf-8", "replace").replace("\r", ""))
+                    echo.flush()
+        proc.wait()
+        res.qemu_rc = None if res.timed_out else proc.returncode
+    finally:
+        shutil.rmtree(esp, ignore_errors=True)
+    res.seconds = time.monotonic() - start
+    res.output = b"".join(chunks).decode("utf-8", "replace").replace("\r", "")
+    if res.qemu_rc is not None and res.qemu_rc % 2 == 1:
+        res.guest_code = res.qemu_rc >> 1
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--efi", required=True)
+    ap.add_argument("--args", default="")
+    ap.add_argument("--mem", default="4G")
+    ap.add_argument("--smp", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=600, help="seconds, 0 for none")
+    ap.add_argument("--qemu", default=DEFAULT_QEMU)
+    ap.add_argument("--ovmf-code", default=DEFAULT_CODE)
+    ap.add_argument("--ovmf-vars", default=DEFAULT_VARS)
+    ap.add_argument("--gdb", action="store_true", help="wait for gdb on :1234")
+    ap.add_argument("--log", help="also write the console to this file")
+    ap.add_argument("extra", nargs="*", help="more QEMU arguments (after --)")
+    o = ap.parse_args()
+    if not os.path.exists(o.efi):
+        sys.exit("runqemu: %s does not exist: run make first" % o.efi)
+    for f in (o.ovmf_code, o.ovmf_vars):
+        if not os.path.exists(f):
+            sys.exit("runqemu: firmware %s not found (Debian package ovmf)" % f)
+    print("runqemu: %s, %s RAM, %d vCPU, options: %s" % (o.efi, o.mem, o.smp, o.args or "(none)"),
+          flush=True)
+    res = run(o.efi, o.args, o.mem, o.smp, o.timeout, sys.stdout, o.qemu, o.ovmf_code,
+              o.ovmf_vars, o.extra, o.gdb)
+    if o.log:
+        with open(o.log, "w") as f:
+            f.write(res.output)
+    print("\nrunqemu: %s (%.1f s)" % (res.describe(), res.seconds))
+    if res.timed_out:
+        sys.exit(TIMEOUT_CODE)
+    sys.exit(0 if res.ok else (res.guest_code if res.guest_code else 1))
+
+
+if __name__ == "__main__":
+    main()
