@@ -13,13 +13,15 @@ struct testcase {
 
 /*
  * TESTCASE(name, "what it checks") { ... return EXIT_OK; }
- * The linker collects the descriptors between __testcases_start and __testcases_end.
+ * The linker collects pointers to the descriptors between __testcases_start and
+ * __testcases_end. Pointers, not the structs: the compiler may pad each struct to a
+ * larger alignment, which would break walking them as an array.
  */
 #define TESTCASE(id, description)                                                    \
 	static int testcase_fn_##id(void);                                           \
-	static const struct testcase testcase_##id __section(".testcases") __used = { \
-		#id, description, testcase_fn_##id                                   \
-	};                                                                           \
+	static const struct testcase testcase_##id = { #id, description, testcase_fn_##id }; \
+	static const struct testcase *const testcase_ptr_##id __section(".testcases") \
+		__used = &testcase_##id;                                             \
 	static int testcase_fn_##id(void)
 
 /* Run the named case; unknown names list the cases and fail. */

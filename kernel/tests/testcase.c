@@ -6,7 +6,7 @@
 #include "kernel/testcase.h"
 #include "lib/string.h"
 
-extern const struct testcase __testcases_start[], __testcases_end[];
+extern const struct testcase *const __testcases_start[], *const __testcases_end[];
 
 void testcase_fail(const char *file, int line, const char *cond)
 {
@@ -20,7 +20,9 @@ void testcase_fail(const char *file, int line, const char *cond)
 
 int testcase_run(const char *name)
 {
-	for (const struct testcase *t = __testcases_start; t < __testcases_end; t++) {
+	for (const struct testcase *const *p = __testcases_start; p < __testcases_end; p++) {
+		const struct testcase *t = *p;
+
 		if (strcmp(t->name, name))
 			continue;
 		kprintf("test: running %s: %s\n", t->name, t->what);
@@ -35,8 +37,8 @@ int testcase_run(const char *name)
 		return code;
 	}
 	kprintf("test: no test case named '%s'; this image has:", name);
-	for (const struct testcase *t = __testcases_start; t < __testcases_end; t++)
-		kprintf(" %s", t->name);
+	for (const struct testcase *const *p = __testcases_start; p < __testcases_end; p++)
+		kprintf(" %s", (*p)->name);
 	kprintf("\n");
 	return EXIT_BAD_CONFIG;
 }

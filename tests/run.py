@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# memaccept: run every test (host unit tests, QEMU cases, host tool tests); last line "N passed, N failed".
+"""The test runner behind `make test`.
+
+QEMU cases come from tests/qemu/manifest.toml. A case passes only if QEMU ran to the
+guest's own verdict (not a timeout, not QEMU exiting 0, which means the guest powered
+off without writing one), the guest's exit code is the expected one, an `exit` event is
+present and agrees with it, and every expected event and text is found. A case whose
+harness breaks (bad manifest entry, missing image) is reported as an ERROR, which counts
+as a failure but says that the test, not the code, is broken.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import tomllib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(HERE, "qemu"))
+
+import runqemu  # noqa: E402
+import memaccept_log  # noqa: E402
+
+IMAGES = {"prod": "build/memaccept.efi", "test": "build/memaccept-test.efi"}
+
+
+class Outcome:
+    def __init__(self, name, ok, detail="", error=False, seconds=0.0, log=None):
+        self.name, self.ok, self.detail, self.error = name, ok, detail, error
+        self.seconds, self.log = seconds, log
+
+
+def match_value(want, got):
+    """Expected values: exact, "~regex" for strings, {min=, max=} for numbers."""
+    if isinstance(want, dict):
+        if not isinstance(got, (int, float)) or isinstance(got, bool):
+            return False
+        return want.get("min", got) <= got <= want.get("max", got)
+    if isinstance(want, str) and want.startswith("~"):
+        return isinstance(got, str) and re.search(want[1:], got) is not None
+    return want == got
+
+
+def event_matches(want, ev):
+    return all(k in ev and match_value(v, ev[k]) for k, v in want.items())
+
+
+def check_case(case, res, events):
+    """Returns a list of problems (empty: the case passed)."""
+    problems = []
+    if res.timed_out:
+        return ["timed out after %.0f s" % res.seconds]
+    if case.get("poweroff"):
+        # The one case that checks the fallback when isa-debug-exit is absent: the guest
+        # must power off through EFI ResetSystem (QEMU exits 0) after its exit event.
+        exits = [e for e in events if e.get("event") == "exit"]
+        if res.qemu_rc != 0:
+            problems.append("QEMU exited %s, expected 0 (ResetSystem power-off)" % res.qemu_rc)
+        if not exits or exits[-1].get("code") != case.get("exit", 0):
+            problems.append("no exit event with code %s" % case.get("exit", 0))
+        return problems
+    if res.qemu_rc == 0:
+        return ["QEMU exited 0: the guest never wrote a verdict to isa-debug-exit"]
+    if res.guest_code is None:
+        return ["QEMU failed (status %s)" % res.qemu_rc]
+    want_code = case.get("exit", 0)
+    if res.guest_code != want_code:
+        problems.append("guest exit code %d, expected %d" % (res.guest_code, want_code))
+    exits = [e for e in events if e.get("event") == "exit"]
+    if not exits:
+        problems.append("no exit event")
+    elif exits[-1].get("code") != res.guest_code:
+        problems.append("exit event says %s, debug-exit said %d" % (exits[-1].get("code"), res.guest_code))
+    for want in case.get("expect", []):
+        if not any(event_matches(want, e) for e in events):
+            problems.append("no event matching %s" % json.dumps(want))
+    for want in case.get("absent", []):
+        if any(event_matches(want, e) for e in events):
+            problems.append("unexpected event matching %s" % json.dumps(want))
+    for pattern in case.get("text", []):
+        if not re.search(pattern, res.output, re.M):
+            problems.append("console lacks /%s/" % pattern)
+    for name in case.get("checks", []):
+        import checks  # tests/qemu/checks.py: named whole-log checks
+        fn = getattr(checks, name, None)
+        if fn is None:
+            raise KeyError("unknown check %r" % name)
+        problems += ["%s: %s" % (name, p) for p in fn(case, events, res.output)]
+    return problems
+
+
+def run_qemu_case(case, opts):
+    name = case["name"]
+    start = time.monotonic()
+    try:
+        efi = os.path.join(ROOT, IMAGES[case.get("image", "test")])
+        if not os.path.exists(efi):
+            return Outcome(name, False, "%s missing: run make" % efi, error=True)
+        res = runqemu.run(efi, case.get("args", ""), case.get("mem", "1G"), case.get("smp", 1),
+                          case.get("timeout", 120), None, opts.qemu, opts.ovmf_code,
+                          opts.ovmf_vars, case.get("qemu", []), debug_exit=case.get("debug_exit", True))
+        events, bad = memaccept_log.parse_events(res.output)
+        problems = check_case(case, res, events)
+        if bad and not case.get("allow_bad_json"):
+            problems.append("%d malformed event line(s), first: %s" % (len(bad), bad[0][:120]))
+        log = os.path.join(opts.logdir, name + ".log")
+        with open(log, "w") as f:
+            f.write("# %s\n%s" % (" ".join(res.command), res.output))
+        return Outcome(name, not problems, "; ".join(problems), seconds=time.monotonic() - start,
+                       log=log)
+    except Exception as e:  # a broken case, not a failure of the code under test
+        return Outcome(name, False, "%s: %s" % (type(e).__name__, e), error=True,
+                       seconds=time.monotonic() - start)
+
+
+def run_unit(binary):
+    out = []
+    try:
+        p = subprocess.run([binary], capture_output=True, text=True, timeout=600)
+    except Exception as e:
+        return [Outcome(os.path.basename(binary), False, str(e), error=True)]
+    text = p.stdout + p.stderr
+    name = os.path.basename(binary)
+    for line in p.stdout.splitlines():
+        if line.startswith("ok "):
+            out.append(Outcome("%s/%s" % (name, line[3:]), True))
+        elif line.startswith("FAIL "):
+            out.append(Outcome("%s/%s" % (name, line[5:]), False, "see output above"))
+    if p.returncode != 0 and all(o.ok for o in out):
+        # Crashed (sanitizer report, abort) before it could say which test failed.
+        out.append(Outcome(name, False, "exited %d:\n%s" % (p.returncode, text[-3000:])))
+    for o in out:
+        if not o.ok and "see output" in o.detail:
+            o.detail = "\n" + "\n".join(l for l in text.splitlines() if l.startswith("  "))[-3000:]
+    return out
+
+
+def run_tool_tests():
+    """Python unittest modules in tests/tools/ (the host tools)."""
+    tdir = os.path.join(HERE, "tools")
+    if not os.path.isdir(tdir):
+        return []
+    import unittest
+    outcomes = []
+    suite = unittest.defaultTestLoader.discover(tdir, top_level_dir=tdir)
+
+    class Collect(unittest.TestResult):
+        def addSuccess(self, test):
+            outcomes.append(Outcome("tools/" + test.id(), True))
+
+        def addFailure(self, test, err):
+            outcomes.append(Outcome("tools/" + test.id(), False, self._exc_info_to_string(err, test)))
+
+        def addError(self, test, err):
+            outcomes.append(Outcome("tools/" + test.id(), False, self._exc_info_to_string(err, test),
+                                    error=True))
+
+    suite.run(Collect())
+    return outcomes
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--qemu", default=runqemu.DEFAULT_QEMU)
+    ap.add_argument("--ovmf-code", default=runqemu.DEFAULT_CODE)
+    ap.add_argument("--ovmf-vars", default=runqemu.DEFAULT_VARS)
+    ap.add_argument("--manifest", default=os.path.join(HERE, "qemu", "manifest.toml"))
+    ap.add_argument("--only", help="regex: run only matching QEMU cases (and no unit tests)")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("MEMACCEPT_JOBS", "2")))
+    ap.add_argument("--logdir", default=os.path.join(ROOT, "build", "test-logs"))
+    ap.add_argument("--unit", nargs="*", default=[])
+    opts = ap.parse_args()
+    os.makedirs(opts.logdir, exist_ok=True)
+
+    results = []
+
+    def report(o):
+        tag = "PASS" if o.ok else ("ERROR" if o.error else "FAIL")
+        extra = "" if o.ok else ": " + o.detail
+        secs = " (%.1fs)" % o.seconds if o.seconds else ""
+        print("%-5s %s%s%s" % (tag, o.name, secs, extra), flush=True)
+        if not o.ok and o.log:
+            print("      log: %s" % o.log, flush=True)
+        results.append(o)
+
+    if not opts.only:
+        for b in opts.unit:
+            for o in run_unit(b):
+                report(o)
+        for o in run_tool_tests():
+            report(o)
+
+    with open(opts.manifest, "rb") as f:
+        manifest = tomllib.load(f)
+    defaults = manifest.get("defaults", {})
+    cases = [dict(defaults, **c) for c in manifest.get("case", [])]
+    if opts.only:
+        cases = [c for c in cases if re.search(opts.only, c["name"])]
+    names = [c["name"] for c in cases]
+    if len(set(names)) != len(names):
+        report(Outcome("manifest", False, "duplicate case names", error=True))
+    # Longest first, so that two workers finish together.
+    cases.sort(key=lambda c: -c.get("timeout", 120))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+        futures = [pool.submit(run_qemu_case, c, opts) for c in cases]
+        for fut in concurrent.futures.as_completed(futures):
+            report(fut.result())
+
+    passed = sum(1 for o in results if o.ok)
+    failed = len(results) - passed
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: the harness: runs every registered test, prints "ok NAME" or "FAIL NAME", then a count. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <string.h>
+#include "kernel/panic.h"
+#include "tests/unit/unit.h"
+
+#define MAX_TESTS 256
+
+static struct {
+	const char *name;
+	unit_fn fn;
+} tests[MAX_TESTS];
+static int ntests;
+static int failures_in_test;
+static const char *current;
+static u64 rng = 0x9e3779b97f4a7c15ULL;
+
+/* panic() and fatal() from kernel code land here: the test fails, the run goes on. */
+static jmp_buf panic_jmp;
+static bool panic_armed;
+int unit_expect_panic;	/* set by a test that wants a panic */
+char unit_last_panic[512];
+
+void unit_register(const char *name, unit_fn fn)
+{
+	if (ntests == MAX_TESTS) {
+		fprintf(stderr, "unit: too many tests\n");
+		exit(2);
+	}
+	tests[ntests].name = name;
+	tests[ntests].fn = fn;
+	ntests++;
+}
+
+bool unit_check(bool cond, const char *file, int line, const char *expr)
+{
+	if (!cond) {
+		failures_in_test++;
+		printf("  check failed in %s at %s:%d: %s\n", current, file, line, expr);
+	}
+	return cond;
+}
+
+bool unit_check_eq(u64 a, u64 b, const char *file, int line, const char *ea, const char *eb)
+{
+	if (a != b) {
+		failures_in_test++;
+		printf("  check failed in %s at %s:%d: %s == %s (0x%" PRIx64 " != 0x%" PRIx64 ", %" PRIu64
+		       " != %" PRIu64 ")\n",
+		       current, file, line, ea, eb, a, b, a, b);
+	}
+	return a == b;
+}
+
+u64 unit_rand(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 0x2545f4914f6cdd1dULL;
+}
+
+void unit_srand(u64 seed)
+{
+	rng = seed ? seed : 1;
+}
+
+static __noreturn void unit_die(const char *kind, int code, const char *fmt, va_list ap)
+{
+	vsnprintf(unit_last_panic, sizeof(unit_last_panic), fmt, ap);
+	if (!panic_armed) {
+		fprintf(stderr, "%s outside a test: %s\n", kind, unit_last_panic);
+		abort();
+	}
+	if (!unit_expect_panic)
+		printf("  unexpected %s (code %d) in %s: %s\n", kind, code, current, unit_last_panic);
+	longjmp(panic_jmp, code ? code : -1);
+}
+
+__noreturn void panic(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	unit_die("panic", EXIT_PANIC, fmt, ap);
+}
+
+__noreturn void fatal(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	unit_die("fatal", code, fmt, ap);
+}
+
+__noreturn void kernel_exit(int code)
+{
+	fprintf(stderr, "kernel_exit(%d) called in a host test\n", code);
+	abort();
+}
+
+/* One test, with panics caught; separate so that setjmp does not clobber main's locals. */
+static void run_one(int i)
+{
+	current = tests[i].name;
+	failures_in_test = 0;
+	unit_expect_panic = 0;
+	panic_armed = true;
+	if (setjmp(panic_jmp) == 0)
+		tests[i].fn();
+	else if (!unit_expect_panic)
+		failures_in_test++;
+	panic_armed = false;
+}
+
+int main(int argc, char **argv)
+{
+	int passed = 0, failed = 0;
+	const char *only = argc > 1 ? argv[1] : NULL;
+
+	for (int i = 0; i < ntests; i++) {
+		if (only && strcmp(only, tests[i].name))
+			continue;
+		run_one(i);
+		if (failures_in_test) {
+			printf("FAIL %s\n", tests[i].name);
+			failed++;
+		} else {
+			printf("ok %s\n", tests[i].name);
+			passed++;
+		}
+		fflush(stdout);
+	}
+	printf("unit: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
