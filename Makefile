@@ -144,7 +144,7 @@ $(B)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/unit.c $(UNIT_LIB_SRCS)
 unit: $(UNIT_BINS)
 
 # Everything: host unit tests, QEMU cases from tests/qemu/manifest.toml, host tool tests.
-test: deps-test all $(UNIT_BINS)
+test: deps-test all $(UNIT_BINS) $(B)/memaccept.img
 	@$(PYTHON) tests/run.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
 		--unit $(UNIT_BINS)
 

@@ -101,11 +101,14 @@ def run_qemu_case(case, opts):
     start = time.monotonic()
     try:
         efi = os.path.join(ROOT, IMAGES[case.get("image", "test")])
-        if not os.path.exists(efi):
-            return Outcome(name, False, "%s missing: run make" % efi, error=True)
+        disk = os.path.join(ROOT, case["disk"]) if "disk" in case else None
+        for f in [efi] + ([disk] if disk else []):
+            if not os.path.exists(f):
+                return Outcome(name, False, "%s missing: run make" % f, error=True)
         res = runqemu.run(efi, case.get("args", ""), case.get("mem", "1G"), case.get("smp", 1),
                           case.get("timeout", 120), None, opts.qemu, opts.ovmf_code,
-                          opts.ovmf_vars, case.get("qemu", []), debug_exit=case.get("debug_exit", True))
+                          opts.ovmf_vars, case.get("qemu", []), debug_exit=case.get("debug_exit", True),
+                          disk=disk)
         events, bad = memaccept_log.parse_events(res.output)
         problems = check_case(case, res, events)
         if bad and not case.get("allow_bad_json"):

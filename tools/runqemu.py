@@ -56,7 +56,7 @@ def parse_size(text):
 
 
 def qemu_command(esp, mem, smp, qemu=DEFAULT_QEMU, ovmf_code=DEFAULT_CODE,
-                 ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True):
+                 ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True, disk=None):
     size = parse_size(mem)
     cmd = [qemu, "-machine", "q35,memory-backend=ram", "-accel", "tcg",
            # reserve=off: a 256 GiB guest only costs the host what the guest touches.
@@ -65,8 +65,11 @@ def qemu_command(esp, mem, smp, qemu=DEFAULT_QEMU, ovmf_code=DEFAULT_CODE,
            "-display", "none", "-serial", "stdio", "-monitor", "none",
            "-no-reboot", "-nic", "none",
            "-drive", "if=pflash,format=raw,readonly=on,file=%s" % ovmf_code,
-           "-drive", "if=pflash,format=raw,snapshot=on,file=%s" % ovmf_vars,
-           "-drive", "format=raw,file=fat:rw:%s" % esp]
+           "-drive", "if=pflash,format=raw,snapshot=on,file=%s" % ovmf_vars]
+    if disk:
+        cmd += ["-drive", "format=raw,snapshot=on,file=%s" % disk]
+    else:
+        cmd += ["-drive", "format=raw,file=fat:rw:%s" % esp]
     if debug_exit:
         cmd += ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
     if gdb:
@@ -84,11 +87,14 @@ def make_esp(efi, args):
 
 
 def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU,
-        ovmf_code=DEFAULT_CODE, ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True):
-    """Boot once. echo: a file to copy the console to as it arrives (or None)."""
+        ovmf_code=DEFAULT_CODE, ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True,
+        disk=None):
+    """Boot once. echo: a file to copy the console to as it arrives (or None).
+    disk: boot this disk image (make image) instead of a fresh ESP with efi and args."""
     res = Result()
-    esp = make_esp(efi, args)
-    res.command = qemu_command(esp, mem, smp, qemu, ovmf_code, ovmf_vars, extra, gdb, debug_exit)
+    esp = make_esp(efi, args) if not disk else tempfile.mkdtemp(prefix="memaccept-esp-")
+    res.command = qemu_command(esp, mem, smp, qemu, ovmf_code, ovmf_vars, extra, gdb, debug_exit,
+                               disk)
     start = time.monotonic()
     chunks = []
     try:
