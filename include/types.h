@@ -11,11 +11,11 @@
 typedef uint8_t u8;
 typedef uint16_t u16;
 typedef uint32_t u32;
-typedef uint64_t u64;
+typedef unsigned long long u64;	/* as in Linux: printf with %llu, no casts */
 typedef int8_t s8;
 typedef int16_t s16;
 typedef int32_t s32;
-typedef int64_t s64;
+typedef long long s64;
 
 #define __noreturn __attribute__((noreturn))
 #define __packed __attribute__((packed))

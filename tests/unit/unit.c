@@ -47,8 +47,7 @@ bool unit_check_eq(u64 a, u64 b, const char *file, int line, const char *ea, con
 {
 	if (a != b) {
 		failures_in_test++;
-		printf("  check failed in %s at %s:%d: %s == %s (0x%" PRIx64 " != 0x%" PRIx64 ", %" PRIu64
-		       " != %" PRIu64 ")\n",
+		printf("  check failed in %s at %s:%d: %s == %s (0x%llx != 0x%llx, %llu != %llu)\n",
 		       current, file, line, ea, eb, a, b, a, b);
 	}
 	return a == b;
