@@ -132,7 +132,8 @@ $(B)/memaccept.img: $(B)/memaccept.efi tools/mkimage.sh
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
 # The pure-logic sources the unit tests link against, built for the host with sanitizers.
-UNIT_LIB_SRCS := mm/memmap.c kernel/cmdline.c lib/format.c lib/string.c
+UNIT_LIB_SRCS := mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/latency.c mm/policy.c \
+	kernel/cmdline.c lib/format.c lib/string.c
 UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter
 
@@ -150,3 +151,7 @@ test: deps-test all $(UNIT_BINS) $(B)/memaccept.img
 
 clean:
 	rm -rf $(B)
+
+# ---------------------------------------------------------------- fuzzing and benchmarks
+-include tests/fuzz/fuzz.mk
+-include tests/bench/bench.mk

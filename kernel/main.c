@@ -11,6 +11,7 @@
 #include "kernel/panic.h"
 #include "kernel/report.h"
 #include "kernel/testcase.h"
+#include "kernel/workload.h"
 #include "mm/early.h"
 
 u8 kernel_stack[KERNEL_STACK_SIZE] __aligned(16);
@@ -49,6 +50,30 @@ static void check_boot_info(struct boot_info *bi)
 	boot = bi;
 }
 
+/*
+ * Where the time to `ready` goes: each boot step's end, in microseconds since efi_main.
+ * Printed as the `boot_phases` event just before `ready`.
+ */
+static struct {
+	const char *name;
+	u64 us;
+} phases[12];
+static unsigned nphases;
+
+static void phase_done(const char *name)
+{
+	if (nphases < ARRAY_SIZE(phases))
+		phases[nphases++] = (typeof(phases[0])){ name, tsc_now_us() };
+}
+
+static void report_phases(void)
+{
+	ev_begin("boot_phases");
+	for (unsigned i = 0; i < nphases; i++)
+		ev_u64(phases[i].name, phases[i].us - (i ? phases[i - 1].us : 0));
+	ev_end();
+}
+
 static void report_ready(u32 policy)
 {
 	u64 us = tsc_now_us();
@@ -78,23 +103,53 @@ __noreturn void kernel_main(struct boot_info *bi)
 	u32 kind = platform_resolve(bi->detected, &bi->config);
 
 	platform_set(kind);
+	phases[nphases++] = (typeof(phases[0])){ "efi_main_to_ebs", tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_at_entry) / 1000 };
+	phase_done("descriptor_tables");
 	kprintf("kernel: boot services exited after %u attempt(s), %llu us after efi_main\n",
 		bi->ebs_attempts, (unsigned long long)tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_at_entry) / 1000);
 
+	/* A bad workload= falls back to the default, like any other bad option. */
+	struct workload_spec workload;
+	char err[160];
+
+	if (!workload_parse(bi->config.workload[0] ? bi->config.workload : WORKLOAD_DEFAULT,
+			    &workload, err, sizeof(err))) {
+		kprintf("cmdline: %s; using %s\n", err, WORKLOAD_DEFAULT);
+		workload_parse(WORKLOAD_DEFAULT, &workload, err, sizeof(err));
+	}
+
 	/* Only the final map counts: the firmware may change it inside ExitBootServices. */
 	memory_parse_map(bi, kind != PLATFORM_NONE);
+	phase_done("memory_map");
 	memory_report_firmware(bi);
+	phase_done("firmware_report");
 
 	/* Boot-time allocations come from memory the firmware already accepted. */
 	early_init(&kernel_memmap);
-	/* Our identity map: OVMF's page tables live in boot-services memory. */
+	/* Our identity map: OVMF's page tables live in boot-services memory. Unaccepted
+	 * units stay unmapped. */
 	memory_build_page_tables(platform->private_pte_bits);
+	phase_done("page_tables");
+	/* One bit per unaccepted 2 MiB unit, from the final map. */
+	memory_build_bitmap();
+	phase_done("bitmap");
+	/* Boot-services memory becomes free, edges are accepted, the policy runs. */
+	memory_init_allocator(bi);
+	phase_done("allocator");
 
+	report_phases();
 	report_ready(bi->config.policy);
 
 #ifdef CONFIG_TEST_IMAGE
-	if (bi->config.test[0])
-		kernel_exit(testcase_run(bi->config.test));
+	if (bi->config.test[0]) {
+		int code = testcase_run(bi->config.test);
+
+		memory_report_summary();
+		kernel_exit(code);
+	}
 #endif
-	kernel_exit(EXIT_OK);
+	int code = workload_run(&workload);
+
+	memory_report_summary();
+	kernel_exit(code);
 }

@@ -7,15 +7,34 @@
 #include "kernel/memory.h"
 #include "kernel/panic.h"
 #include "kernel/report.h"
+#include "arch/x86/platform.h"
+#include "arch/x86/tsc.h"
+#include "mm/bitmap.h"
 #include "mm/early.h"
+#include "mm/page_alloc.h"
+#include "mm/policy.h"
+#include "lib/string.h"
 
 /* Sized for the largest map boot/ accepts (BOOT_MAP_BUFFER / 40 descriptors). */
 #define MAX_DESC 4096
 #define MAX_RANGES (2 * MAX_DESC + 4)
 
+/* Accepts timed individually; beyond this many, a uniform sample (mm/latency.h). */
+#define ACCEPT_SAMPLES (128 * 1024)
+/* Page-table pages kept aside for mapping a newly accepted unit when nothing is free. */
+#define PT_POOL 8
+
 struct memmap kernel_memmap;
 static struct mem_range ranges[MAX_RANGES];
 static u64 scratch[(MAX_DESC * 64 + 64) / sizeof(u64) + 1];
+static struct unaccepted_bitmap bitmap;
+static struct palloc_reserved edges[2 * MAX_DESC];
+static unsigned nedges;
+static u32 accept_samples[ACCEPT_SAMPLES];
+static u64 pt_pool[PT_POOL];
+static unsigned pt_pool_n;
+static bool palloc_ready;
+static u64 map_ns_total;	/* time spent mapping accepted memory, inside the accept times */
 
 void memory_parse_map(const struct boot_info *bi, bool can_accept)
 {
@@ -40,6 +59,38 @@ void memory_parse_map(const struct boot_info *bi, bool can_accept)
 }
 
 /*
+ * Page-table pages: from the boot-time allocator until the page allocator is up, then
+ * from the page allocator without acceptance, and from a small pool when nothing is
+ * free: mapping a unit that is being accepted because memory ran out must not need
+ * memory that only that unit could provide.
+ */
+static u64 pt_alloc(void)
+{
+	u64 pa;
+
+	if (!palloc_ready)
+		return early_alloc_page();
+	pa = palloc_alloc_accepted(0);
+	if (pa) {
+		memset((void *)(uintptr_t)pa, 0, PAGE_SIZE);
+		return pa;
+	}
+	return pt_pool_n ? pt_pool[--pt_pool_n] : 0;
+}
+
+static void pt_pool_top_up(void)
+{
+	while (pt_pool_n < PT_POOL) {
+		u64 pa = palloc_alloc_accepted(0);
+
+		if (!pa)
+			return;
+		memset((void *)(uintptr_t)pa, 0, PAGE_SIZE);
+		pt_pool[pt_pool_n++] = pa;
+	}
+}
+
+/*
  * Page tables map everything the kernel may touch and nothing it must not: unaccepted
  * units stay unmapped until they are accepted (a stray access faults, and is reported,
  * instead of reaching the host), and so do suspect ranges. Below 4 GiB, holes between
@@ -53,7 +104,7 @@ void memory_build_page_tables(u64 private_bits)
 	u64 run_start = 0, run_end = 0;
 	int run_kind = -1;
 
-	paging_init(early_alloc_page, private_bits, cpu_has_1g_pages());
+	paging_init(pt_alloc, private_bits, cpu_has_1g_pages());
 
 #define FLUSH()                                                                           \
 	do {                                                                              \
@@ -154,4 +205,176 @@ void memory_report_firmware(const struct boot_info *bi)
 		ev_u64("end", m->ranges[i].end);
 		ev_end();
 	}
+}
+
+static void record_edge(void *ctx, u64 start, u64 end)
+{
+	(void)ctx;
+	if (nedges == ARRAY_SIZE(edges))
+		panic("record_edge: more than %zu partial units", ARRAY_SIZE(edges));
+	edges[nedges++] = (struct palloc_reserved){ start, end };
+}
+
+void memory_build_bitmap(void)
+{
+	struct bitmap_layout l = bitmap_layout(&kernel_memmap);
+	u64 bytes = bitmap_storage_bytes(l);
+	/* Storage from memory the firmware has accepted (early_alloc takes only usable RAM). */
+	void *storage = bytes ? (void *)(uintptr_t)early_alloc(bytes, 8) : (void *)scratch;
+
+	bitmap_build(&bitmap, &kernel_memmap, storage, record_edge, NULL);
+	if (bitmap_recount(&bitmap) != bitmap_count(&bitmap))
+		panic("memory_build_bitmap: %llu bits set, counter says %llu", bitmap_recount(&bitmap),
+		      bitmap_count(&bitmap));
+	kprintf("bitmap: %llu units of 2 MiB in %u segment(s), %llu bytes, %llu MiB unaccepted, "
+		"%llu KiB in partial units accepted at boot\n", bitmap.units, bitmap.nsegs, bytes,
+		bitmap_count(&bitmap) * UNIT_SIZE >> 20, bitmap.edge_bytes >> 10);
+	ev_begin("bitmap");
+	ev_u64("base", bitmap.nsegs ? bitmap.segs[0].base : 0);
+	ev_u64("units", bitmap.units);
+	ev_u64("bytes", bytes);
+	ev_u64("unaccepted_bytes", bitmap_count(&bitmap) * UNIT_SIZE);
+	ev_u64("edge_accepted_bytes", bitmap.edge_bytes);
+	ev_u64("segments", bitmap.nsegs);
+	ev_arr_begin("segment_bases");
+	for (unsigned i = 0; i < bitmap.nsegs; i++)
+		ev_arr_u64(bitmap.segs[i].base);
+	ev_arr_end();
+	ev_arr_begin("segment_units");
+	for (unsigned i = 0; i < bitmap.nsegs; i++)
+		ev_arr_u64(bitmap.segs[i].units);
+	ev_arr_end();
+	ev_end();
+}
+
+/* palloc's accept: map the range (unaccepted memory is never mapped), then accept it. */
+static int accept_backend(void *ctx, u64 start, u64 end)
+{
+	u64 t0 = tsc_now_ns();
+	int rc;
+
+	(void)ctx;
+	if (paging_map(start, end, MAP_RAM))
+		fatal(EXIT_OUT_OF_MEMORY, "accept: no memory left for the page tables that map "
+		      "[%llx, %llx)", start, end);
+	map_ns_total += tsc_now_ns() - t0;
+	rc = platform->accept(start, end);
+	if (rc) {
+		kprintf("accept: the platform refused [%llx, %llx) (%d); that memory stays unused\n",
+			start, end, rc);
+		paging_unmap(start, end);
+	}
+	return rc;
+}
+
+static void *meta_alloc(u64 bytes)
+{
+	return (void *)(uintptr_t)early_alloc(bytes, 8);
+}
+
+static bool kernel_refill(unsigned order)
+{
+	bool ok = policy_refill(order);
+
+	pt_pool_top_up();
+	return ok;
+}
+
+static void eager_progress(u64 done, u64 total)
+{
+	kprintf("eager: accepted %llu of %llu MiB (%llu%%) at %llu ms\n", done >> 20, total >> 20,
+		total ? done * 100 / total : 100, tsc_now_us() / 1000);
+}
+
+void memory_init_allocator(const struct boot_info *bi)
+{
+	static const struct palloc_env env = {
+		.accept = accept_backend,
+		.meta_alloc = meta_alloc,
+		.now_ns = tsc_now_ns,
+	};
+	const struct early_reserved *er;
+	struct palloc_reserved res[EARLY_MAX_RESERVED];
+	unsigned n;
+
+	palloc_init(&kernel_memmap, &bitmap, &env, accept_samples, ARRAY_SIZE(accept_samples));
+	for (unsigned i = 0; i < PT_POOL; i++)
+		pt_pool[pt_pool_n++] = early_alloc_page();
+	/* From here on early_alloc refuses: what it handed out is excluded below. */
+	early_finish();
+	n = early_reserved(&er);
+	for (unsigned i = 0; i < n; i++)
+		res[i] = (struct palloc_reserved){ er[i].start, er[i].end };
+	/*
+	 * Boot-services memory is free from here: the kernel runs on its own stack, GDT,
+	 * IDT and page tables, and keeps nothing the firmware allocated.
+	 */
+	palloc_populate(&kernel_memmap, res, n);
+	palloc_ready = true;
+
+	/* Round inward: the partial units at range edges are accepted now, byte for byte. */
+	for (unsigned i = 0; i < nedges; i++)
+		palloc_accept_edge(edges[i].start, edges[i].end);
+
+	policy_init(bi->config.policy, bi->config.accept_ahead);
+	palloc_set_hooks(kernel_refill, policy_after_alloc);
+	policy_boot(eager_progress);
+	kprintf("palloc: %llu MiB free, %llu MiB unaccepted, %llu boot-time bytes reserved\n",
+		palloc_stats()->free_bytes >> 20, palloc_stats()->unaccepted_bytes >> 20,
+		early_bytes());
+}
+
+static const char *const path_names[ACCEPT_PATH_COUNT] = {
+	[ACCEPT_BOOT_EDGE] = "boot_edge", [ACCEPT_LAZY] = "lazy", [ACCEPT_EAGER] = "eager",
+	[ACCEPT_AHEAD] = "ahead", [ACCEPT_EXPLICIT] = "explicit",
+};
+
+void memory_report_summary(void)
+{
+	struct palloc_stats *s = palloc_stats_mut();
+	struct latency *l = &s->accept_lat;
+	u64 p50 = latency_percentile(l, 500), p99 = latency_percentile(l, 990);
+
+	kprintf("summary: %llu MiB accepted in %llu calls (%llu us in total, p50 %llu ns, p99 %llu ns, "
+		"max %llu ns), %llu MiB still unaccepted, %llu MiB free\n",
+		s->accepted_bytes >> 20, s->accept_calls, l->total_ns / 1000, p50, p99, l->max_ns,
+		s->unaccepted_bytes >> 20, s->free_bytes >> 20);
+	ev_begin("summary");
+	ev_u64("unaccepted_bytes", s->unaccepted_bytes);
+	ev_u64("accepted_bytes", s->accepted_bytes);
+	ev_u64("free_bytes", s->free_bytes);
+	ev_u64("managed_bytes", s->managed_bytes);
+	ev_u64("initial_free_bytes", s->initial_free_bytes);
+	ev_u64("meta_bytes", s->meta_bytes);
+	ev_u64("accept_calls", s->accept_calls);
+	ev_u64("accept_failures", s->accept_failures);
+	ev_u64("accept_ns_total", l->total_ns);
+	ev_u64("accept_ns_p50", p50);
+	ev_u64("accept_ns_p99", p99);
+	ev_u64("accept_ns_max", l->max_ns);
+	ev_bool("accept_percentiles_exact", latency_exact(l));
+	ev_u64("map_ns_total", map_ns_total);
+	ev_u64("page_table_pages", paging_table_pages());
+	ev_u64("allocs", s->allocs);
+	ev_u64("frees", s->frees);
+	ev_u64("alloc_failures", s->alloc_failures);
+	ev_obj_begin("accepted_by_path");
+	for (unsigned i = 0; i < ACCEPT_PATH_COUNT; i++)
+		ev_u64(path_names[i], s->accepted_by_path[i]);
+	ev_obj_end();
+	/* Bucket k: accepts that took [2^k, 2^(k+1)) ns; trailing empty buckets left out. */
+	unsigned last = 0;
+
+	for (unsigned i = 0; i < LAT_BUCKETS; i++)
+		if (l->buckets[i])
+			last = i + 1;
+	ev_arr_begin("accept_ns_log2_histogram");
+	for (unsigned i = 0; i < last; i++)
+		ev_arr_u64(l->buckets[i]);
+	ev_arr_end();
+	ev_obj_begin("platform_calls");
+	for (unsigned i = 0; i < platform->ncounters; i++)
+		ev_u64(platform->counters[i].name, platform->counters[i].count);
+	ev_obj_end();
+	ev_end();
 }

@@ -12,6 +12,16 @@ void memory_parse_map(const struct boot_info *bi, bool can_accept);
 void memory_build_page_tables(u64 private_bits);
 /* The `firmware` event and, with verbose=1, one line per range. */
 void memory_report_firmware(const struct boot_info *bi);
+/* Build the unaccepted bitmap (storage from accepted memory); `bitmap` event. */
+void memory_build_bitmap(void);
+/*
+ * Bring up the page allocator: boot-services memory becomes free, the partial units at
+ * the edges of unaccepted ranges are accepted, the policy is installed and its boot
+ * part runs (eager accepts everything here).
+ */
+void memory_init_allocator(const struct boot_info *bi);
+/* The `summary` event: what acceptance cost. */
+void memory_report_summary(void);
 
 extern struct memmap kernel_memmap;
 

@@ -3,11 +3,23 @@
 #include "lib/string.h"
 
 #ifndef HOSTED
-/* rep stosb/movsb: short, and fast on CPUs with ERMS; also cheap under TCG. */
+/*
+ * rep stosq/movsq for the 8-byte-aligned bulk, rep stosb/movsb for the rest. On
+ * hardware with ERMS the byte forms are as fast; under QEMU's TCG they run a byte per
+ * iteration, about 8x slower than the quadword forms (measured: zeroing a 2 MiB unit
+ * took 10 ms with rep stosb).
+ */
 void *memset(void *dst, int c, size_t n)
 {
 	void *d = dst;
 
+	if (!((uintptr_t)d & 7) && n >= 8) {
+		size_t q = n / 8;
+		u64 v = 0x0101010101010101ULL * (u8)c;
+
+		__asm__ volatile("rep stosq" : "+D"(d), "+c"(q) : "a"(v) : "memory");
+		n &= 7;
+	}
 	__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
 	return dst;
 }
@@ -16,6 +28,12 @@ void *memcpy(void *dst, const void *src, size_t n)
 {
 	void *d = dst;
 
+	if (!(((uintptr_t)d | (uintptr_t)src) & 7) && n >= 8) {
+		size_t q = n / 8;
+
+		__asm__ volatile("rep movsq" : "+D"(d), "+S"(src), "+c"(q) : : "memory");
+		n &= 7;
+	}
 	__asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) : : "memory");
 	return dst;
 }

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: building and querying the unaccepted bitmap (pure logic, host-tested and fuzzed). */
+#include "kernel/panic.h"
+#include "lib/string.h"
+#include "mm/bitmap.h"
+
+#define WORD_BITS 64
+
+/* Full units of an unaccepted range: [*lo, *hi), empty when lo >= hi. */
+static void full_units(const struct mem_range *r, u64 *lo, u64 *hi)
+{
+	*lo = r->start > ALIGN_DOWN(UINT64_MAX, UNIT_SIZE) ? UINT64_MAX : ALIGN_UP(r->start, UNIT_SIZE);
+	*hi = ALIGN_DOWN(r->end, UNIT_SIZE);
+}
+
+/*
+ * Walk the runs of full unaccepted units in address order and group them into segments.
+ * Calls seg(ctx, base, end) once per segment; used both to size and to build.
+ */
+static void for_each_segment(const struct memmap *m, void (*seg)(void *ctx, u64 base, u64 end),
+			     void *ctx)
+{
+	u64 base = 0, end = 0;
+	bool open = false;
+
+	for (unsigned i = 0; i < m->nranges; i++) {
+		u64 lo, hi;
+
+		if (m->ranges[i].kind != RANGE_UNACCEPTED)
+			continue;
+		full_units(&m->ranges[i], &lo, &hi);
+		if (lo >= hi)
+			continue;
+		if (open && lo - end >= BITMAP_SEGMENT_GAP) {
+			seg(ctx, base, end);
+			open = false;
+		}
+		if (!open) {
+			base = lo;
+			open = true;
+		}
+		end = hi;
+	}
+	if (open)
+		seg(ctx, base, end);
+}
+
+static void count_segment(void *ctx, u64 base, u64 end)
+{
+	struct bitmap_layout *l = ctx;
+
+	l->nsegs++;
+	l->nwords += (((end - base) >> UNIT_SHIFT) + WORD_BITS - 1) / WORD_BITS;
+}
+
+struct bitmap_layout bitmap_layout(const struct memmap *m)
+{
+	struct bitmap_layout l = { 0, 0 };
+
+	for_each_segment(m, count_segment, &l);
+	return l;
+}
+
+static void add_segment(void *ctx, u64 base, u64 end)
+{
+	struct unaccepted_bitmap *b = ctx;
+	struct bitmap_segment *s = &b->segs[b->nsegs++];
+
+	s->base = base;
+	s->units = (end - base) >> UNIT_SHIFT;
+	s->word = b->nwords;
+	b->nwords += (s->units + WORD_BITS - 1) / WORD_BITS;
+	b->units += s->units;
+}
+
+/* The segment that contains addr, or the first one after it (NULL: none). */
+static const struct bitmap_segment *seg_at_or_after(const struct unaccepted_bitmap *b, u64 addr)
+{
+	unsigned lo = 0, hi = b->nsegs;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		const struct bitmap_segment *s = &b->segs[mid];
+
+		if (s->base + (s->units << UNIT_SHIFT) <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->nsegs ? &b->segs[lo] : NULL;
+}
+
+/* Set bits [lo, hi): whole words at a time (a 256 GiB guest has 130048 bits to set). */
+static void set_bits(u64 *w, u64 lo, u64 hi)
+{
+	while (lo < hi) {
+		u64 n = MIN(hi - lo, WORD_BITS - lo % WORD_BITS);
+		u64 mask = n == WORD_BITS ? ~0ULL : ((1ULL << n) - 1) << (lo % WORD_BITS);
+
+		w[lo / WORD_BITS] |= mask;
+		lo += n;
+	}
+}
+
+/* Population count without the POPCNT instruction (kernel code is built for plain x86-64). */
+static u64 popcount(u64 v)
+{
+	v = v - ((v >> 1) & 0x5555555555555555ULL);
+	v = (v & 0x3333333333333333ULL) + ((v >> 2) & 0x3333333333333333ULL);
+	v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (v * 0x0101010101010101ULL) >> 56;
+}
+
+void bitmap_build(struct unaccepted_bitmap *b, const struct memmap *m, void *storage,
+		  void (*edge)(void *ctx, u64 start, u64 end), void *ctx)
+{
+	struct bitmap_layout l = bitmap_layout(m);
+
+	memset(b, 0, sizeof(*b));
+	b->segs = storage;
+	b->words = (u64 *)(b->segs + l.nsegs);
+	for_each_segment(m, add_segment, b);
+	memset(b->words, 0, b->nwords * sizeof(u64));
+
+	for (unsigned i = 0; i < m->nranges; i++) {
+		const struct mem_range *r = &m->ranges[i];
+		u64 lo, hi;
+
+		if (r->kind != RANGE_UNACCEPTED)
+			continue;
+		full_units(r, &lo, &hi);
+		if (lo >= hi) {
+			/* No whole unit inside: all of it is an edge. */
+			b->edge_bytes += r->end - r->start;
+			if (edge)
+				edge(ctx, r->start, r->end);
+			continue;
+		}
+		if (r->start < lo) {
+			b->edge_bytes += lo - r->start;
+			if (edge)
+				edge(ctx, r->start, lo);
+		}
+		if (hi < r->end) {
+			b->edge_bytes += r->end - hi;
+			if (edge)
+				edge(ctx, hi, r->end);
+		}
+		const struct bitmap_segment *s = seg_at_or_after(b, lo);
+
+		set_bits(b->words + s->word, (lo - s->base) >> UNIT_SHIFT, (hi - s->base) >> UNIT_SHIFT);
+		b->set += (hi - lo) >> UNIT_SHIFT;
+	}
+}
+
+bool bitmap_test(const struct unaccepted_bitmap *b, u64 addr)
+{
+	const struct bitmap_segment *s = seg_at_or_after(b, addr);
+	u64 bit;
+
+	if (!s || addr < s->base)
+		return false;
+	bit = (addr - s->base) >> UNIT_SHIFT;
+	return (b->words[s->word + bit / WORD_BITS] >> (bit % WORD_BITS)) & 1;
+}
+
+/* Any bit set in bits [lo, hi) of the words at w? */
+static bool any_in(const u64 *w, u64 lo, u64 hi)
+{
+	u64 first = lo / WORD_BITS, last = (hi - 1) / WORD_BITS;
+	u64 head = ~0ULL << (lo % WORD_BITS);
+	u64 tail = ~0ULL >> (WORD_BITS - 1 - (hi - 1) % WORD_BITS);
+
+	if (first == last)
+		return w[first] & head & tail;
+	if (w[first] & head)
+		return true;
+	for (u64 i = first + 1; i < last; i++)
+		if (w[i])
+			return true;
+	return w[last] & tail;
+}
+
+bool bitmap_any(const struct unaccepted_bitmap *b, u64 start, u64 end)
+{
+	if (start >= end)
+		return false;
+	for (const struct bitmap_segment *s = seg_at_or_after(b, start);
+	     s && s < b->segs + b->nsegs && s->base < end; s++) {
+		u64 seg_end = s->base + (s->units << UNIT_SHIFT);
+		u64 lo = (MAX(start, s->base) - s->base) >> UNIT_SHIFT;
+		u64 hi = ((MIN(end, seg_end) - s->base) + UNIT_SIZE - 1) >> UNIT_SHIFT;
+
+		if (lo < hi && any_in(b->words + s->word, lo, hi))
+			return true;
+	}
+	return false;
+}
+
+bool bitmap_next(const struct unaccepted_bitmap *b, u64 from, u64 *unit)
+{
+	for (const struct bitmap_segment *s = seg_at_or_after(b, from);
+	     s && s < b->segs + b->nsegs; s++) {
+		u64 bit = from > s->base ? (from - s->base) >> UNIT_SHIFT : 0;
+		const u64 *w = b->words + s->word;
+
+		for (u64 i = bit / WORD_BITS; bit < s->units; i++, bit = i * WORD_BITS) {
+			u64 v = w[i] & (~0ULL << (bit % WORD_BITS));
+
+			if (v) {
+				u64 found = i * WORD_BITS + (u64)__builtin_ctzll(v);
+
+				if (found >= s->units)
+					break;
+				*unit = s->base + (found << UNIT_SHIFT);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+void bitmap_clear(struct unaccepted_bitmap *b, u64 unit)
+{
+	const struct bitmap_segment *s = seg_at_or_after(b, unit);
+	u64 bit;
+
+	if (!IS_ALIGNED(unit, UNIT_SIZE) || !s || unit < s->base)
+		panic("bitmap_clear: %llx is not a unit of the bitmap", unit);
+	bit = (unit - s->base) >> UNIT_SHIFT;
+	u64 *w = &b->words[s->word + bit / WORD_BITS];
+	u64 mask = 1ULL << (bit % WORD_BITS);
+
+	/* Clearing twice would mean accepting twice: the caller lost track of a unit. */
+	if (!(*w & mask))
+		panic("bitmap_clear: unit %llx is already accepted", unit);
+	*w &= ~mask;
+	b->set--;
+}
+
+u64 bitmap_recount(const struct unaccepted_bitmap *b)
+{
+	u64 n = 0;
+
+	for (u64 i = 0; i < b->nwords; i++)
+		n += popcount(b->words[i]);
+	return n;
+}
