@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: latency histogram and percentiles (pure logic, host-tested). */
+#include "mm/latency.h"
+#include "lib/string.h"
+
+void latency_init(struct latency *l, u32 *samples, u64 cap)
+{
+	memset(l, 0, sizeof(*l));
+	l->samples = samples;
+	l->cap = samples ? cap : 0;
+	l->min_ns = UINT64_MAX;
+	l->rng = 0x853c49e6748fea9bULL;
+}
+
+static unsigned log2_bucket(u64 v)
+{
+	unsigned k = v ? 63 - (unsigned)__builtin_clzll(v) : 0;
+
+	return k < LAT_BUCKETS ? k : LAT_BUCKETS - 1;
+}
+
+static u64 next_rand(struct latency *l)
+{
+	/* xorshift64: plenty for choosing reservoir slots. */
+	l->rng ^= l->rng << 13;
+	l->rng ^= l->rng >> 7;
+	l->rng ^= l->rng << 17;
+	return l->rng;
+}
+
+void latency_add(struct latency *l, u64 ns)
+{
+	u32 s = ns > UINT32_MAX ? UINT32_MAX : (u32)ns;
+
+	l->count++;
+	l->total_ns += ns;
+	l->max_ns = MAX(l->max_ns, ns);
+	l->min_ns = MIN(l->min_ns, ns);
+	l->buckets[log2_bucket(ns)]++;
+	l->sorted = false;
+	if (!l->cap)
+		return;
+	if (l->nsamples < l->cap) {
+		l->samples[l->nsamples++] = s;
+	} else {
+		/* Reservoir sampling (Vitter's algorithm R): each value kept with p = cap/count. */
+		u64 j = next_rand(l) % l->count;
+
+		if (j < l->cap)
+			l->samples[j] = s;
+	}
+}
+
+/* Heapsort: in place, O(n log n), no recursion (up to ~10^5 samples). */
+static void sort_u32(u32 *a, u64 n)
+{
+	for (u64 start = n / 2; start-- > 0;) {
+		for (u64 root = start, child; (child = 2 * root + 1) < n; root = child) {
+			if (child + 1 < n && a[child + 1] > a[child])
+				child++;
+			if (a[root] >= a[child])
+				break;
+			u32 t = a[root]; a[root] = a[child]; a[child] = t;
+		}
+	}
+	for (u64 end = n; end-- > 1;) {
+		u32 t = a[0]; a[0] = a[end]; a[end] = t;
+		for (u64 root = 0, child; (child = 2 * root + 1) < end; root = child) {
+			if (child + 1 < end && a[child + 1] > a[child])
+				child++;
+			if (a[root] >= a[child])
+				break;
+			t = a[root]; a[root] = a[child]; a[child] = t;
+		}
+	}
+}
+
+u64 latency_percentile(struct latency *l, unsigned permille)
+{
+	if (!l->nsamples)
+		return 0;
+	if (!l->sorted) {
+		sort_u32(l->samples, l->nsamples);
+		l->sorted = true;
+	}
+	/* Nearest rank: the smallest value with at least p of the samples at or below it. */
+	u64 rank = (permille * l->nsamples + 999) / 1000;
+
+	if (rank == 0)
+		rank = 1;
+	if (permille >= 1000)
+		return l->max_ns;
+	return l->samples[rank - 1];
+}

@@ -1,0 +1,673 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: buddy allocator whose top order is the 2 MiB acceptance unit (pure logic, host-tested). */
+#include "kernel/panic.h"
+#include "lib/string.h"
+#include "lib/bits.h"
+#include "mm/page_alloc.h"
+
+/*
+ * Layout of the state:
+ *
+ * - Zones are the runs of RAM in the memory map (a gap of 1 GiB or more starts a new
+ *   one), each with one u16 per 2 MiB unit: 512 KiB of state for a 1 TiB guest, zero
+ *   for holes between zones.
+ * - A unit is OUTSIDE (not RAM, used by the firmware or the kernel, or unaccepted:
+ *   the bitmap tells which), FREE (a whole free 2 MiB block), USED (handed out whole),
+ *   SPLIT (carved into smaller blocks), or LOST (the platform refused to accept it).
+ * - A SPLIT unit keeps its page-level state in one of its own pages, the meta page: one
+ *   byte per page, set on the first page (the head) of every free or allocated block.
+ *   So a split unit gives up 1/512 of itself, and an unsplit unit costs two bytes.
+ * - Free blocks of order 0..8 are linked through their first 16 bytes (they sit in split
+ *   units, whose memory is in use anyway), one doubly linked list per order. Whole free
+ *   units are tracked in a per-zone bitmap instead, so that bringing up the allocator
+ *   and accepting memory never write to free memory: a guest that never uses a unit
+ *   never touches it.
+ *
+ * Nothing here touches memory that is not accepted: every address on a free list, and
+ * every meta page, is inside a unit that was accepted before it was added.
+ */
+
+#define PAGES_PER_UNIT (UNIT_SIZE / PAGE_SIZE)
+#define ORDERS (PALLOC_MAX_ORDER + 1)
+
+enum unit_state {
+	U_OUTSIDE = 0,
+	U_FREE = 1,
+	U_USED = 2,
+	U_SPLIT = 3,
+	U_LOST = 4,
+};
+#define UI_STATE(i) ((i) & 0x7)
+#define UI_META_SHIFT 4		/* SPLIT: index of the meta page within the unit */
+
+/* Per-page bytes in the meta page; 0 means "inside a block, not its head". */
+#define PG_ORDER_MASK 0x0f
+#define PG_FREE 0x10
+#define PG_USED 0x20
+#define PG_RESERVED 0x40	/* never managed: not RAM, boot data, or the meta page itself */
+
+#define META_MAGIC 0x4d455441u	/* "META" */
+
+struct unit_meta {
+	u32 magic;
+	u16 free_pages;
+	u16 reserved_pages;
+	u8 page[PAGES_PER_UNIT];
+};
+
+struct free_node {
+	u64 next, prev;		/* physical addresses of neighbours, 0 = none */
+};
+
+struct zone {
+	u64 base;		/* 2 MiB aligned */
+	u64 units;
+	u16 *info;
+	u64 *free_units;	/* bit set: the unit is U_FREE */
+};
+
+static struct zone zones[PALLOC_MAX_ZONES];
+static unsigned nzones;
+static const struct zone *last_zone;
+static u64 free_head[ORDERS];
+static u64 free_count[ORDERS];
+static struct palloc_env env;
+static struct unaccepted_bitmap *bitmap;
+static struct palloc_stats stats;
+static bool (*refill_hook)(unsigned order);
+static void (*after_alloc_hook)(void);
+static u64 next_cursor;		/* every unit below this is accepted or not RAM */
+static u64 free_unit_hint;	/* no free whole unit lies below this address */
+
+static inline void *virt(u64 pa)
+{
+	return (void *)(uintptr_t)(pa + env.phys_offset);
+}
+
+static inline struct free_node *node(u64 pa)
+{
+	return virt(pa);
+}
+
+static const struct zone *zone_of(u64 addr)
+{
+	if (last_zone && addr - last_zone->base < last_zone->units * UNIT_SIZE)
+		return last_zone;
+	for (unsigned i = 0; i < nzones; i++) {
+		if (addr - zones[i].base < zones[i].units * UNIT_SIZE) {
+			last_zone = &zones[i];
+			return last_zone;
+		}
+	}
+	return NULL;
+}
+
+static u16 *unit_info(u64 unit)
+{
+	const struct zone *z = zone_of(unit);
+
+	return z ? &z->info[(unit - z->base) >> UNIT_SHIFT] : NULL;
+}
+
+static struct unit_meta *meta_of(u64 unit, u16 info)
+{
+	return virt(unit + ((u64)(info >> UI_META_SHIFT) << PAGE_SHIFT));
+}
+
+/* ------------------------------------------------------------------ free lists */
+
+static void list_push(u64 pa, unsigned order)
+{
+	struct free_node *n = node(pa);
+
+	n->prev = 0;
+	n->next = free_head[order];
+	if (n->next)
+		node(n->next)->prev = pa;
+	free_head[order] = pa;
+	free_count[order]++;
+	stats.free_bytes += PAGE_SIZE << order;
+}
+
+static void list_remove(u64 pa, unsigned order)
+{
+	struct free_node *n = node(pa);
+
+	if (n->prev)
+		node(n->prev)->next = n->next;
+	else
+		free_head[order] = n->next;
+	if (n->next)
+		node(n->next)->prev = n->prev;
+	free_count[order]--;
+	stats.free_bytes -= PAGE_SIZE << order;
+}
+
+/* Whole free units: a bit in the zone's free_units map. */
+static void unit_free_push(u64 unit, u16 *info)
+{
+	const struct zone *z = zone_of(unit);
+	u64 bit = (unit - z->base) >> UNIT_SHIFT;
+
+	*info = U_FREE;
+	z->free_units[bit / 64] |= 1ULL << (bit % 64);
+	free_count[PALLOC_MAX_ORDER]++;
+	stats.free_bytes += UNIT_SIZE;
+	if (unit < free_unit_hint)
+		free_unit_hint = unit;
+}
+
+static void unit_free_remove(u64 unit)
+{
+	const struct zone *z = zone_of(unit);
+	u64 bit = (unit - z->base) >> UNIT_SHIFT;
+
+	z->free_units[bit / 64] &= ~(1ULL << (bit % 64));
+	free_count[PALLOC_MAX_ORDER]--;
+	stats.free_bytes -= UNIT_SIZE;
+}
+
+/* The lowest free whole unit (the caller checked that one exists). */
+static u64 lowest_free_unit(void)
+{
+	for (unsigned i = 0; i < nzones; i++) {
+		const struct zone *z = &zones[i];
+		u64 end = z->base + z->units * UNIT_SIZE;
+
+		if (end <= free_unit_hint)
+			continue;
+		u64 bit = free_unit_hint > z->base ? (free_unit_hint - z->base) >> UNIT_SHIFT : 0;
+
+		for (u64 w = bit / 64; w * 64 < z->units; w++) {
+			u64 v = z->free_units[w] & (w == bit / 64 ? ~0ULL << (bit % 64) : ~0ULL);
+
+			if (v) {
+				free_unit_hint = z->base + ((w * 64 + (u64)__builtin_ctzll(v)) << UNIT_SHIFT);
+				return free_unit_hint;
+			}
+		}
+	}
+	panic("lowest_free_unit: %llu free units counted, none found from %llx",
+	      free_count[PALLOC_MAX_ORDER], free_unit_hint);
+}
+
+/* ------------------------------------------------------------------ split units */
+
+/* Free 2^order pages at page index idx of a split unit, merging with free buddies. */
+static void free_in_unit(u64 unit, struct unit_meta *m, u64 idx, unsigned order)
+{
+	m->free_pages += 1u << order;
+	/* A split unit always holds its meta page, so blocks inside it stop at order 8. */
+	while (order < PALLOC_MAX_ORDER - 1) {
+		u64 buddy = idx ^ (1ULL << order);
+
+		if (m->page[buddy] != (PG_FREE | order))
+			break;
+		list_remove(unit + (buddy << PAGE_SHIFT), order);
+		m->page[buddy] = 0;
+		idx &= ~(1ULL << order);
+		order++;
+	}
+	m->page[idx] = (u8)(PG_FREE | order);
+	list_push(unit + (idx << PAGE_SHIFT), order);
+}
+
+/*
+ * When everything but the meta page at index 0 is free again, the buddies have merged
+ * into blocks of order 0..8 at pages 1, 2, 4, ..., 256: turn them back into one free
+ * 2 MiB block, so that 2 MiB allocations can use the unit again.
+ */
+static void maybe_collapse(u64 unit, u16 *info, struct unit_meta *m)
+{
+	if ((*info >> UI_META_SHIFT) != 0 || m->reserved_pages != 1 ||
+	    m->free_pages != PAGES_PER_UNIT - 1)
+		return;
+	for (unsigned order = 0; order < PALLOC_MAX_ORDER; order++) {
+		u64 idx = 1ULL << order;
+
+		if (m->page[idx] != (PG_FREE | order))
+			panic("maybe_collapse: unit %llx page %llu is %#x, expected a free order-%u block",
+			      unit, idx, m->page[idx], order);
+		list_remove(unit + (idx << PAGE_SHIFT), order);
+	}
+	m->magic = 0;
+	stats.meta_bytes -= PAGE_SIZE;
+	unit_free_push(unit, info);
+}
+
+/* Start page-level tracking of a unit; every page starts reserved except what is freed later. */
+static struct unit_meta *make_split(u64 unit, u16 *info, u64 meta_idx)
+{
+	struct unit_meta *m = virt(unit + (meta_idx << PAGE_SHIFT));
+
+	memset(m, 0, sizeof(*m));
+	m->magic = META_MAGIC;
+	memset(m->page, PG_RESERVED, sizeof(m->page));
+	m->reserved_pages = PAGES_PER_UNIT;
+	*info = (u16)(U_SPLIT | (meta_idx << UI_META_SHIFT));
+	stats.meta_bytes += PAGE_SIZE;
+	return m;
+}
+
+/* Make pages [a, b) of a split unit free (they were reserved). */
+static void unreserve(u64 unit, struct unit_meta *m, u64 a, u64 b)
+{
+	for (u64 i = a; i < b; i++) {
+		if (m->page[i] != PG_RESERVED)
+			panic("palloc_add_free: page %llx is already managed", unit + (i << PAGE_SHIFT));
+		m->page[i] = 0;
+	}
+	m->reserved_pages -= (u16)(b - a);
+	/* Largest naturally aligned blocks; free_in_unit merges them with free neighbours. */
+	while (a < b) {
+		unsigned order = 0;
+
+		while (order < PALLOC_MAX_ORDER - 1 && !(a & (1ULL << order)) &&
+		       a + (2ULL << order) <= b)
+			order++;
+		free_in_unit(unit, m, a, order);
+		a += 1ULL << order;
+	}
+}
+
+/* Split a free 2 MiB block: page 0 becomes the meta page, the rest free blocks. */
+static void split_free_unit(u64 unit, u16 *info)
+{
+	unit_free_remove(unit);
+	struct unit_meta *m = make_split(unit, info, 0);
+
+	unreserve(unit, m, 1, PAGES_PER_UNIT);
+}
+
+/* ------------------------------------------------------------------ init */
+
+static bool managed_kind(u32 kind)
+{
+	return kind == RANGE_USABLE || kind == RANGE_UNACCEPTED || kind == RANGE_RECLAIMABLE ||
+	       kind == RANGE_IMAGE;
+}
+
+static void build_zones(const struct memmap *m)
+{
+	u64 start = 0, end = 0;
+	bool open = false;
+
+	nzones = 0;
+	for (unsigned i = 0; i <= m->nranges; i++) {
+		const struct mem_range *r = i < m->nranges ? &m->ranges[i] : NULL;
+
+		if (r && !managed_kind(r->kind))
+			continue;
+		if (open && (!r || (ALIGN_DOWN(r->start, UNIT_SIZE) > end &&
+				    ALIGN_DOWN(r->start, UNIT_SIZE) - end >= GiB))) {
+			if (nzones == PALLOC_MAX_ZONES)
+				panic("palloc_init: more than %d separate runs of RAM", PALLOC_MAX_ZONES);
+			zones[nzones].base = start;
+			zones[nzones].units = (end - start) >> UNIT_SHIFT;
+			zones[nzones].info = env.meta_alloc(zones[nzones].units * sizeof(u16));
+			zones[nzones].free_units = env.meta_alloc((zones[nzones].units + 63) / 64 * 8);
+			nzones++;
+			open = false;
+		}
+		if (!r)
+			break;
+		if (!open) {
+			start = ALIGN_DOWN(r->start, UNIT_SIZE);
+			open = true;
+		}
+		end = MAX(end, r->end > ALIGN_DOWN(UINT64_MAX, UNIT_SIZE) ? ALIGN_DOWN(UINT64_MAX, UNIT_SIZE)
+									  : ALIGN_UP(r->end, UNIT_SIZE));
+	}
+}
+
+void palloc_add_free(u64 start, u64 end)
+{
+	if (!IS_ALIGNED(start, PAGE_SIZE) || !IS_ALIGNED(end, PAGE_SIZE) || start > end)
+		panic("palloc_add_free: bad range [%llx, %llx)", start, end);
+	for (u64 unit = ALIGN_DOWN(start, UNIT_SIZE); unit < end; unit += UNIT_SIZE) {
+		u64 a = MAX(start, unit), b = MIN(end, unit + UNIT_SIZE);
+		u16 *info = unit_info(unit);
+
+		if (!info)
+			panic("palloc_add_free: %llx is outside every zone", unit);
+		if (a == unit && b == unit + UNIT_SIZE && UI_STATE(*info) == U_OUTSIDE) {
+			unit_free_push(unit, info);
+		} else if (UI_STATE(*info) == U_OUTSIDE) {
+			/* A partial unit: its first free page holds the metadata. */
+			u64 first = (a - unit) >> PAGE_SHIFT;
+			struct unit_meta *m = make_split(unit, info, first);
+
+			if (b - a > PAGE_SIZE)
+				unreserve(unit, m, first + 1, (b - unit) >> PAGE_SHIFT);
+		} else if (UI_STATE(*info) == U_SPLIT) {
+			struct unit_meta *m = meta_of(unit, *info);
+
+			unreserve(unit, m, (a - unit) >> PAGE_SHIFT, (b - unit) >> PAGE_SHIFT);
+			maybe_collapse(unit, info, m);
+		} else {
+			panic("palloc_add_free: unit %llx is already managed (state %u)", unit,
+			      UI_STATE(*info));
+		}
+		stats.managed_bytes += b - a;
+	}
+}
+
+/* [s, e) minus the sorted, disjoint reserved ranges, handed to palloc_add_free(). */
+static void add_free_except(u64 s, u64 e, const struct palloc_reserved *res, unsigned nres)
+{
+	for (unsigned i = 0; i < nres && s < e; i++) {
+		if (res[i].end <= s || res[i].start >= e)
+			continue;
+		if (res[i].start > s)
+			palloc_add_free(s, res[i].start);
+		s = MAX(s, res[i].end);
+	}
+	if (s < e)
+		palloc_add_free(s, e);
+}
+
+void palloc_init(const struct memmap *m, struct unaccepted_bitmap *bm,
+		 const struct palloc_env *e, u32 *lat_samples, u64 lat_cap)
+{
+	memset(&stats, 0, sizeof(stats));
+	memset(free_head, 0, sizeof(free_head));
+	memset(free_count, 0, sizeof(free_count));
+	env = *e;
+	bitmap = bm;
+	last_zone = NULL;
+	next_cursor = 0;
+	free_unit_hint = UINT64_MAX;
+	refill_hook = NULL;
+	after_alloc_hook = NULL;
+	latency_init(&stats.accept_lat, lat_samples, lat_cap);
+	build_zones(m);
+	stats.unaccepted_bytes = bitmap_count(bm) * UNIT_SIZE;
+}
+
+void palloc_populate(const struct memmap *m, const struct palloc_reserved *reserved,
+		     unsigned nreserved)
+{
+	struct palloc_reserved res[PALLOC_MAX_ZONES];
+	unsigned nres = 0;
+
+	/* Page 0 is never handed out: it is unmapped, so that NULL faults. */
+	res[nres++] = (struct palloc_reserved){ 0, PAGE_SIZE };
+	for (unsigned i = 0; i < nreserved; i++) {
+		if (nres == ARRAY_SIZE(res))
+			panic("palloc_init: more than %zu reserved ranges", ARRAY_SIZE(res));
+		res[nres++] = reserved[i];
+	}
+	/* Sort by start (a handful of entries). */
+	for (unsigned i = 1; i < nres; i++)
+		for (unsigned j = i; j > 0 && res[j].start < res[j - 1].start; j--) {
+			struct palloc_reserved t = res[j];
+
+			res[j] = res[j - 1];
+			res[j - 1] = t;
+		}
+
+	for (unsigned i = 0; i < m->nranges; i++) {
+		const struct mem_range *r = &m->ranges[i];
+
+		if (r->kind == RANGE_USABLE || r->kind == RANGE_RECLAIMABLE)
+			add_free_except(r->start, r->end, res, nres);
+	}
+	stats.initial_free_bytes = stats.free_bytes;
+}
+
+/* ------------------------------------------------------------------ allocation */
+
+u64 palloc_alloc_accepted(unsigned order)
+{
+	if (order > PALLOC_MAX_ORDER)
+		panic("palloc_alloc: order %u is above the maximum %d", order, PALLOC_MAX_ORDER);
+	for (;;) {
+		unsigned k = order;
+
+		while (k < PALLOC_MAX_ORDER && !free_head[k])
+			k++;
+		if (k == PALLOC_MAX_ORDER && !free_count[k])
+			return 0;
+
+		if (k == PALLOC_MAX_ORDER) {
+			u64 block = lowest_free_unit();
+			u16 *info = unit_info(block);
+
+			if (order == PALLOC_MAX_ORDER) {
+				unit_free_remove(block);
+				*info = U_USED;
+				stats.allocs++;
+				return block;
+			}
+			/* Carve the unit up; the search finds a block of order <= 8 next time. */
+			split_free_unit(block, info);
+			continue;
+		}
+
+		u64 block = free_head[k];
+		u64 unit = ALIGN_DOWN(block, UNIT_SIZE);
+		u16 info = *unit_info(unit);
+		struct unit_meta *m = meta_of(unit, info);
+		u64 idx = (block - unit) >> PAGE_SHIFT;
+
+		list_remove(block, k);
+		m->page[idx] = 0;
+		/* Split down: hand back the upper halves. */
+		while (k > order) {
+			k--;
+			u64 half = idx + (1ULL << k);
+
+			m->page[half] = (u8)(PG_FREE | k);
+			list_push(unit + (half << PAGE_SHIFT), k);
+		}
+		m->page[idx] = (u8)(PG_USED | order);
+		m->free_pages -= (u16)(1u << order);
+		stats.allocs++;
+		return block;
+	}
+}
+
+u64 palloc_alloc(unsigned order)
+{
+	for (;;) {
+		u64 block = palloc_alloc_accepted(order);
+
+		if (block) {
+			if (after_alloc_hook)
+				after_alloc_hook();
+			return block;
+		}
+		if (!refill_hook || !refill_hook(order)) {
+			stats.alloc_failures++;
+			return 0;
+		}
+	}
+}
+
+int palloc_block_order(u64 addr)
+{
+	u64 unit = ALIGN_DOWN(addr, UNIT_SIZE);
+	u16 *info = unit_info(unit);
+
+	if (!info || !IS_ALIGNED(addr, PAGE_SIZE))
+		return -1;
+	if (UI_STATE(*info) == U_USED)
+		return addr == unit ? PALLOC_MAX_ORDER : -1;
+	if (UI_STATE(*info) != U_SPLIT)
+		return -1;
+	u8 st = meta_of(unit, *info)->page[(addr - unit) >> PAGE_SHIFT];
+
+	return st & PG_USED ? (int)(st & PG_ORDER_MASK) : -1;
+}
+
+void palloc_free(u64 addr)
+{
+	u64 unit = ALIGN_DOWN(addr, UNIT_SIZE);
+	u16 *info = unit_info(unit);
+
+	if (!info || !IS_ALIGNED(addr, PAGE_SIZE))
+		panic("palloc_free: %llx was never allocated (outside every zone or unaligned)", addr);
+	stats.frees++;
+	if (UI_STATE(*info) == U_USED && addr == unit) {
+		unit_free_push(unit, info);
+		return;
+	}
+	if (UI_STATE(*info) != U_SPLIT)
+		panic("palloc_free: %llx is not allocated (unit state %u)", addr, UI_STATE(*info));
+
+	struct unit_meta *m = meta_of(unit, *info);
+	u64 idx = (addr - unit) >> PAGE_SHIFT;
+	u8 st = m->page[idx];
+
+	if (m->magic != META_MAGIC)
+		panic("palloc_free: metadata of unit %llx is corrupt (magic %#x)", unit, m->magic);
+	if (!(st & PG_USED))
+		panic("palloc_free: %llx is not the start of an allocated block (%s)", addr,
+		      st & PG_FREE ? "double free" : "inside a block or never allocated");
+	unsigned order = st & PG_ORDER_MASK;
+
+	m->page[idx] = 0;
+#ifdef CONFIG_DEBUG_PALLOC
+	/* Junk, so that a use after free reads garbage instead of stale data. */
+	memset(virt(addr), 0x6b, PAGE_SIZE << order);
+#endif
+	free_in_unit(unit, m, idx, order);
+	maybe_collapse(unit, info, m);
+}
+
+/* ------------------------------------------------------------------ acceptance */
+
+void palloc_set_hooks(bool (*refill)(unsigned order), void (*after_alloc)(void))
+{
+	refill_hook = refill;
+	after_alloc_hook = after_alloc;
+}
+
+/* One platform call for [start, end), all of whose units the caller has claimed. */
+static void accept_run(u64 start, u64 end, enum accept_path path)
+{
+	u64 t0 = env.now_ns();
+	int rc = env.accept(env.ctx, start, end);
+	u64 ns = env.now_ns() - t0;
+
+	stats.accept_calls++;
+	latency_add(&stats.accept_lat, ns);
+	stats.unaccepted_bytes -= end - start;
+	for (u64 u = start; u < end; u += UNIT_SIZE) {
+		u16 *info = unit_info(u);
+
+		if (rc) {
+			/* The platform reported why; the unit is never used, never retried. */
+			*info = U_LOST;
+			stats.accept_failures++;
+			continue;
+		}
+		unit_free_push(u, info);
+		stats.managed_bytes += UNIT_SIZE;
+	}
+	if (!rc) {
+		stats.accepted_bytes += end - start;
+		stats.accepted_by_path[path] += end - start;
+	}
+}
+
+/* Largest run accepted in one call: keeps one latency sample from covering a whole guest. */
+#define MAX_RUN (1 * GiB)
+
+u64 palloc_accept_range(u64 start, u64 end, enum accept_path path)
+{
+	u64 done = 0, run = 0, unit, total = 0;
+
+	if (!IS_ALIGNED(start, UNIT_SIZE) || !IS_ALIGNED(end, UNIT_SIZE))
+		panic("palloc_accept_range: [%llx, %llx) is not unit aligned", start, end);
+	for (u64 u = start; u < end && bitmap_next(bitmap, u, &unit) && unit < end; u = unit + UNIT_SIZE) {
+		if (!unit_info(unit))
+			panic("palloc_accept_range: unaccepted unit %llx is outside every zone", unit);
+		/* Claim first: a cleared bit is never set again, even if the accept fails. */
+		if (run && (unit != run + done || IS_ALIGNED(unit, MAX_RUN))) {
+			accept_run(run, run + done, path);
+			run = 0;
+		}
+		if (!run) {
+			run = unit;
+			done = 0;
+		}
+		bitmap_clear(bitmap, unit);
+		done += UNIT_SIZE;
+		total += UNIT_SIZE;
+	}
+	if (run)
+		accept_run(run, run + done, path);
+	return total;
+}
+
+void palloc_accept_edge(u64 start, u64 end)
+{
+	u64 t0 = env.now_ns();
+	int rc = env.accept(env.ctx, start, end);
+
+	stats.accept_calls++;
+	latency_add(&stats.accept_lat, env.now_ns() - t0);
+	if (rc) {
+		stats.accept_failures++;
+		return;
+	}
+	stats.accepted_bytes += end - start;
+	stats.accepted_by_path[ACCEPT_BOOT_EDGE] += end - start;
+	palloc_add_free(start, end);
+}
+
+/*
+ * The next unit is always the lowest one still unaccepted. Growing accepted memory
+ * upward from the bottom keeps it in one contiguous block: fewer page-table pages, and
+ * whole naturally aligned 1 GiB runs for eager acceptance (one TDX call per GiB). The
+ * cursor only moves up, because bits are never set again: O(1) amortised.
+ */
+bool palloc_accept_next(enum accept_path path)
+{
+	u64 unit;
+
+	if (!bitmap_next(bitmap, next_cursor, &unit))
+		return false;
+	next_cursor = unit;
+	bitmap_clear(bitmap, unit);
+	if (!unit_info(unit))
+		panic("palloc_accept_next: unaccepted unit %llx is outside every zone", unit);
+	accept_run(unit, unit + UNIT_SIZE, path);
+	return true;
+}
+
+/* ------------------------------------------------------------------ reports */
+
+const struct palloc_stats *palloc_stats(void)
+{
+	return &stats;
+}
+
+struct palloc_stats *palloc_stats_mut(void)
+{
+	return &stats;
+}
+
+const struct unaccepted_bitmap *palloc_bitmap(void)
+{
+	return bitmap;
+}
+
+u64 palloc_count_free(void)
+{
+	u64 bytes = 0;
+
+	for (unsigned order = 0; order < PALLOC_MAX_ORDER; order++)
+		for (u64 pa = free_head[order]; pa; pa = node(pa)->next)
+			bytes += PAGE_SIZE << order;
+	for (unsigned i = 0; i < nzones; i++)
+		for (u64 w = 0; w * 64 < zones[i].units; w++)
+			bytes += popcount64(zones[i].free_units[w]) * UNIT_SIZE;
+	return bytes;
+}
+
+u64 palloc_free_blocks(unsigned order)
+{
+	return order < ORDERS ? free_count[order] : 0;
+}

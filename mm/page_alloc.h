@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: the physical page allocator: buddy blocks of 4 KiB to 2 MiB over accepted memory only. */
+#ifndef MM_PAGE_ALLOC_H
+#define MM_PAGE_ALLOC_H
+
+#include "include/types.h"
+#include "mm/bitmap.h"
+#include "mm/latency.h"
+#include "mm/memmap.h"
+
+#define PALLOC_MAX_ORDER 9	/* 2^9 pages = 2 MiB = one acceptance unit */
+#define PALLOC_MAX_ZONES 64
+
+/* Which path accepted memory, for the statistics. */
+enum accept_path {
+	ACCEPT_BOOT_EDGE,	/* partial units at the edges of unaccepted ranges, at boot */
+	ACCEPT_LAZY,		/* an allocation found no free memory */
+	ACCEPT_EAGER,		/* accept_memory=eager, before `ready` */
+	ACCEPT_AHEAD,		/* accept_memory=ahead, keeping the spare topped up */
+	ACCEPT_EXPLICIT,	/* palloc_accept_range() from a workload or test */
+	ACCEPT_PATH_COUNT,
+};
+
+struct palloc_stats {
+	u64 managed_bytes;	/* accepted memory the allocator owns (free or handed out) */
+	u64 free_bytes;
+	u64 meta_bytes;		/* pages holding split-unit metadata */
+	u64 initial_free_bytes;	/* free at the end of palloc_init() */
+	u64 allocs, frees, alloc_failures;
+	u64 accepted_bytes;	/* by this allocator, all paths */
+	u64 accepted_by_path[ACCEPT_PATH_COUNT];
+	u64 accept_calls;	/* platform accept calls made through palloc */
+	u64 accept_failures;	/* units lost because the platform refused them */
+	u64 unaccepted_bytes;	/* what is still unaccepted (Linux's Unaccepted: in /proc/meminfo) */
+	struct latency accept_lat;	/* ns per accept call */
+};
+
+/*
+ * What the allocator needs from outside: acceptance (map the range, run the platform's
+ * accept), metadata memory at init, and how to reach physical memory (identity map in
+ * the kernel; an arena in the host tests).
+ */
+struct palloc_env {
+	/* Map and accept [start, end); both 4 KiB aligned. 0, or -1 (the range is lost). */
+	int (*accept)(void *ctx, u64 start, u64 end);
+	void *ctx;
+	/* Zeroed, 8-byte aligned memory that is never freed (per-unit state). */
+	void *(*meta_alloc)(u64 bytes);
+	/* Time source for accept latencies: ns since any fixed point. */
+	u64 (*now_ns)(void);
+	/* Physical address -> pointer. */
+	u64 phys_offset;
+};
+
+struct palloc_reserved {
+	u64 start, end;
+};
+
+/*
+ * Set the allocator up over the RAM of `m` (its per-unit state comes from
+ * env->meta_alloc); every set bit of `bm` is a unit that can be accepted later. Nothing
+ * is free until palloc_populate().
+ */
+void palloc_init(const struct memmap *m, struct unaccepted_bitmap *bm,
+		 const struct palloc_env *env, u32 *lat_samples, u64 lat_cap);
+/*
+ * Every RANGE_USABLE and RANGE_RECLAIMABLE byte of the map becomes free memory, except
+ * page 0 and the `reserved` ranges (boot-time allocations). The caller must no longer
+ * use boot-services memory.
+ */
+void palloc_populate(const struct memmap *m, const struct palloc_reserved *reserved,
+		     unsigned nreserved);
+
+/* Add [start, end) (accepted, 4 KiB aligned, inside a managed zone) as free memory. */
+void palloc_add_free(u64 start, u64 end);
+
+/* Allocate 2^order pages, naturally aligned. No acceptance: 0 when none are free. */
+u64 palloc_alloc_accepted(unsigned order);
+/* Allocate; accepts more units through the policy when none are free. 0: out of memory. */
+u64 palloc_alloc(unsigned order);
+/* Return a block from palloc_alloc*(); panics on a double or foreign free. */
+void palloc_free(u64 addr);
+/* Order of an allocated block, or -1 if addr is not the start of one. */
+int palloc_block_order(u64 addr);
+
+/*
+ * Accept units [start, end) (2 MiB aligned; all must be unaccepted) in as few platform
+ * calls as contiguity allows, and add them to the free lists. Returns bytes accepted.
+ */
+u64 palloc_accept_range(u64 start, u64 end, enum accept_path path);
+/* Accept a partial unit's unaccepted piece (at boot) and add it as free memory. */
+void palloc_accept_edge(u64 start, u64 end);
+/* Accept the lowest unaccepted unit; false when none is left. */
+bool palloc_accept_next(enum accept_path path);
+
+/*
+ * Policy hooks (mm/policy.c): refill supplies memory when an allocation finds none;
+ * after_alloc runs after every successful palloc_alloc().
+ */
+void palloc_set_hooks(bool (*refill)(unsigned order), void (*after_alloc)(void));
+
+const struct palloc_stats *palloc_stats(void);
+struct palloc_stats *palloc_stats_mut(void);
+const struct unaccepted_bitmap *palloc_bitmap(void);
+/* Count free memory by walking the free lists (for checks; O(free blocks)). */
+u64 palloc_count_free(void);
+/* Free blocks per order, for the report. */
+u64 palloc_free_blocks(unsigned order);
+
+#endif

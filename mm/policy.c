@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: the acceptance policies on top of the page allocator. */
+#include "kernel/cmdline.h"
+#include "mm/page_alloc.h"
+#include "mm/policy.h"
+
+static u32 policy;
+static u64 ahead;
+
+void policy_init(u32 p, u64 ahead_bytes)
+{
+	policy = p;
+	ahead = ahead_bytes;
+}
+
+/* Keep `ahead` bytes free by accepting the lowest units. */
+static void top_up(void)
+{
+	while (palloc_stats()->free_bytes < ahead && palloc_accept_next(ACCEPT_AHEAD))
+		;
+}
+
+void policy_boot(void (*progress)(u64 done, u64 total))
+{
+	const struct unaccepted_bitmap *b = palloc_bitmap();
+
+	if (policy == POLICY_AHEAD) {
+		top_up();
+		return;
+	}
+	if (policy != POLICY_EAGER)
+		return;
+	/* Segment by segment, in 1 GiB-aligned runs (palloc_accept_range splits there). */
+	u64 total = bitmap_count(b) * UNIT_SIZE, done = 0, next_report = total / 10;
+
+	for (unsigned i = 0; i < b->nsegs; i++) {
+		u64 base = b->segs[i].base, end = base + (b->segs[i].units << UNIT_SHIFT);
+
+		for (u64 a = base; a < end;) {
+			u64 stop = MIN(end, ALIGN_DOWN(a, GiB) + GiB);
+
+			done += palloc_accept_range(a, stop, ACCEPT_EAGER);
+			a = stop;
+			if (progress && done >= next_report) {
+				progress(done, total);
+				while (next_report <= done)
+					next_report += total / 10 ? total / 10 : 1;
+			}
+		}
+	}
+}
+
+bool policy_refill(unsigned order)
+{
+	(void)order;
+	/* Any unit serves any order up to 2 MiB: take the lowest one. */
+	return palloc_accept_next(ACCEPT_LAZY);
+}
+
+void policy_after_alloc(void)
+{
+	if (policy == POLICY_AHEAD)
+		top_up();
+}
