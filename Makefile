@@ -153,5 +153,4 @@ clean:
 	rm -rf $(B)
 
 # ---------------------------------------------------------------- fuzzing and benchmarks
--include tests/fuzz/fuzz.mk
--include tests/bench/bench.mk
+-include $(wildcard tests/fuzz/*.mk tests/bench/*.mk)
