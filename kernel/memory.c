@@ -162,6 +162,22 @@ void memory_report_firmware(const struct boot_info *bi)
 			memmap_anomaly_name(a->kind), a->desc == UINT32_MAX ? -1 : (int)a->desc,
 			(unsigned long long)a->start, (unsigned long long)a->end);
 	}
+	if (bi->config.verbose) {
+		/* The raw descriptors, so that a test can check the bitmap against the firmware's map. */
+		for (u64 off = 0, i = 0; off + EFI_MEM_DESC_SIZE <= bi->map_size &&
+		     bi->desc_size >= EFI_MEM_DESC_SIZE; off += bi->desc_size, i++) {
+			struct efi_mem_desc d;
+
+			memcpy(&d, (const u8 *)(uintptr_t)bi->map_addr + off, sizeof(d));
+			ev_begin("memdesc");
+			ev_u64("i", i);
+			ev_u64("type", d.type);
+			ev_u64("start", d.phys_start);
+			ev_u64("pages", d.num_pages);
+			ev_u64("attr", d.attribute);
+			ev_end();
+		}
+	}
 	if (bi->config.verbose)
 		for (unsigned i = 0; i < m->nranges; i++)
 			kprintf("  [%016llx, %016llx) %s\n", (unsigned long long)m->ranges[i].start,

@@ -81,6 +81,7 @@ static int touch(const struct workload_spec *w)
 
 	u64 free_before = st->free_bytes, accepted_before = st->accepted_bytes;
 	u64 calls_before = st->accept_calls, meta_before = st->meta_bytes;
+	u64 allocs_before = st->allocs;
 	u64 pages = size >> PAGE_SHIFT, done = 0, t0 = tsc_now_ns();
 	int code = EXIT_OK;
 
@@ -117,6 +118,9 @@ static int touch(const struct workload_spec *w)
 	ev_u64("accepted_bytes", st->accepted_bytes - accepted_before);
 	ev_u64("accept_calls", st->accept_calls - calls_before);
 	ev_u64("meta_bytes_added", st->meta_bytes - meta_before);
+	/* Pages the kernel took for itself meanwhile (page tables for newly accepted memory). */
+	ev_u64("kernel_pages_added", st->allocs - allocs_before - done);
+	ev_u64("free_after", st->free_bytes);
 	ev_latency("alloc_fast", &t.fast);
 	ev_latency("alloc_accepting", &t.slow);
 	ev_end();

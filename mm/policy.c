@@ -30,14 +30,21 @@ void policy_boot(void (*progress)(u64 done, u64 total))
 	}
 	if (policy != POLICY_EAGER)
 		return;
-	/* Segment by segment, in 1 GiB-aligned runs (palloc_accept_range splits there). */
+	/*
+	 * Segment by segment, in naturally aligned chunks: 1 GiB when that is at most a
+	 * tenth of the work (so TDX can accept whole 1 GiB pages), smaller otherwise, so
+	 * that a progress line comes at least every 10%.
+	 */
 	u64 total = bitmap_count(b) * UNIT_SIZE, done = 0, next_report = total / 10;
+	u64 chunk = GiB;
 
+	while (chunk > UNIT_SIZE && chunk > total / 10)
+		chunk >>= 1;
 	for (unsigned i = 0; i < b->nsegs; i++) {
 		u64 base = b->segs[i].base, end = base + (b->segs[i].units << UNIT_SHIFT);
 
 		for (u64 a = base; a < end;) {
-			u64 stop = MIN(end, ALIGN_DOWN(a, GiB) + GiB);
+			u64 stop = MIN(end, ALIGN_DOWN(a, chunk) + chunk);
 
 			done += palloc_accept_range(a, stop, ACCEPT_EAGER);
 			a = stop;

@@ -1,0 +1,215 @@
+# SPDX-License-Identifier: MIT
+# memaccept: whole-log checks for QEMU cases (named in tests/qemu/manifest.toml as checks = [...]).
+"""Each check takes (case, events, console_text) and returns a list of problems; an
+empty list means the check passed. They recompute what the guest reports from other
+evidence in the same log (the raw firmware map, counters of other events) instead of
+comparing against stored numbers."""
+import re
+
+MIB = 1 << 20
+GIB = 1 << 30
+UNIT = 2 * MIB
+PAGE = 4096
+SEGMENT_GAP = GIB   # mm/bitmap.h BITMAP_SEGMENT_GAP
+
+EFI_CONVENTIONAL = 7
+EFI_UNACCEPTED = 15
+
+
+def _first(events, name):
+    return next((e for e in events if e.get("event") == name), None)
+
+
+def _all(events, name):
+    return [e for e in events if e.get("event") == name]
+
+
+def _size(text):
+    m = re.fullmatch(r"(\d+)([KMGT]?)", text)
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30, "T": 40}[m.group(2)]
+
+
+def _option(case, key):
+    for tok in case.get("args", "").split():
+        if tok.startswith(key + "="):
+            return tok.split("=", 1)[1]
+    return None
+
+
+def expected_unaccepted(events, fake):
+    """Unaccepted ranges from the raw descriptors (memdesc events), merged.
+
+    An independent reading of the firmware map: type 15 is unaccepted; with
+    fake_unaccepted_start, conventional memory at and above it is too. QEMU's maps
+    have no overlaps or anomalies, which the test checks first.
+    """
+    descs = sorted((d["start"], d["start"] + d["pages"] * PAGE, d["type"]) for d in _all(events, "memdesc"))
+    for (s1, e1, _), (s2, _e2, _) in zip(descs, descs[1:]):
+        if s2 < e1:
+            raise ValueError("overlapping descriptors at %#x: this check assumes a clean map" % s2)
+    pieces = []
+    for s, e, t in descs:
+        if t == EFI_UNACCEPTED:
+            pieces.append((s, e))
+        elif t == EFI_CONVENTIONAL and fake is not None and e > fake:
+            pieces.append((max(s, (fake + PAGE - 1) // PAGE * PAGE), e))
+    merged = []
+    for s, e in pieces:
+        if s >= e:
+            continue
+        if merged and merged[-1][1] == s:
+            merged[-1] = (merged[-1][0], e)
+        else:
+            merged.append((s, e))
+    return merged
+
+
+def bitmap_matches_map(case, events, text):
+    """The bitmap event agrees to the byte with the firmware's map (needs verbose=1)."""
+    problems = []
+    if not _all(events, "memdesc"):
+        return ["no memdesc events: run the case with verbose=1"]
+    fake = _option(case, "fake_unaccepted_start")
+    ranges = expected_unaccepted(events, _size(fake) if fake else None)
+    bm = _first(events, "bitmap")
+    if bm is None:
+        return ["no bitmap event"]
+
+    # Full units (round inward) and edges, per range.
+    runs, edge = [], 0
+    for s, e in ranges:
+        lo, hi = -(-s // UNIT) * UNIT, e // UNIT * UNIT
+        if lo >= hi:
+            edge += e - s
+            continue
+        edge += (lo - s) + (e - hi)
+        runs.append((lo, hi))
+    # Segments: a gap of SEGMENT_GAP or more starts a new one.
+    segs = []
+    for lo, hi in runs:
+        if segs and lo - segs[-1][1] < SEGMENT_GAP:
+            segs[-1][1] = hi
+        else:
+            segs.append([lo, hi])
+    unaccepted = sum(hi - lo for lo, hi in runs)
+    units = sum((hi - lo) // UNIT for lo, hi in segs)
+    words = sum(-(-((hi - lo) // UNIT) // 64) for lo, hi in segs)
+    want = {
+        "unaccepted_bytes": unaccepted,
+        "edge_accepted_bytes": edge,
+        "units": units,
+        "segments": len(segs),
+        "base": segs[0][0] if segs else 0,
+        "bytes": words * 8 + len(segs) * 24,
+        "segment_bases": [lo for lo, _ in segs],
+        "segment_units": [(hi - lo) // UNIT for lo, hi in segs],
+    }
+    for k, v in want.items():
+        if bm.get(k) != v:
+            problems.append("bitmap %s = %s, the map implies %s" % (k, bm.get(k), v))
+    fw = _first(events, "firmware")
+    total = sum(e - s for s, e in ranges)
+    if fw and fw.get("unaccepted_bytes") != total:
+        problems.append("firmware unaccepted_bytes = %s, the map implies %s" % (fw.get("unaccepted_bytes"), total))
+    got = [(r["start"], r["end"]) for r in _all(events, "range") if r.get("kind") == "unaccepted"]
+    if got != ranges:
+        problems.append("range events %s differ from the map's %s" % (got[:4], ranges[:4]))
+    limit = case.get("bitmap_max_bytes")
+    if limit is not None and bm.get("bytes", 1 << 62) > limit:
+        problems.append("bitmap takes %s bytes, more than %s" % (bm.get("bytes"), limit))
+    return problems
+
+
+def summary_consistent(case, events, text):
+    """The summary's counters add up."""
+    s = _first(events, "summary")
+    if s is None:
+        return ["no summary event"]
+    problems = []
+    by_path = sum(s["accepted_by_path"].values())
+    if by_path != s["accepted_bytes"]:
+        problems.append("accepted_by_path sums to %d, accepted_bytes is %d" % (by_path, s["accepted_bytes"]))
+    bm = _first(events, "bitmap")
+    if bm:
+        lost = s["accept_failures"]
+        # Every unit that was unaccepted at the bitmap is now accepted, still unaccepted, or lost.
+        units_accepted = (s["accepted_bytes"] - s["accepted_by_path"]["boot_edge"]) // UNIT
+        if bm["unaccepted_bytes"] != s["unaccepted_bytes"] + units_accepted * UNIT + lost * UNIT:
+            problems.append("bitmap had %d unaccepted bytes; now %d unaccepted + %d accepted + %d lost"
+                            % (bm["unaccepted_bytes"], s["unaccepted_bytes"], units_accepted * UNIT, lost * UNIT))
+        if s["accepted_by_path"]["boot_edge"] != bm["edge_accepted_bytes"]:
+            problems.append("boot_edge %d != bitmap edge_accepted_bytes %d"
+                            % (s["accepted_by_path"]["boot_edge"], bm["edge_accepted_bytes"]))
+    hist = sum(s["accept_ns_log2_histogram"])
+    if hist != s["accept_calls"]:
+        problems.append("histogram counts %d accepts, accept_calls is %d" % (hist, s["accept_calls"]))
+    if s["accept_calls"] and not (s["accept_ns_p50"] <= s["accept_ns_p99"] <= s["accept_ns_max"]):
+        problems.append("percentiles out of order: p50 %d p99 %d max %d"
+                        % (s["accept_ns_p50"], s["accept_ns_p99"], s["accept_ns_max"]))
+    return problems
+
+
+def _conservation(w):
+    """Memory in = memory out for a touch workload; returns a problem string or None."""
+    used = w["done_bytes"] + w["kernel_pages_added"] * PAGE + w["meta_bytes_added"]
+    if w["free_before"] + w["accepted_bytes"] != used + w["free_after"]:
+        return ("free_before %d + accepted %d != touched %d + kernel pages %d + meta %d + free_after %d"
+                % (w["free_before"], w["accepted_bytes"], w["done_bytes"], w["kernel_pages_added"] * PAGE,
+                   w["meta_bytes_added"], w["free_after"]))
+    return None
+
+
+def lazy_accepts_only_what_is_needed(case, events, text):
+    """Lazy: the workload accepts exactly its shortfall, rounded up to one unit.
+
+    Conservation: free_before + accepted = touched + metadata + kernel pages + free_after.
+    Lazy acceptance only accepts when nothing is free, one unit at a time, so afterwards
+    less than one unit (2 MiB) is free: accepted - (touched + overhead - free_before)
+    lies in [0, 2 MiB).
+    """
+    w = _first(events, "workload")
+    if w is None:
+        return ["no workload event"]
+    problems = [p for p in [_conservation(w)] if p]
+    if w["accepted_bytes"] and not (0 <= w["free_after"] < UNIT):
+        problems.append("lazy left %d bytes free after accepting: more than one unit" % w["free_after"])
+    if w["accepted_bytes"] == 0:
+        problems.append("the workload accepted nothing: make it larger than the free memory")
+    return problems
+
+
+def ahead_keeps_spare(case, events, text):
+    """Ahead: after the workload, at least the spare is free (and less than spare + 2 MiB)."""
+    w, s = _first(events, "workload"), _first(events, "summary")
+    if w is None or s is None:
+        return ["no workload or summary event"]
+    spare = _size(_option(case, "accept_ahead") or "64M")
+    problems = [p for p in [_conservation(w)] if p]
+    if s["unaccepted_bytes"] >= UNIT and not (spare <= w["free_after"] < spare + UNIT + 64 * 1024):
+        problems.append("free after the workload is %d, expected [%d, %d)" % (w["free_after"], spare, spare + UNIT))
+    if s["accepted_by_path"]["ahead"] == 0:
+        problems.append("nothing was accepted on the ahead path")
+    return problems
+
+
+def eager_accepts_everything(case, events, text):
+    """Eager: everything accepted before ready, in >= 10 progress steps, nothing afterwards."""
+    s, bm = _first(events, "summary"), _first(events, "bitmap")
+    if s is None or bm is None:
+        return ["no summary or bitmap event"]
+    problems = []
+    if s["unaccepted_bytes"] != 0:
+        problems.append("%d bytes still unaccepted" % s["unaccepted_bytes"])
+    if s["accepted_by_path"]["eager"] != bm["unaccepted_bytes"]:
+        problems.append("eager accepted %d, the bitmap had %d" % (s["accepted_by_path"]["eager"], bm["unaccepted_bytes"]))
+    if s["accepted_by_path"]["lazy"]:
+        problems.append("lazy acceptance happened after eager: %d bytes" % s["accepted_by_path"]["lazy"])
+    steps = len(re.findall(r"^eager: accepted", text, re.M))
+    if bm["unaccepted_bytes"] >= 10 * GIB // 8 and steps < 10:
+        problems.append("only %d progress lines" % steps)
+    # Progress lines come before ready.
+    ready_at = text.find('{"event":"ready"')
+    last_progress = text.rfind("eager: accepted")
+    if last_progress > ready_at >= 0:
+        problems.append("eager progress after ready")
+    return problems
