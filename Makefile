@@ -132,7 +132,7 @@ $(B)/memaccept.img: $(B)/memaccept.efi tools/mkimage.sh
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
 # The pure-logic sources the unit tests link against, built for the host with sanitizers.
-UNIT_LIB_SRCS := mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/latency.c mm/policy.c \
+UNIT_LIB_SRCS := mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/latency.c mm/policy.c mm/series.c \
 	kernel/cmdline.c lib/format.c lib/string.c
 UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter

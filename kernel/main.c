@@ -74,6 +74,25 @@ static void report_phases(void)
 	ev_end();
 }
 
+/* The clock every figure depends on: TSC frequency and how well it was calibrated. */
+static void report_timing(const struct boot_info *bi)
+{
+	kprintf("timing: TSC %llu kHz (calibrated against EFI Stall, spread %llu ppm)%s\n",
+		bi->tsc_hz / 1000, bi->tsc_cal_spread_ppm,
+		bi->tsc_hz_cpuid ? "" : "; CPUID 0x15 does not report it");
+	ev_begin("timing");
+	ev_u64("tsc_hz", bi->tsc_hz);
+	ev_u64("calibration_spread_ppm", bi->tsc_cal_spread_ppm);
+	ev_u64("tsc_hz_cpuid", bi->tsc_hz_cpuid);
+	if (bi->tsc_hz_cpuid) {
+		u64 d = bi->tsc_hz > bi->tsc_hz_cpuid ? bi->tsc_hz - bi->tsc_hz_cpuid
+						      : bi->tsc_hz_cpuid - bi->tsc_hz;
+
+		ev_u64("cpuid_difference_ppm", d * 1000000 / bi->tsc_hz_cpuid);
+	}
+	ev_end();
+}
+
 static void report_ready(u32 policy)
 {
 	u64 us = tsc_now_us();
@@ -106,7 +125,8 @@ __noreturn void kernel_main(struct boot_info *bi)
 	phases[nphases++] = (typeof(phases[0])){ "efi_main_to_ebs", tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_at_entry) / 1000 };
 	phase_done("descriptor_tables");
 	kprintf("kernel: boot services exited after %u attempt(s), %llu us after efi_main\n",
-		bi->ebs_attempts, (unsigned long long)tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_at_entry) / 1000);
+		bi->ebs_attempts, tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_at_entry) / 1000);
+	report_timing(bi);
 
 	/* A bad workload= falls back to the default, like any other bad option. */
 	struct workload_spec workload;
@@ -114,6 +134,7 @@ __noreturn void kernel_main(struct boot_info *bi)
 
 	if (!workload_parse(bi->config.workload[0] ? bi->config.workload : WORKLOAD_DEFAULT,
 			    &workload, err, sizeof(err))) {
+		bi->config.bad_options++;
 		kprintf("cmdline: %s; using %s\n", err, WORKLOAD_DEFAULT);
 		workload_parse(WORKLOAD_DEFAULT, &workload, err, sizeof(err));
 	}

@@ -345,6 +345,24 @@ static const char *const path_names[ACCEPT_PATH_COUNT] = {
 	[ACCEPT_AHEAD] = "ahead", [ACCEPT_EXPLICIT] = "explicit",
 };
 
+/* Accepted memory over time since efi_main, thinned to at most SERIES_MAX + 1 points. */
+static void report_series(const struct series *sr)
+{
+	static u64 t[SERIES_MAX + 1], v[SERIES_MAX + 1];
+	unsigned n = series_points(sr, t, v);
+
+	ev_begin("accept_series");
+	ev_arr_begin("t_us");
+	for (unsigned i = 0; i < n; i++)
+		ev_arr_u64(t[i] / 1000);
+	ev_arr_end();
+	ev_arr_begin("accepted_bytes");
+	for (unsigned i = 0; i < n; i++)
+		ev_arr_u64(v[i]);
+	ev_arr_end();
+	ev_end();
+}
+
 void memory_report_summary(void)
 {
 	struct palloc_stats *s = palloc_stats_mut();
@@ -355,6 +373,7 @@ void memory_report_summary(void)
 		"max %llu ns), %llu MiB still unaccepted, %llu MiB free\n",
 		s->accepted_bytes >> 20, s->accept_calls, l->total_ns / 1000, p50, p99, l->max_ns,
 		s->unaccepted_bytes >> 20, s->free_bytes >> 20);
+	report_series(&s->accepted_over_time);
 	ev_begin("summary");
 	ev_u64("unaccepted_bytes", s->unaccepted_bytes);
 	ev_u64("accepted_bytes", s->accepted_bytes);
@@ -368,6 +387,8 @@ void memory_report_summary(void)
 	ev_u64("accept_ns_p50", p50);
 	ev_u64("accept_ns_p99", p99);
 	ev_u64("accept_ns_max", l->max_ns);
+	ev_u64("accept_ns_min", l->count ? l->min_ns : 0);
+	ev_u64("accept_mib_s", l->total_ns ? s->accepted_bytes * 1000000000ULL / l->total_ns >> 20 : 0);
 	ev_bool("accept_percentiles_exact", latency_exact(l));
 	ev_u64("map_ns_total", map_ns_total);
 	ev_u64("page_table_pages", paging_table_pages());

@@ -17,43 +17,138 @@
  * (splitting units costs a page each for metadata, so "all free memory" would not fit).
  */
 #define AUTO_EXTRA (512 * MiB)
+/* Blocks a mix or bandwidth step can hold at once (bandwidth: 16 GiB of 2 MiB blocks). */
+#define MAX_LIVE 8192
+#define BANDWIDTH_PASSES 3
 
-static u32 fast_samples[ALLOC_SAMPLES], slow_samples[ALLOC_SAMPLES];
+static u32 fast_samples[ALLOC_SAMPLES], slow_samples[ALLOC_SAMPLES], all_samples[ALLOC_SAMPLES];
+static u32 free_samples[ALLOC_SAMPLES];
+static u64 live_addr[MAX_LIVE];
+
+/* ------------------------------------------------------------------ parsing */
+
+static bool parse_step(const char *s, size_t len, struct workload_step *st, char *err, size_t errlen)
+{
+	char buf[64];
+	const char *arg;
+
+	if (len >= sizeof(buf)) {
+		format_buf(err, errlen, "workload step '%.20s...' is too long", s);
+		return false;
+	}
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	memset(st, 0, sizeof(*st));
+	arg = buf;
+	while (*arg && *arg != ':')
+		arg++;
+	if (*arg == ':')
+		arg++;
+
+	if (strcmp(buf, "none") == 0) {
+		st->kind = WL_NONE;
+		return true;
+	}
+	if (str_starts(buf, "touch:") && strcmp(arg, "auto") == 0) {
+		st->kind = WL_TOUCH;
+		st->size_auto = true;
+		return true;
+	}
+	if (str_starts(buf, "touch:") || str_starts(buf, "alloc2m:") || str_starts(buf, "bandwidth:")) {
+		st->kind = buf[0] == 't' ? WL_TOUCH : buf[0] == 'a' ? WL_ALLOC2M : WL_BANDWIDTH;
+		if (parse_size(arg, strlen(arg), &st->size) && st->size)
+			return true;
+		format_buf(err, errlen, "workload %s: needs a size like 512M", buf);
+		return false;
+	}
+	if (str_starts(buf, "mix:")) {
+		const char *colon = arg;
+
+		st->kind = WL_MIX;
+		st->seed = 1;
+		while (*colon && *colon != ':')
+			colon++;
+		if (!parse_size(arg, (size_t)(colon - arg), &st->ops) || !st->ops ||
+		    (*colon && !parse_size(colon + 1, strlen(colon + 1), &st->seed))) {
+			format_buf(err, errlen, "workload %s: expected mix:OPS or mix:OPS:SEED", buf);
+			return false;
+		}
+		return true;
+	}
+	format_buf(err, errlen, "workload step '%s' is not none, touch:SIZE|auto, alloc2m:SIZE, "
+		   "mix:OPS[:SEED] or bandwidth:SIZE", buf);
+	return false;
+}
 
 bool workload_parse(const char *s, struct workload_spec *w, char *err, size_t errlen)
 {
 	memset(w, 0, sizeof(*w));
-	if (strcmp(s, "none") == 0) {
-		w->kind = WL_NONE;
-		return true;
-	}
-	if (str_starts(s, "touch:")) {
-		const char *arg = s + 6;
+	for (const char *p = s;;) {
+		const char *comma = p;
 
-		w->kind = WL_TOUCH;
-		if (strcmp(arg, "auto") == 0) {
-			w->size_auto = true;
-			return true;
+		while (*comma && *comma != ',')
+			comma++;
+		if (w->nsteps == WORKLOAD_MAX_STEPS) {
+			format_buf(err, errlen, "workload=%s has more than %d steps", s, WORKLOAD_MAX_STEPS);
+			return false;
 		}
-		if (parse_size(arg, strlen(arg), &w->size) && w->size)
+		if (!parse_step(p, (size_t)(comma - p), &w->steps[w->nsteps++], err, errlen))
+			return false;
+		if (!*comma)
 			return true;
-		format_buf(err, errlen, "workload=%s: touch needs a size like 512M, or auto", s);
-		return false;
+		p = comma + 1;
 	}
-	format_buf(err, errlen, "workload=%s is not none or touch:SIZE", s);
-	return false;
 }
 
-/* Allocation latencies, split by whether the allocation had to accept memory. */
-struct alloc_timing {
-	struct latency fast, slow;
+/* ------------------------------------------------------------------ measurement */
+
+/* What a step changed, from counters read before and after it. */
+struct step {
+	const char *name;
+	u64 t0_ns;
+	u64 free_before, accepted_before, calls_before, accept_ns_before, meta_before, allocs_before;
+	u64 own_allocs;		/* allocations the step made itself */
+	struct latency fast, slow;	/* allocation latency: served from free memory / had to accept */
+	struct latency all;		/* every allocation */
 };
 
-static void timing_init(struct alloc_timing *t)
+static void step_begin(struct step *s, const char *name)
 {
-	latency_init(&t->fast, fast_samples, ALLOC_SAMPLES);
-	latency_init(&t->slow, slow_samples, ALLOC_SAMPLES);
+	const struct palloc_stats *st = palloc_stats();
+
+	memset(s, 0, sizeof(*s));
+	s->name = name;
+	s->free_before = st->free_bytes;
+	s->accepted_before = st->accepted_bytes;
+	s->calls_before = st->accept_calls;
+	s->accept_ns_before = st->accept_lat.total_ns;
+	s->meta_before = st->meta_bytes;
+	s->allocs_before = st->allocs;
+	latency_init(&s->fast, fast_samples, ALLOC_SAMPLES);
+	latency_init(&s->slow, slow_samples, ALLOC_SAMPLES);
+	latency_init(&s->all, all_samples, ALLOC_SAMPLES);
+	s->t0_ns = tsc_now_ns();
 }
+
+/* palloc_alloc, timed, filed under fast or slow by whether it had to accept memory. */
+static u64 timed_alloc(struct step *s, unsigned order)
+{
+	const struct palloc_stats *st = palloc_stats();
+	u64 calls = st->accept_calls, t = tsc_now_ns();
+	u64 pa = palloc_alloc(order);
+	u64 ns = tsc_now_ns() - t;
+
+	if (pa) {
+		latency_add(st->accept_calls != calls ? &s->slow : &s->fast, ns);
+		latency_add(&s->all, ns);
+		s->own_allocs++;
+	}
+	return pa;
+}
+
+/* Quantiles (in thousandths) reported with each latency, enough to draw a CDF. */
+static const unsigned quantiles[] = { 10, 50, 100, 200, 300, 400, 500, 600, 700, 800, 900,
+				      950, 990, 999 };
 
 static void ev_latency(const char *key, struct latency *l)
 {
@@ -66,75 +161,259 @@ static void ev_latency(const char *key, struct latency *l)
 	ev_u64("p999_ns", latency_percentile(l, 999));
 	ev_u64("max_ns", l->max_ns);
 	ev_bool("exact", latency_exact(l));
+	ev_arr_begin("quantiles_permille");
+	for (unsigned i = 0; i < ARRAY_SIZE(quantiles); i++)
+		ev_arr_u64(quantiles[i]);
+	ev_arr_end();
+	ev_arr_begin("quantiles_ns");
+	for (unsigned i = 0; i < ARRAY_SIZE(quantiles); i++)
+		ev_arr_u64(l->count ? latency_percentile(l, quantiles[i]) : 0);
+	ev_arr_end();
 	ev_obj_end();
 }
 
-static int touch(const struct workload_spec *w)
+static u64 mib_per_s(u64 bytes, u64 ns)
+{
+	return ns ? bytes * 1000000000ULL / ns >> 20 : 0;
+}
+
+/* Opens the step's `workload` event with the fields every step has; the caller adds and ends. */
+static void step_event(struct step *s, bool ok)
 {
 	const struct palloc_stats *st = palloc_stats();
-	u64 size = w->size;
-	struct alloc_timing t;
+	u64 accepted = st->accepted_bytes - s->accepted_before;
+	u64 accept_ns = st->accept_lat.total_ns - s->accept_ns_before;
 
-	if (w->size_auto)
-		size = st->free_bytes / 10 * 9 + MIN(AUTO_EXTRA, st->unaccepted_bytes);
-	size = ALIGN_UP(size, PAGE_SIZE);
+	ev_begin("workload");
+	ev_str("name", s->name);
+	ev_str("result", ok ? "ok" : "out_of_memory");
+	ev_u64("us", (tsc_now_ns() - s->t0_ns) / 1000);
+	ev_u64("free_before", s->free_before);
+	ev_u64("free_after", st->free_bytes);
+	ev_u64("accepted_bytes", accepted);
+	ev_u64("accept_calls", st->accept_calls - s->calls_before);
+	ev_u64("accept_ns", accept_ns);
+	ev_u64("accept_mib_s", mib_per_s(accepted, accept_ns));
+	ev_u64("meta_bytes_added", st->meta_bytes - s->meta_before);
+	/* Pages the kernel took for itself meanwhile (page tables for newly accepted memory). */
+	ev_u64("kernel_pages_added", st->allocs - s->allocs_before - s->own_allocs);
+	ev_latency("alloc_all", &s->all);
+	ev_latency("alloc_fast", &s->fast);
+	ev_latency("alloc_accepting", &s->slow);
+}
 
-	u64 free_before = st->free_bytes, accepted_before = st->accepted_bytes;
-	u64 calls_before = st->accept_calls, meta_before = st->meta_bytes;
-	u64 allocs_before = st->allocs;
-	u64 pages = size >> PAGE_SHIFT, done = 0, t0 = tsc_now_ns();
-	int code = EXIT_OK;
+static void report_oom(const char *what, u64 done, u64 want)
+{
+	kprintf("workload: out of memory after %llu of %llu %s: nothing left to accept\n", done, want,
+		what);
+}
 
-	timing_init(&t);
+/* ------------------------------------------------------------------ the steps */
+
+static int touch(const struct workload_step *w)
+{
+	const struct palloc_stats *st = palloc_stats();
+	u64 size = w->size_auto ? st->free_bytes / 10 * 9 + MIN(AUTO_EXTRA, st->unaccepted_bytes)
+				: w->size;
+	u64 pages = ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT, done = 0;
+	struct step s;
+
+	step_begin(&s, "touch");
 	kprintf("workload: touch %llu MiB in 4 KiB pages (%llu MiB free, %llu MiB unaccepted)\n",
-		size >> 20, free_before >> 20, st->unaccepted_bytes >> 20);
+		(pages << PAGE_SHIFT) >> 20, st->free_bytes >> 20, st->unaccepted_bytes >> 20);
 	for (; done < pages; done++) {
-		u64 calls = st->accept_calls, a = tsc_now_ns();
-		u64 pa = palloc_alloc(0);
-		u64 ns = tsc_now_ns() - a;
+		u64 pa = timed_alloc(&s, 0);
 
-		if (!pa) {
-			code = EXIT_OUT_OF_MEMORY;
+		if (!pa)
 			break;
-		}
-		latency_add(st->accept_calls != calls ? &t.slow : &t.fast, ns);
 		/* Write the whole page: accepted memory gets used, as a real workload would. */
 		memset((void *)(uintptr_t)pa, 0x5a, PAGE_SIZE);
 	}
-	u64 us = (tsc_now_ns() - t0) / 1000;
-
-	if (code == EXIT_OUT_OF_MEMORY)
-		kprintf("workload: out of memory after %llu of %llu pages (%llu MiB): nothing left to "
-			"accept\n", done, pages, (done << PAGE_SHIFT) >> 20);
-	kprintf("workload: touched %llu MiB in %llu us, accepted %llu MiB on the way\n",
-		(done << PAGE_SHIFT) >> 20, us, (st->accepted_bytes - accepted_before) >> 20);
-	ev_begin("workload");
-	ev_str("name", "touch");
-	ev_str("result", code == EXIT_OK ? "ok" : "out_of_memory");
-	ev_u64("bytes", size);
+	if (done < pages)
+		report_oom("pages", done, pages);
+	kprintf("workload: touched %llu MiB, accepted %llu MiB on the way\n",
+		(done << PAGE_SHIFT) >> 20, (st->accepted_bytes - s.accepted_before) >> 20);
+	step_event(&s, done == pages);
+	ev_u64("bytes", pages << PAGE_SHIFT);
 	ev_u64("done_bytes", done << PAGE_SHIFT);
-	ev_u64("us", us);
-	ev_u64("free_before", free_before);
-	ev_u64("accepted_bytes", st->accepted_bytes - accepted_before);
-	ev_u64("accept_calls", st->accept_calls - calls_before);
-	ev_u64("meta_bytes_added", st->meta_bytes - meta_before);
-	/* Pages the kernel took for itself meanwhile (page tables for newly accepted memory). */
-	ev_u64("kernel_pages_added", st->allocs - allocs_before - done);
-	ev_u64("free_after", st->free_bytes);
-	ev_latency("alloc_fast", &t.fast);
-	ev_latency("alloc_accepting", &t.slow);
 	ev_end();
-	return code;
+	return done == pages ? EXIT_OK : EXIT_OUT_OF_MEMORY;
+}
+
+static int alloc2m(const struct workload_step *w)
+{
+	u64 blocks = ALIGN_UP(w->size, UNIT_SIZE) >> UNIT_SHIFT, done = 0;
+	struct step s;
+
+	step_begin(&s, "alloc2m");
+	kprintf("workload: alloc2m %llu MiB in 2 MiB blocks\n", blocks * 2);
+	for (; done < blocks; done++) {
+		u64 pa = timed_alloc(&s, PALLOC_MAX_ORDER);
+
+		if (!pa)
+			break;
+		memset((void *)(uintptr_t)pa, 0x5a, UNIT_SIZE);
+	}
+	if (done < blocks)
+		report_oom("2 MiB blocks", done, blocks);
+	step_event(&s, done == blocks);
+	ev_u64("bytes", blocks * UNIT_SIZE);
+	ev_u64("done_bytes", done * UNIT_SIZE);
+	ev_end();
+	return done == blocks ? EXIT_OK : EXIT_OUT_OF_MEMORY;
+}
+
+static u64 rng_next(u64 *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* Mostly small blocks, some large, a few whole units: like a kernel's mix. */
+static unsigned random_order(u64 *rng)
+{
+	u64 r = rng_next(rng) % 100;
+
+	if (r < 50)
+		return 0;
+	if (r < 75)
+		return 1 + (unsigned)(rng_next(rng) % 3);
+	if (r < 95)
+		return 4 + (unsigned)(rng_next(rng) % 5);
+	return PALLOC_MAX_ORDER;
+}
+
+static int mix(const struct workload_step *w)
+{
+	u64 rng = w->seed ? w->seed : 1, nlive = 0, live_bytes = 0, peak = 0, failures = 0;
+	struct latency frees;
+	struct step s;
+
+	step_begin(&s, "mix");
+	latency_init(&frees, free_samples, ALLOC_SAMPLES);
+	kprintf("workload: mix of %llu random allocations and frees (seed %llu)\n", w->ops, w->seed);
+	for (u64 op = 0; op < w->ops; op++) {
+		bool alloc = nlive == 0 || (nlive < MAX_LIVE && rng_next(&rng) % 100 < 55);
+
+		if (alloc) {
+			unsigned order = random_order(&rng);
+			u64 pa = timed_alloc(&s, order);
+
+			if (pa) {
+				/* Touch the first line: the block is really used. */
+				memset((void *)(uintptr_t)pa, 0x5a, 64);
+				live_addr[nlive++] = pa;
+				live_bytes += PAGE_SIZE << order;
+				peak = MAX(peak, live_bytes);
+				continue;
+			}
+			failures++;
+			if (!nlive)
+				continue;
+		}
+		/* Free a random live block (swap with the last). */
+		u64 i = rng_next(&rng) % nlive, t = tsc_now_ns();
+
+		live_bytes -= PAGE_SIZE << palloc_block_order(live_addr[i]);
+		palloc_free(live_addr[i]);
+		latency_add(&frees, tsc_now_ns() - t);
+		live_addr[i] = live_addr[--nlive];
+	}
+	while (nlive)
+		palloc_free(live_addr[--nlive]);
+	step_event(&s, true);
+	ev_u64("ops", w->ops);
+	ev_u64("seed", w->seed);
+	ev_u64("alloc_failures", failures);
+	ev_u64("peak_live_bytes", peak);
+	ev_latency("free", &frees);
+	ev_end();
+	return EXIT_OK;
+}
+
+/*
+ * Write bandwidth of accepted memory: the baseline that acceptance is compared with.
+ * The memory is allocated (and accepted, if it must be) first, written once untimed,
+ * then written BANDWIDTH_PASSES times, timed.
+ */
+static int bandwidth(const struct workload_step *w)
+{
+	u64 blocks = MIN(ALIGN_UP(w->size, UNIT_SIZE) >> UNIT_SHIFT, (u64)MAX_LIVE), n = 0;
+	u64 pass_ns[BANDWIDTH_PASSES], first_ns;
+	struct step s;
+
+	step_begin(&s, "bandwidth");
+	for (; n < blocks; n++) {
+		live_addr[n] = timed_alloc(&s, PALLOC_MAX_ORDER);
+		if (!live_addr[n])
+			break;
+	}
+	if (n < blocks) {
+		report_oom("2 MiB blocks", n, blocks);
+		while (n)
+			palloc_free(live_addr[--n]);
+		step_event(&s, false);
+		ev_end();
+		return EXIT_OUT_OF_MEMORY;
+	}
+	u64 t = tsc_now_ns();
+
+	for (u64 i = 0; i < n; i++)
+		memset((void *)(uintptr_t)live_addr[i], 0x11, UNIT_SIZE);
+	first_ns = tsc_now_ns() - t;
+	for (unsigned p = 0; p < BANDWIDTH_PASSES; p++) {
+		t = tsc_now_ns();
+		for (u64 i = 0; i < n; i++)
+			memset((void *)(uintptr_t)live_addr[i], 0x22 + p, UNIT_SIZE);
+		pass_ns[p] = tsc_now_ns() - t;
+	}
+	/* Median of three passes. */
+	u64 a = pass_ns[0], b = pass_ns[1], c = pass_ns[2];
+	u64 median = MAX(MIN(a, b), MIN(MAX(a, b), c));
+	u64 bytes = n * UNIT_SIZE;
+
+	while (n)
+		palloc_free(live_addr[--n]);
+	kprintf("workload: write bandwidth %llu MiB/s over %llu MiB of accepted memory (first pass %llu MiB/s)\n",
+		mib_per_s(bytes, median), bytes >> 20, mib_per_s(bytes, first_ns));
+	step_event(&s, true);
+	ev_u64("bytes", bytes);
+	ev_u64("write_mib_s", mib_per_s(bytes, median));
+	ev_u64("first_pass_mib_s", mib_per_s(bytes, first_ns));
+	ev_u64("passes", BANDWIDTH_PASSES);
+	ev_end();
+	return EXIT_OK;
 }
 
 int workload_run(const struct workload_spec *w)
 {
-	switch (w->kind) {
-	case WL_NONE:
-		return EXIT_OK;
-	case WL_TOUCH:
-		return touch(w);
-	default:
-		panic("workload_run: unknown workload kind %u", w->kind);
+	for (unsigned i = 0; i < w->nsteps; i++) {
+		const struct workload_step *st = &w->steps[i];
+		int code;
+
+		switch (st->kind) {
+		case WL_NONE:
+			code = EXIT_OK;
+			break;
+		case WL_TOUCH:
+			code = touch(st);
+			break;
+		case WL_ALLOC2M:
+			code = alloc2m(st);
+			break;
+		case WL_MIX:
+			code = mix(st);
+			break;
+		case WL_BANDWIDTH:
+			code = bandwidth(st);
+			break;
+		default:
+			panic("workload_run: unknown workload kind %u", st->kind);
+		}
+		if (code != EXIT_OK)
+			return code;
 	}
+	return EXIT_OK;
 }

@@ -7,20 +7,33 @@
 
 enum workload_kind {
 	WL_NONE,
-	WL_TOUCH,	/* touch:SIZE|auto - allocate SIZE in 4 KiB pages and write each page */
+	WL_TOUCH,	/* touch:SIZE|auto - allocate SIZE in 4 KiB pages, write each page */
+	WL_ALLOC2M,	/* alloc2m:SIZE - allocate SIZE in 2 MiB blocks, write each block */
+	WL_MIX,		/* mix:OPS[:SEED] - random allocations (4 KiB..2 MiB) and frees */
+	WL_BANDWIDTH,	/* bandwidth:SIZE - write bandwidth of memory that is already accepted */
 };
 
-struct workload_spec {
+struct workload_step {
 	u32 kind;
 	bool size_auto;
-	u64 size;
+	u64 size;	/* bytes (touch, alloc2m, bandwidth) */
+	u64 ops;	/* mix */
+	u64 seed;	/* mix */
+};
+
+#define WORKLOAD_MAX_STEPS 8
+
+/* workload=A,B,C runs the steps in order in one boot. */
+struct workload_spec {
+	unsigned nsteps;
+	struct workload_step steps[WORKLOAD_MAX_STEPS];
 };
 
 #define WORKLOAD_DEFAULT "touch:auto"
 
 /* Parse `workload=`; on error writes a one-line reason to err and returns false. */
 bool workload_parse(const char *s, struct workload_spec *w, char *err, size_t errlen);
-/* Run it; returns an exit code (EXIT_OK, or EXIT_OUT_OF_MEMORY when memory ran out). */
+/* Run the steps; returns an exit code (EXIT_OK, or EXIT_OUT_OF_MEMORY when memory ran out). */
 int workload_run(const struct workload_spec *w);
 
 #endif

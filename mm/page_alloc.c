@@ -380,6 +380,7 @@ void palloc_init(const struct memmap *m, struct unaccepted_bitmap *bm,
 	refill_hook = NULL;
 	after_alloc_hook = NULL;
 	latency_init(&stats.accept_lat, lat_samples, lat_cap);
+	series_init(&stats.accepted_over_time);
 	build_zones(m);
 	stats.unaccepted_bytes = bitmap_count(bm) * UNIT_SIZE;
 }
@@ -568,6 +569,7 @@ static void accept_run(u64 start, u64 end, enum accept_path path)
 	if (!rc) {
 		stats.accepted_bytes += end - start;
 		stats.accepted_by_path[path] += end - start;
+		series_add(&stats.accepted_over_time, t0 + ns, stats.accepted_bytes);
 	}
 }
 
@@ -614,6 +616,7 @@ void palloc_accept_edge(u64 start, u64 end)
 	}
 	stats.accepted_bytes += end - start;
 	stats.accepted_by_path[ACCEPT_BOOT_EDGE] += end - start;
+	series_add(&stats.accepted_over_time, env.now_ns(), stats.accepted_bytes);
 	palloc_add_free(start, end);
 }
 

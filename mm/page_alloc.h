@@ -7,6 +7,7 @@
 #include "mm/bitmap.h"
 #include "mm/latency.h"
 #include "mm/memmap.h"
+#include "mm/series.h"
 
 #define PALLOC_MAX_ORDER 9	/* 2^9 pages = 2 MiB = one acceptance unit */
 #define PALLOC_MAX_ZONES 64
@@ -33,6 +34,7 @@ struct palloc_stats {
 	u64 accept_failures;	/* units lost because the platform refused them */
 	u64 unaccepted_bytes;	/* what is still unaccepted (Linux's Unaccepted: in /proc/meminfo) */
 	struct latency accept_lat;	/* ns per accept call */
+	struct series accepted_over_time;	/* (ns since env.now_ns's origin, accepted_bytes) */
 };
 
 /*
