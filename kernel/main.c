@@ -117,6 +117,7 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* Our own descriptor tables first: the firmware's sit in memory we will reuse. */
 	gdt_init();
 	idt_init();
+	memory_trap_init();
 
 	/* Port I/O (and so the console) the way this platform needs it. */
 	u32 kind = platform_resolve(bi->detected, &bi->config);

@@ -7,6 +7,7 @@
 #include "kernel/memory.h"
 #include "kernel/panic.h"
 #include "kernel/report.h"
+#include "arch/x86/desc.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/tsc.h"
 #include "mm/bitmap.h"
@@ -391,6 +392,8 @@ void memory_report_summary(void)
 	ev_u64("accept_mib_s", l->total_ns ? s->accepted_bytes * 1000000000ULL / l->total_ns >> 20 : 0);
 	ev_bool("accept_percentiles_exact", latency_exact(l));
 	ev_u64("map_ns_total", map_ns_total);
+	/* What keeping unaccepted memory unmapped costs: mapping time per accept call. */
+	ev_u64("map_ns_per_accept", s->accept_calls ? map_ns_total / s->accept_calls : 0);
 	ev_u64("page_table_pages", paging_table_pages());
 	ev_u64("allocs", s->allocs);
 	ev_u64("frees", s->frees);
@@ -414,4 +417,65 @@ void memory_report_summary(void)
 		ev_u64(platform->counters[i].name, platform->counters[i].count);
 	ev_obj_end();
 	ev_end();
+}
+
+bool memory_in_unaccepted_span(u64 addr)
+{
+	for (unsigned i = 0; i < bitmap.nsegs; i++)
+		if (addr - bitmap.segs[i].base < bitmap.segs[i].units * UNIT_SIZE)
+			return true;
+	return false;
+}
+
+__noreturn void memory_report_unaccepted_access(const struct trap_frame *f, u64 addr,
+						const char *source)
+{
+	u64 unit = ALIGN_DOWN(addr, UNIT_SIZE), bt[8];
+	unsigned nbt = backtrace(f->rbp, bt, ARRAY_SIZE(bt));
+	/* Still unaccepted, or accepted and then lost because the platform refused it. */
+	const char *state = bitmap_test(&bitmap, addr) ? "unaccepted"
+			  : paging_lookup(addr) ? "accepted" : "not mapped (lost or not RAM)";
+
+	kprintf("\n*** access to unaccepted memory at %016llx (2 MiB unit %016llx, %s), caught by %s\n",
+		addr, unit, state, source);
+	kprintf("  RIP %016llx (image base %016llx), backtrace:", f->rip, kernel_image_base());
+	for (unsigned i = 0; i < nbt; i++)
+		kprintf(" %016llx", bt[i]);
+	kprintf("\n");
+	trap_dump(f);
+	ev_begin("unaccepted_access");
+	ev_u64("addr", addr);
+	ev_u64("unit", unit);
+	ev_str("state", state);
+	ev_str("source", source);
+	ev_u64("rip", f->rip);
+	ev_u64("image_base", kernel_image_base());
+	ev_arr_begin("backtrace");
+	for (unsigned i = 0; i < nbt; i++)
+		ev_arr_u64(bt[i]);
+	ev_arr_end();
+	ev_end();
+	kernel_exit(EXIT_UNACCEPTED_ACCESS);
+}
+
+#define PF_PRESENT (1ULL << 0)	/* error code bit 0: 0 = the page was not present */
+
+/*
+ * Unaccepted units are never mapped (memory_build_page_tables leaves them out; the
+ * accept path maps a unit just before accepting it), so any touch of one is a
+ * not-present page fault here, on every platform, before the access can reach the
+ * host: TDX would kill the guest silently, SNP would raise a #VC it cannot handle.
+ */
+static bool pf_handler(struct trap_frame *f)
+{
+	u64 addr = read_cr2();
+
+	if (f->error_code & PF_PRESENT || !memory_in_unaccepted_span(addr))
+		return false;	/* a plain bug: the generic exception report says so */
+	memory_report_unaccepted_access(f, addr, "page fault");
+}
+
+void memory_trap_init(void)
+{
+	trap_register(VEC_PF, pf_handler);
 }

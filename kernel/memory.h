@@ -23,6 +23,19 @@ void memory_init_allocator(const struct boot_info *bi);
 /* The `summary` event: what acceptance cost. */
 void memory_report_summary(void);
 
+/*
+ * Something touched memory inside the bitmap's span that is not mapped: report the
+ * address, its unit and the unit's state, RIP and a backtrace, then terminate with
+ * EXIT_UNACCEPTED_ACCESS. `source` names how it was caught ("page fault", "#VE", "#VC").
+ */
+struct trap_frame;
+__noreturn void memory_report_unaccepted_access(const struct trap_frame *f, u64 addr,
+						const char *source);
+/* Catch touches of unaccepted memory (a not-present #PF inside the span). */
+void memory_trap_init(void);
+/* Is addr inside a unit the bitmap tracks (unaccepted now or accepted since)? */
+bool memory_in_unaccepted_span(u64 addr);
+
 extern struct memmap kernel_memmap;
 
 #endif

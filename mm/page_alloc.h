@@ -9,6 +9,18 @@
 #include "mm/memmap.h"
 #include "mm/series.h"
 
+/*
+ * Reads past the end of an allocation. Linux accepts one extra unit after a range
+ * that ends on a unit boundary, because load_unaligned_zeropad() may read a word that
+ * straddles the end of a page. memaccept has no such reads: memset/memcpy (rep
+ * stos/movs) touch exactly the bytes asked for, string routines stop at the
+ * terminator of strings that live in the image, and the bitmap and allocator read
+ * whole u64 words only inside their own storage. So nothing reads past the end of an
+ * allocation and no extra unit is accepted. Instead of trusting that, unaccepted units
+ * stay unmapped: a read that ever did cross into one faults and is reported with its
+ * address (kernel/memory.c; test case stray_cross does exactly that read).
+ */
+
 #define PALLOC_MAX_ORDER 9	/* 2^9 pages = 2 MiB = one acceptance unit */
 #define PALLOC_MAX_ZONES 64
 

@@ -213,3 +213,17 @@ def eager_accepts_everything(case, events, text):
     if last_progress > ready_at >= 0:
         problems.append("eager progress after ready")
     return problems
+
+
+def stray_access_matches_target(case, events, text):
+    """The reported unaccepted access is exactly the address the test case announced."""
+    target, got = _first(events, "stray_target"), _first(events, "unaccepted_access")
+    if target is None or got is None:
+        return ["missing stray_target or unaccepted_access event"]
+    problems = []
+    for k in ("addr", "unit"):
+        if target[k] != got[k]:
+            problems.append("%s: touched %#x, reported %#x" % (k, target[k], got[k]))
+    if not got.get("backtrace"):
+        problems.append("no backtrace in the report")
+    return problems
