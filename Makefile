@@ -29,8 +29,9 @@ Q := $(if $(V),,@)
 DEPS := tools/deps.sh
 
 # ---------------------------------------------------------------- kernel sources
-COMMON_SRCS := $(wildcard boot/*.c kernel/*.c mm/*.c arch/x86/*.c drivers/*.c lib/*.c)
-COMMON_ASM := $(wildcard boot/*.asm arch/x86/*.asm)
+COMMON_SRCS := $(wildcard boot/*.c kernel/*.c mm/*.c arch/x86/*.c arch/x86/tdx/*.c \
+	arch/x86/sev/*.c drivers/*.c lib/*.c)
+COMMON_ASM := $(wildcard boot/*.asm arch/x86/*.asm arch/x86/tdx/*.asm arch/x86/sev/*.asm)
 # Only in memaccept-test.efi: in-guest test cases and the platform emulator.
 TEST_SRCS := $(wildcard kernel/tests/*.c arch/x86/emu/*.c boot/test/*.c)
 TEST_ASM := $(wildcard arch/x86/emu/*.asm)
@@ -45,7 +46,7 @@ KCFLAGS := -std=gnu11 -O2 -g -I. \
 # GNU-EFI headers only for boot/, which is the only EFI-aware code.
 EFI_CFLAGS := -isystem /usr/include/efi -isystem /usr/include/efi/x86_64 -DGNU_EFI_USE_MS_ABI
 PROD_DEFS :=
-TEST_DEFS := -DCONFIG_TEST_IMAGE
+TEST_DEFS := -DCONFIG_TEST_IMAGE -DCONFIG_EMULATOR
 
 # Static PIE at address 0 (see linker.ld); --orphan-handling=error makes every input
 # section land somewhere on purpose; -z text refuses relocations in code.
@@ -148,6 +149,18 @@ unit: $(UNIT_BINS)
 test: deps-test all $(UNIT_BINS) $(B)/memaccept.img
 	@$(PYTHON) tests/run.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
 		--unit $(UNIT_BINS)
+
+# The QEMU measurement matrix (tools/bench.py): build/bench/report.md, results.json, logs,
+# PNGs. BENCH_ARGS="--quick" for a short trial run, "--jobs N" for N boots at a time.
+bench: deps-run $(B)/memaccept.efi
+	@$(DEPS) report
+	@$(PYTHON) tools/bench.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) $(BENCH_ARGS)
+
+# Compare boots from their console logs: make report LOG="a.log lazy=b.log ..."
+report:
+	@test -n "$(LOG)" || { echo 'make report: set LOG="FILE ..." (console logs, LABEL=FILE to name one), e.g. LOG="build/bench/logs/b-*.log"' >&2; exit 2; }
+	@$(DEPS) report
+	@$(PYTHON) tools/report.py --markdown $(B)/report/report.md --plots $(B)/report $(LOG)
 
 clean:
 	rm -rf $(B)

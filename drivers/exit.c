@@ -17,8 +17,12 @@ void exit_set_reset_system(u64 fn)
 
 __noreturn void machine_halt(void)
 {
-	for (;;)
-		__asm__ volatile("cli; hlt");
+	for (;;) {
+		if (platform->halt)
+			platform->halt();
+		else
+			__asm__ volatile("cli; hlt");
+	}
 }
 
 __noreturn void machine_exit(int code)

@@ -12,6 +12,9 @@
 #include "kernel/report.h"
 #include "kernel/testcase.h"
 #include "kernel/workload.h"
+#ifdef CONFIG_EMULATOR
+#include "arch/x86/emu/emu.h"
+#endif
 #include "mm/early.h"
 
 u8 kernel_stack[KERNEL_STACK_SIZE] __aligned(16);
@@ -118,11 +121,16 @@ __noreturn void kernel_main(struct boot_info *bi)
 	gdt_init();
 	idt_init();
 	memory_trap_init();
+#ifdef CONFIG_EMULATOR
+	/* Test image: catch TDCALL/PVALIDATE/VMGEXIT before the backends run any. */
+	emu_install(bi);
+#endif
 
 	/* Port I/O (and so the console) the way this platform needs it. */
 	u32 kind = platform_resolve(bi->detected, &bi->config);
 
 	platform_set(kind);
+	platform_setup_early(kind);
 	phases[nphases++] = (typeof(phases[0])){ "efi_main_to_ebs", tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_at_entry) / 1000 };
 	phase_done("descriptor_tables");
 	kprintf("kernel: boot services exited after %u attempt(s), %llu us after efi_main\n",
@@ -148,6 +156,9 @@ __noreturn void kernel_main(struct boot_info *bi)
 
 	/* Boot-time allocations come from memory the firmware already accepted. */
 	early_init(&kernel_memmap);
+#ifdef CONFIG_EMULATOR
+	emu_setup_model(&kernel_memmap);
+#endif
 	/* Our identity map: OVMF's page tables live in boot-services memory. Unaccepted
 	 * units stay unmapped. */
 	memory_build_page_tables(platform->private_pte_bits);

@@ -15,6 +15,9 @@
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
 #include "lib/string.h"
+#ifdef CONFIG_EMULATOR
+#include "arch/x86/emu/emu.h"
+#endif
 
 /* Sized for the largest map boot/ accepts (BOOT_MAP_BUFFER / 40 descriptors). */
 #define MAX_DESC 4096
@@ -416,6 +419,15 @@ void memory_report_summary(void)
 	for (unsigned i = 0; i < platform->ncounters; i++)
 		ev_u64(platform->counters[i].name, platform->counters[i].count);
 	ev_obj_end();
+	/* The same per GiB accepted (rounded), the figure to compare across policies. */
+	ev_obj_begin("platform_calls_per_gib");
+	for (unsigned i = 0; i < platform->ncounters && s->accepted_bytes; i++)
+		ev_u64(platform->counters[i].name,
+		       (platform->counters[i].count * GiB + s->accepted_bytes / 2) / s->accepted_bytes);
+	ev_obj_end();
+#ifdef CONFIG_EMULATOR
+	emu_report();
+#endif
 	ev_end();
 }
 
@@ -455,7 +467,7 @@ __noreturn void memory_report_unaccepted_access(const struct trap_frame *f, u64 
 		ev_arr_u64(bt[i]);
 	ev_arr_end();
 	ev_end();
-	kernel_exit(EXIT_UNACCEPTED_ACCESS);
+	kernel_exit_reason(EXIT_UNACCEPTED_ACCESS, FC_UNACCEPTED_ACCESS);
 }
 
 #define PF_PRESENT (1ULL << 0)	/* error code bit 0: 0 = the page was not present */

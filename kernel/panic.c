@@ -10,22 +10,29 @@
 
 static bool exiting;
 
-__noreturn void kernel_exit(int code)
+__noreturn void kernel_exit_reason(int code, u32 condition)
 {
 	/* A fault while reporting must not loop back here. */
 	if (!exiting) {
 		exiting = true;
 		ev_begin("exit");
 		ev_u64("code", (u64)code);
+		if (condition)
+			ev_str("condition", fatal_condition_name(condition));
 		ev_end();
 	}
 	/* On TDX and SNP a failure is also reported to the host, which then stops the guest. */
 	if (code != EXIT_OK && code != EXIT_TEST_FAILED && code != EXIT_OUT_OF_MEMORY)
-		platform->terminate((u32)code);
+		platform->terminate(FATAL_REASON(condition, code));
 	machine_exit(code);
 }
 
-static __noreturn void die(int code, const char *event, const char *fmt, va_list ap)
+__noreturn void kernel_exit(int code)
+{
+	kernel_exit_reason(code, FC_NONE);
+}
+
+static __noreturn void die(int code, u32 condition, const char *event, const char *fmt, va_list ap)
 {
 	char msg[256];
 
@@ -34,8 +41,10 @@ static __noreturn void die(int code, const char *event, const char *fmt, va_list
 	ev_begin(event);
 	ev_str("msg", msg);
 	ev_u64("code", (u64)code);
+	if (condition)
+		ev_str("condition", fatal_condition_name(condition));
 	ev_end();
-	kernel_exit(code);
+	kernel_exit_reason(code, condition);
 }
 
 __noreturn void panic(const char *fmt, ...)
@@ -43,7 +52,7 @@ __noreturn void panic(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	die(EXIT_PANIC, "panic", fmt, ap);
+	die(EXIT_PANIC, FC_NONE, "panic", fmt, ap);
 }
 
 __noreturn void fatal(int code, const char *fmt, ...)
@@ -51,5 +60,13 @@ __noreturn void fatal(int code, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	die(code, "fatal", fmt, ap);
+	die(code, FC_NONE, "fatal", fmt, ap);
+}
+
+__noreturn void fatal_reason(int code, u32 condition, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	die(code, condition, "fatal", fmt, ap);
 }

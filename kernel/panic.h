@@ -8,6 +8,8 @@
 
 /* Print the `exit` event and leave with `code` (include/exit_codes.h). */
 __noreturn void kernel_exit(int code);
+/* Same, telling the host why (enum fatal_condition in arch/x86/platform.h). */
+__noreturn void kernel_exit_reason(int code, u32 condition);
 
 /* A broken invariant inside memaccept: name the function and the values in the message. */
 __noreturn void panic(const char *fmt, ...) __printf(1, 2);
@@ -17,5 +19,7 @@ __noreturn void panic(const char *fmt, ...) __printf(1, 2);
  * the reason, emit a `fatal` event, report to the host through the platform, and exit.
  */
 __noreturn void fatal(int code, const char *fmt, ...) __printf(2, 3);
+/* fatal() with a condition for the host (enum fatal_condition). */
+__noreturn void fatal_reason(int code, u32 condition, const char *fmt, ...) __printf(3, 4);
 
 #endif

@@ -163,7 +163,12 @@ void paging_activate(void)
 		pml5[0] = table_entry(root);
 		top = (u64)(uintptr_t)pml5;
 	}
-	write_cr3(top | private_bits);
+	/*
+	 * CR3 takes the encryption bit too (the top table is private memory), but only where
+	 * CR3 has address bits: the emulator's C-bit sits in the PTEs' ignored bits 52-58,
+	 * which CR3 reserves.
+	 */
+	write_cr3(top | (private_bits & PTE_ADDR_MASK));
 }
 
 u64 paging_lookup(u64 addr)

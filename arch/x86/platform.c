@@ -2,14 +2,28 @@
 /* memaccept: choosing the platform from what boot/ detected and what the command line asked for. */
 #include "arch/x86/platform.h"
 #include "arch/x86/sim.h"
+#include "arch/x86/tdx/tdx.h"
 #include "include/boot_info.h"
 #include "drivers/console.h"
 #include "drivers/exit.h"
 #include "kernel/panic.h"
 
+const char *fatal_condition_name(u32 condition)
+{
+	static const char *const names[] = {
+		[FC_NONE] = "none", [FC_ACCEPT_STATUS] = "accept_status",
+		[FC_ACCEPT_RETRIES] = "accept_retries", [FC_PSC_ERROR] = "psc_error",
+		[FC_PSC_PROTOCOL] = "psc_protocol", [FC_PVALIDATE_NOUPDATE] = "pvalidate_noupdate",
+		[FC_PVALIDATE_FAIL] = "pvalidate_fail", [FC_GHCB] = "ghcb",
+		[FC_UNACCEPTED_ACCESS] = "unaccepted_access",
+		[FC_UNEXPECTED_EXCEPTION] = "unexpected_exception",
+	};
+	return condition < ARRAY_SIZE(names) ? names[condition] : "?";
+}
+
 static __noreturn void none_terminate(u32 reason)
 {
-	machine_exit((int)reason);
+	machine_exit(FATAL_REASON_CODE(reason));
 }
 
 static int none_accept(u64 start, u64 end)
@@ -64,7 +78,16 @@ void platform_set(u32 kind)
 	case PLATFORM_NONE:
 		platform = &none_platform;
 		break;
+	case PLATFORM_TDX:
+		platform = tdx_platform();
+		break;
 	default:
 		fatal(EXIT_BAD_CONFIG, "platform: backend %u is not built into this image", kind);
 	}
+}
+
+void platform_setup_early(u32 kind)
+{
+	if (kind == PLATFORM_TDX)
+		tdx_setup();
 }

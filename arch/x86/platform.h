@@ -5,6 +5,29 @@
 
 #include "include/types.h"
 
+/*
+ * Why a guest stops, reported to the host along with the exit code (include/exit_codes.h)
+ * so that the host's log says more than "terminated": TDX ReportFatalError carries
+ * (condition << 8) | code in R12; the SNP termination request carries reason set 1 and
+ * reason code (condition << 4) | code (arch/x86/sev/snp.h).
+ */
+enum fatal_condition {
+	FC_NONE = 0,			/* a plain exit code: panic, exception, test failure */
+	FC_ACCEPT_STATUS = 1,		/* the platform answered an accept with an unexpected status */
+	FC_ACCEPT_RETRIES = 2,		/* the platform stayed busy beyond the retry bound */
+	FC_PSC_ERROR = 3,		/* SNP: the hypervisor reported a Page State Change error */
+	FC_PSC_PROTOCOL = 4,		/* SNP: the hypervisor broke the PSC protocol */
+	FC_PVALIDATE_NOUPDATE = 5,	/* SNP: PVALIDATE found memory already validated */
+	FC_PVALIDATE_FAIL = 6,		/* SNP: PVALIDATE failed */
+	FC_GHCB = 7,			/* SNP: GHCB negotiation or registration failed */
+	FC_UNACCEPTED_ACCESS = 8,	/* something touched unaccepted memory */
+	FC_UNEXPECTED_EXCEPTION = 9,	/* a #VE or #VC the guest cannot handle */
+};
+#define FATAL_REASON(condition, code) (((u32)(condition) << 8) | ((u32)(code) & 0xff))
+#define FATAL_REASON_CODE(reason) ((int)((reason) & 0xff))
+#define FATAL_REASON_CONDITION(reason) ((reason) >> 8)
+const char *fatal_condition_name(u32 condition);
+
 /* One named count per kind of platform call, reported in the `summary` event. */
 struct platform_counter {
 	const char *name;
@@ -22,8 +45,10 @@ struct cc_platform {
 	/* Port I/O the way this platform needs it (plain, TDVMCALL, GHCB IOIO exit). */
 	void (*io_out)(u16 port, u32 val, int size);
 	u32 (*io_in)(u16 port, int size);
-	/* Report a fatal error to the host (if the platform can) and stop. */
+	/* Report FATAL_REASON(condition, code) to the host (if the platform can) and stop. */
 	void (*terminate)(u32 reason) __noreturn;
+	/* Halt the CPU for good (TDX: TDVMCALL Instruction.HLT); NULL: the HLT instruction. */
+	void (*halt)(void);
 	/* Bits to OR into every private (encrypted) mapping: the C-bit on SNP, else 0. */
 	u64 private_pte_bits;
 	struct platform_counter *counters;
@@ -42,6 +67,8 @@ struct config;
 u32 platform_resolve(u32 detected, const struct config *cfg);
 /* Switch to that backend's operations (port I/O, accept, terminate). */
 void platform_set(u32 kind);
+/* What the backend needs before anything else runs: TD info and the #VE handler on TDX. */
+void platform_setup_early(u32 kind);
 
 /* The platform in use; the plain-VM ops until platform_select() runs. */
 extern const struct cc_platform *platform;

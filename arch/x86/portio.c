@@ -32,7 +32,7 @@ static int early_accept(u64 start, u64 end)
 /* Nobody to report to but QEMU's debug-exit device (or EFI ResetSystem). */
 static __noreturn void early_terminate(u32 reason)
 {
-	machine_exit((int)reason);
+	machine_exit(FATAL_REASON_CODE(reason));
 }
 
 /* Until platform_select(): plain port I/O, nothing to accept. */

@@ -94,6 +94,21 @@ __noreturn void fatal(int code, const char *fmt, ...)
 	unit_die("fatal", code, fmt, ap);
 }
 
+__noreturn void fatal_reason(int code, u32 condition, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)condition;
+	va_start(ap, fmt);
+	unit_die("fatal", code, fmt, ap);
+}
+
+__noreturn void kernel_exit_reason(int code, u32 condition)
+{
+	fprintf(stderr, "kernel_exit_reason(%d, %u) called in a host test\n", code, condition);
+	abort();
+}
+
 __noreturn void kernel_exit(int code)
 {
 	fprintf(stderr, "kernel_exit(%d) called in a host test\n", code);

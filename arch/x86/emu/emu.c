@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept (test image): emulator core: trap dispatch, page model, counters, fault injection. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/emu/decode.h"
+#include "arch/x86/emu/emu.h"
+#include "arch/x86/emu_hooks.h"
+#include "drivers/console.h"
+#include "drivers/exit.h"
+#include "kernel/panic.h"
+#include "kernel/report.h"
+#include "lib/string.h"
+#include "mm/early.h"
+
+struct emu_state emu;
+
+#define MAX_COUNTERS 48
+
+static struct {
+	const char *name;
+	u64 count;
+} counters[MAX_COUNTERS];
+static unsigned ncounters;
+
+void emu_count(const char *name)
+{
+	for (unsigned i = 0; i < ncounters; i++) {
+		/* Names are string literals: comparing pointers first is the common case. */
+		if (counters[i].name == name || strcmp(counters[i].name, name) == 0) {
+			counters[i].count++;
+			return;
+		}
+	}
+	if (ncounters < MAX_COUNTERS) {
+		counters[ncounters].name = name;
+		counters[ncounters++].count = 1;
+	}
+}
+
+u32 emu_mode(void)
+{
+	return emu.mode;
+}
+
+/* ------------------------------------------------------------------ before ExitBootServices */
+
+void boot_emulator_select(struct boot_info *bi)
+{
+	if (bi->config.platform == PLAT_TDX_EMU)
+		emu.mode = EMU_TDX;
+	else if (bi->config.platform == PLAT_SNP_EMU)
+		emu.mode = EMU_SNP;
+	else
+		emu.mode = EMU_OBSERVE;
+}
+
+bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+{
+	if (emu.mode == EMU_TDX)
+		return emu_tdx_cpuid(leaf, subleaf, r);
+	if (emu.mode == EMU_SNP)
+		return emu_snp_cpuid(leaf, subleaf, r);
+	return false;
+}
+
+/* SEV_STATUS (AMD APM vol. 2, 15.34.10): SEV, SEV-ES and SEV-SNP active. */
+bool emu_rdmsr_early(u32 msr, u64 *val)
+{
+	if (emu.mode != EMU_SNP || msr != 0xC0010131)
+		return false;
+	*val = 0x7;
+	return true;
+}
+
+/* ------------------------------------------------------------------ trap dispatch */
+
+static struct emu_decoded decode_at(u64 rip)
+{
+	/* Our own code: mapped, and at least 4 bytes follow any instruction we emit. */
+	return emu_decode((const u8 *)(uintptr_t)rip, 4);
+}
+
+static bool on_ud(struct trap_frame *f)
+{
+	struct emu_decoded d = decode_at(f->rip);
+
+	emu_count("ud_traps");
+	if (d.insn == INSN_TDCALL && emu.mode == EMU_TDX)
+		emu_tdx_tdcall(f);
+	else if (d.insn == INSN_PVALIDATE && emu.mode == EMU_SNP)
+		emu_snp_pvalidate(f);
+	else if (d.insn == INSN_VMGEXIT && emu.mode == EMU_SNP)
+		emu_snp_vmgexit(f);
+	else
+		return false;	/* a real #UD: the fatal exception report takes it */
+	f->rip += d.len;
+	return true;
+}
+
+#define MSR_SEV_GHCB 0xC0010130
+#define MSR_SEV_STATUS 0xC0010131
+
+static bool on_gp(struct trap_frame *f)
+{
+	struct emu_decoded d = decode_at(f->rip);
+	u32 msr = (u32)f->rcx;
+
+	emu_count("gp_traps");
+	if (emu.mode != EMU_SNP || (d.insn != INSN_RDMSR && d.insn != INSN_WRMSR) ||
+	    (msr != MSR_SEV_GHCB && msr != MSR_SEV_STATUS))
+		return false;
+	emu_snp_msr(f, d.insn == INSN_WRMSR);
+	f->rip += d.len;
+	return true;
+}
+
+void emu_install(const struct boot_info *bi)
+{
+	char err[160];
+
+	if (!emu_faults_parse(bi->config.emu_fault, &emu.faults, err, sizeof(err)))
+		kprintf("%s; no faults injected\n", err);
+	trap_register(VEC_UD, on_ud);
+	trap_register(VEC_GP, on_gp);
+	static const char *const names[] = { "off", "observe", "tdx", "snp" };
+
+	kprintf("emu: platform emulator in %s mode, %u fault(s) armed\n", names[emu.mode],
+		emu.faults.n);
+}
+
+/* ------------------------------------------------------------------ page model */
+
+u8 *emu_page(u64 pa)
+{
+	return emu.pages && pa < emu.model_end ? &emu.pages[pa >> PAGE_SHIFT] : NULL;
+}
+
+bool emu_range_is_ram(u64 start, u64 end)
+{
+	for (u64 a = start; a < end; a += PAGE_SIZE) {
+		u8 *p = emu_page(a);
+
+		if (!p || !(*p & EMU_PG_RAM))
+			return false;
+	}
+	return start < end;
+}
+
+static bool is_ram(u32 kind)
+{
+	return kind != RANGE_MMIO && kind != RANGE_RESERVED && kind != RANGE_SUSPECT;
+}
+
+void emu_setup_model(const struct memmap *m)
+{
+	u64 end = 0;
+
+	for (unsigned i = 0; i < m->nranges; i++)
+		if (is_ram(m->ranges[i].kind))
+			end = MAX(end, m->ranges[i].end);
+	emu.model_end = MIN(end, EMU_MODEL_LIMIT);
+	emu.pages = (u8 *)(uintptr_t)early_alloc(emu.model_end >> PAGE_SHIFT, PAGE_SIZE);
+
+	/*
+	 * What the firmware left: every RAM page the firmware used or handed over is
+	 * accepted (TDX) or assigned and validated (SNP); unaccepted memory is pending (TDX)
+	 * or still shared with the hypervisor (SNP), which is where an SNP guest's
+	 * acceptance starts: Page State Change to private, then PVALIDATE.
+	 */
+	for (unsigned i = 0; i < m->nranges; i++) {
+		const struct mem_range *r = &m->ranges[i];
+		u8 st = EMU_PG_RAM;
+
+		if (!is_ram(r->kind) || r->start >= emu.model_end)
+			continue;
+		if (r->kind != RANGE_UNACCEPTED)
+			st |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;
+		memset(&emu.pages[r->start >> PAGE_SHIFT], st,
+		       (MIN(r->end, emu.model_end) - r->start) >> PAGE_SHIFT);
+	}
+	/* State-describing faults take effect now: they are how the host set things up. */
+	for (unsigned i = 0; i < emu.faults.n; i++) {
+		struct emu_fault *f = &emu.faults.f[i];
+		u8 *p = emu_page(f->addr);
+
+		if (!p)
+			continue;
+		if (f->kind == FAULT_SIZE_MISMATCH) {
+			u8 *u = emu_page(ALIGN_DOWN(f->addr, UNIT_SIZE));
+
+			for (u64 j = 0; u && j < UNIT_SIZE / PAGE_SIZE; j++)
+				u[j] |= EMU_PG_HOST_SMALL;
+		} else if (f->kind == FAULT_ALREADY) {
+			*p |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;
+		}
+	}
+	kprintf("emu: page model covers %llu MiB (%llu KiB of state)\n", emu.model_end >> 20,
+		emu.model_end >> PAGE_SHIFT >> 10);
+}
+
+__noreturn void emu_host_stops_guest(int code, const char *why)
+{
+	kprintf("emu: the host stops the guest: %s\n", why);
+	ev_begin("emu_stop");
+	ev_str("why", why);
+	ev_u64("code", (u64)code);
+	ev_end();
+	machine_exit(code);
+}
+
+/*
+ * Observe mode: the sim platform's accept, checked as a TDX module would check it. A
+ * page accepted twice means the allocator lost track of a unit; on real hardware that
+ * is the double accept that loses data.
+ */
+void emu_observe_accept(u64 start, u64 end)
+{
+	if (emu.mode != EMU_OBSERVE || !emu.pages)
+		return;
+	emu_count("observed_accepts");
+	for (u64 a = start; a < end; a += PAGE_SIZE) {
+		u8 *p = emu_page(a);
+
+		if (!p)
+			continue;
+		if (!(*p & EMU_PG_RAM) || (*p & EMU_PG_ACCEPTED)) {
+			kprintf("emu: sim accepted %llx, which is %s\n", a,
+				*p & EMU_PG_RAM ? "already accepted" : "not RAM");
+			panic("emu_observe_accept: double accept or accept of non-RAM at %llx", a);
+		}
+		*p |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;
+	}
+	emu_count("observed_4k_pages");
+}
+
+void emu_report(void)
+{
+	static const char *const names[] = { "off", "observe", "tdx", "snp" };
+
+	ev_obj_begin("emulator");
+	ev_str("mode", names[emu.mode]);
+	for (unsigned i = 0; i < ncounters; i++)
+		ev_u64(counters[i].name, counters[i].count);
+	/* How often each injected fault fired: a test can tell that it took effect. */
+	ev_arr_begin("faults");
+	for (unsigned i = 0; i < emu.faults.n; i++) {
+		const struct emu_fault *f = &emu.faults.f[i];
+
+		ev_obj_begin(NULL);
+		ev_str("kind", emu_fault_name(f->kind));
+		if (f->addr != FAULT_ANY_ADDR)
+			ev_u64("addr", f->addr);
+		ev_u64("fired", f->fired);
+		ev_obj_end();
+	}
+	ev_arr_end();
+	ev_obj_end();
+}
+
+void emu_stage_ve(u32 reason, u64 qual, u64 gla, u64 gpa, u32 len)
+{
+	emu.ve_staged = true;
+	emu.ve_reason = reason, emu.ve_qual = qual, emu.ve_gla = gla, emu.ve_gpa = gpa;
+	emu.ve_len = len;
+}

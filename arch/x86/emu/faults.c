@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept (test image): parsing and consuming emu_fault= (pure logic, host-tested). */
+#include "arch/x86/emu/faults.h"
+#include "kernel/cmdline.h"
+#include "lib/format.h"
+#include "lib/string.h"
+
+static const struct {
+	const char *name;
+	bool has_addr, needs_addr, has_count, has_value;
+} kinds[FAULT_KIND_COUNT] = {
+	[FAULT_BUSY] = { "busy", true, false, true, false },
+	[FAULT_SIZE_MISMATCH] = { "size_mismatch", true, true, false, false },
+	[FAULT_ALREADY] = { "already", true, true, false, false },
+	[FAULT_STATUS] = { "status", true, true, false, true },
+	[FAULT_PVALIDATE_INPUT] = { "pvalidate_input", true, true, false, false },
+	[FAULT_PSC_PARTIAL] = { "psc_partial", false, false, true, false },
+	[FAULT_PSC_ERROR] = { "psc_error", false, false, false, false },
+	[FAULT_PSC_BACKWARDS] = { "psc_backwards", false, false, false, false },
+	[FAULT_NO_SEPT_VE_DISABLE] = { "no_sept_ve_disable", false, false, false, false },
+};
+
+const char *emu_fault_name(u32 kind)
+{
+	return kind < FAULT_KIND_COUNT ? kinds[kind].name : "?";
+}
+
+/* Hex with 0x, or a size (decimal with K/M/G/T). */
+static bool parse_number(const char *s, size_t len, u64 *out)
+{
+	u64 v = 0;
+
+	if (len > 2 && s[0] == '0' && (s[1] | 0x20) == 'x') {
+		if (len > 18)
+			return false;
+		for (size_t i = 2; i < len; i++) {
+			char c = (char)(s[i] | 0x20);
+
+			if (c >= '0' && c <= '9')
+				v = v * 16 + (u64)(c - '0');
+			else if (c >= 'a' && c <= 'f')
+				v = v * 16 + (u64)(c - 'a' + 10);
+			else
+				return false;
+		}
+		*out = v;
+		return true;
+	}
+	return parse_size(s, len, out);
+}
+
+static bool parse_item(const char *s, size_t len, struct emu_fault *f, char *err, size_t errlen)
+{
+	size_t name_len = 0;
+
+	while (name_len < len && s[name_len] != '@' && s[name_len] != ':' && s[name_len] != '=')
+		name_len++;
+	memset(f, 0, sizeof(*f));
+	f->kind = FAULT_KIND_COUNT;
+	for (u32 k = 0; k < FAULT_KIND_COUNT; k++)
+		if (strlen(kinds[k].name) == name_len && strncmp(s, kinds[k].name, name_len) == 0)
+			f->kind = k;
+	if (f->kind == FAULT_KIND_COUNT) {
+		format_buf(err, errlen, "emu_fault: unknown fault '%.*s'", (int)name_len, s);
+		return false;
+	}
+	f->addr = FAULT_ANY_ADDR;
+	f->count = 1;
+	size_t i = name_len;
+
+	if (i < len && s[i] == '@') {
+		size_t a = ++i;
+
+		while (i < len && s[i] != ':' && s[i] != '=')
+			i++;
+		if (!kinds[f->kind].has_addr || !parse_number(s + a, i - a, &f->addr)) {
+			format_buf(err, errlen, "emu_fault: bad address in '%.*s'", (int)len, s);
+			return false;
+		}
+	}
+	if (i < len && s[i] == ':') {
+		size_t a = ++i;
+
+		while (i < len && s[i] != '=')
+			i++;
+		u64 n;
+
+		if (!kinds[f->kind].has_count || !parse_number(s + a, i - a, &n) || !n) {
+			format_buf(err, errlen, "emu_fault: bad count in '%.*s'", (int)len, s);
+			return false;
+		}
+		if (f->kind == FAULT_PSC_PARTIAL) {
+			f->value = n;
+			f->count = UINT64_MAX;	/* for every request */
+		} else {
+			f->count = n;
+		}
+	}
+	if (i < len && s[i] == '=') {
+		if (!kinds[f->kind].has_value || !parse_number(s + i + 1, len - i - 1, &f->value)) {
+			format_buf(err, errlen, "emu_fault: bad value in '%.*s'", (int)len, s);
+			return false;
+		}
+		i = len;
+	}
+	if (i != len || (kinds[f->kind].needs_addr && f->addr == FAULT_ANY_ADDR) ||
+	    (kinds[f->kind].has_value && i == name_len) ||
+	    (f->kind == FAULT_PSC_PARTIAL && !f->value)) {
+		format_buf(err, errlen, "emu_fault: '%.*s' is incomplete or has extra parts", (int)len, s);
+		return false;
+	}
+	return true;
+}
+
+bool emu_faults_parse(const char *spec, struct emu_faults *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (!spec || !*spec)
+		return true;
+	for (const char *p = spec;;) {
+		const char *comma = p;
+
+		while (*comma && *comma != ',')
+			comma++;
+		if (out->n == EMU_MAX_FAULTS) {
+			format_buf(err, errlen, "emu_fault: more than %d faults", EMU_MAX_FAULTS);
+			out->n = 0;
+			return false;
+		}
+		if (!parse_item(p, (size_t)(comma - p), &out->f[out->n], err, errlen)) {
+			out->n = 0;
+			return false;
+		}
+		out->n++;
+		if (!*comma)
+			return true;
+		p = comma + 1;
+	}
+}
+
+struct emu_fault *emu_fault_find(struct emu_faults *fs, u32 kind, u64 start, u64 end)
+{
+	for (unsigned i = 0; i < fs->n; i++) {
+		struct emu_fault *f = &fs->f[i];
+
+		if (f->kind == kind && f->count && (f->addr == FAULT_ANY_ADDR || (f->addr >= start && f->addr < end)))
+			return f;
+	}
+	return NULL;
+}
+
+struct emu_fault *emu_fault_take(struct emu_faults *fs, u32 kind, u64 start, u64 end)
+{
+	struct emu_fault *f = emu_fault_find(fs, kind, start, end);
+
+	if (f) {
+		if (f->count != UINT64_MAX)
+			f->count--;
+		f->fired++;
+	}
+	return f;
+}

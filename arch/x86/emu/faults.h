@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept (test image): fault injection for the platform emulator, chosen with emu_fault=. */
+#ifndef ARCH_X86_EMU_FAULTS_H
+#define ARCH_X86_EMU_FAULTS_H
+
+#include "include/types.h"
+
+/*
+ * emu_fault= is a comma-separated list of:
+ *   busy:N                  the next N accept calls answer "busy" (TDX OPERAND_BUSY)
+ *   busy@ADDR:N             accepts that touch ADDR answer "busy" N times
+ *   size_mismatch@ADDR      the host mapped the 2 MiB unit at ADDR with 4 KiB pages
+ *                           (TDX PAGE_SIZE_MISMATCH; SNP 4 KiB RMP entries: FAIL_SIZEMISMATCH)
+ *   already@ADDR            the 4 KiB page at ADDR was accepted or validated behind the
+ *                           guest's back (TDX ALREADY_ACCEPTED; SNP PVALIDATE no-update)
+ *   status@ADDR=VALUE       TDX: accepting ADDR returns status VALUE
+ *   pvalidate_input@ADDR    SNP: PVALIDATE of ADDR fails with FAIL_INPUT
+ *   psc_partial:N           SNP: the hypervisor processes at most N PSC entries per exit
+ *   psc_error               SNP: the next Page State Change fails (SW_EXITINFO2 != 0)
+ *   psc_backwards           SNP: the next partial PSC answer moves cur_entry backwards
+ *   no_sept_ve_disable      TDX: TD attributes without SEPT_VE_DISABLE
+ * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
+ */
+enum emu_fault_kind {
+	FAULT_BUSY,
+	FAULT_SIZE_MISMATCH,
+	FAULT_ALREADY,
+	FAULT_STATUS,
+	FAULT_PVALIDATE_INPUT,
+	FAULT_PSC_PARTIAL,
+	FAULT_PSC_ERROR,
+	FAULT_PSC_BACKWARDS,
+	FAULT_NO_SEPT_VE_DISABLE,
+	FAULT_KIND_COUNT,
+};
+
+#define EMU_MAX_FAULTS 16
+#define FAULT_ANY_ADDR UINT64_MAX
+
+struct emu_fault {
+	u32 kind;
+	u64 addr;	/* FAULT_ANY_ADDR when not tied to an address */
+	u64 count;	/* how many more times it fires (busy, psc_*); 1 otherwise */
+	u64 value;	/* status for FAULT_STATUS, entries for FAULT_PSC_PARTIAL */
+	u64 fired;
+};
+
+struct emu_faults {
+	unsigned n;
+	struct emu_fault f[EMU_MAX_FAULTS];
+};
+
+/* Parse; on error writes a reason to err and returns false (nothing is injected then). */
+bool emu_faults_parse(const char *spec, struct emu_faults *out, char *err, size_t errlen);
+/*
+ * The first armed fault of `kind` whose address lies in [start, end) (or that has no
+ * address): consumes one firing and returns it, or NULL.
+ */
+struct emu_fault *emu_fault_take(struct emu_faults *fs, u32 kind, u64 start, u64 end);
+/* Same, without consuming (for faults that describe state, like size_mismatch). */
+struct emu_fault *emu_fault_find(struct emu_faults *fs, u32 kind, u64 start, u64 end);
+const char *emu_fault_name(u32 kind);
+
+#endif

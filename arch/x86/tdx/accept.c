@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: TDX accept splitting and status handling (pure logic, host-tested with a mock TDCALL). */
+#include "arch/x86/tdx/tdx.h"
+#include "kernel/panic.h"
+
+/*
+ * One piece at one level, with the reaction to every status the TDX module can give
+ * (TDX Module ABI, TDG.MEM.PAGE.ACCEPT "Completion Status Codes"):
+ *
+ * SUCCESS               accepted; the module has zeroed it.
+ * PAGE_SIZE_MISMATCH    the host mapped this range with smaller pages in the secure EPT
+ *                       (or part was accepted at a smaller size): accept the 512 pieces
+ *                       one level down. At 4 KiB there is nothing smaller: fatal.
+ * PAGE_ALREADY_ACCEPTED the guest's bitmap said unaccepted, so firmware or host state
+ *                       disagrees with ours. The page is usable, but its contents are
+ *                       not the zeroes the allocator promises: zero it, count it, warn.
+ * OPERAND_BUSY          another operation holds the SEPT entry: retry a few times.
+ * anything else         the guest cannot reason about it: fatal.
+ */
+static void accept_piece(u64 gpa, unsigned level, const struct tdx_accept_ops *ops,
+			 struct tdx_accept_stats *st)
+{
+	for (unsigned attempt = 0;; attempt++) {
+		u64 status = ops->page_accept(gpa | level);
+		u32 code = TDX_STATUS_CODE(status);
+
+		st->tdcalls++;
+		if (status == 0) {
+			st->accepted[level]++;
+			return;
+		}
+		if (code == TDX_PAGE_SIZE_MISMATCH && level > TDX_LEVEL_4K) {
+			st->size_mismatch++;
+			for (u64 i = 0; i < 512; i++)
+				accept_piece(gpa + i * TDX_LEVEL_SIZE(level - 1), level - 1, ops, st);
+			return;
+		}
+		if (code == TDX_PAGE_ALREADY_ACCEPTED) {
+			st->already_accepted += TDX_LEVEL_SIZE(level) >> PAGE_SHIFT;
+			ops->warn("the TDX module says this was already accepted, but the guest never "
+				  "accepted it (firmware/host inconsistency); zeroing it", gpa, level);
+			ops->zero(gpa, TDX_LEVEL_SIZE(level));
+			return;
+		}
+		if (code == TDX_OPERAND_BUSY && attempt < TDX_BUSY_RETRIES) {
+			st->busy_retries++;
+			continue;
+		}
+		ops->fatal(code == TDX_OPERAND_BUSY ? FC_ACCEPT_RETRIES : FC_ACCEPT_STATUS,
+			   code == TDX_OPERAND_BUSY ? "TDG.MEM.PAGE.ACCEPT stayed busy"
+						    : "TDG.MEM.PAGE.ACCEPT failed",
+			   status, gpa, level);
+		return;
+	}
+}
+
+void tdx_accept_range(u64 start, u64 end, const struct tdx_accept_ops *ops,
+		      struct tdx_accept_stats *st)
+{
+	if (!IS_ALIGNED(start, PAGE_SIZE) || !IS_ALIGNED(end, PAGE_SIZE) || start >= end)
+		panic("tdx_accept_range: bad range [%llx, %llx)", start, end);
+	while (start < end) {
+		unsigned level = TDX_LEVEL_1G;
+
+		/* The largest page that is aligned here and fits before the end. */
+		while (level > TDX_LEVEL_4K &&
+		       (!IS_ALIGNED(start, TDX_LEVEL_SIZE(level)) || end - start < TDX_LEVEL_SIZE(level)))
+			level--;
+		accept_piece(start, level, ops, st);
+		start += TDX_LEVEL_SIZE(level);
+	}
+}

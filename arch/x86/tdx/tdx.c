@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: the Intel TDX backend: accept, paravirtual port I/O and HLT, #VE, fatal reports. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/desc.h"
+#include "arch/x86/tdx/tdx.h"
+#include "drivers/console.h"
+#include "drivers/exit.h"
+#include "kernel/memory.h"
+#include "kernel/panic.h"
+#include "kernel/report.h"
+#include "lib/string.h"
+
+enum {
+	C_ACCEPT,		/* TDG.MEM.PAGE.ACCEPT executions */
+	C_ACCEPT_1G,
+	C_ACCEPT_2M,
+	C_ACCEPT_4K,
+	C_BUSY_RETRIES,
+	C_SIZE_MISMATCH,
+	C_ALREADY_ACCEPTED,
+	C_VMCALL_IO,
+	C_VMCALL_HLT,
+	C_VMCALL_CPUID,
+	C_VMCALL_FATAL,
+	C_VP_INFO,
+	C_VE,
+	C_COUNT,
+};
+
+static struct platform_counter counters[C_COUNT] = {
+	[C_ACCEPT] = { "tdcall_accept", 0 },
+	[C_ACCEPT_1G] = { "accepted_1g", 0 },
+	[C_ACCEPT_2M] = { "accepted_2m", 0 },
+	[C_ACCEPT_4K] = { "accepted_4k", 0 },
+	[C_BUSY_RETRIES] = { "busy_retries", 0 },
+	[C_SIZE_MISMATCH] = { "size_mismatch", 0 },
+	[C_ALREADY_ACCEPTED] = { "already_accepted_4k_pages", 0 },
+	[C_VMCALL_IO] = { "tdvmcall_io", 0 },
+	[C_VMCALL_HLT] = { "tdvmcall_hlt", 0 },
+	[C_VMCALL_CPUID] = { "tdvmcall_cpuid", 0 },
+	[C_VMCALL_FATAL] = { "tdvmcall_report_fatal_error", 0 },
+	[C_VP_INFO] = { "tdcall_vp_info", 0 },
+	[C_VE] = { "ve_exceptions", 0 },
+};
+
+static u64 shared_bit;
+static u32 warnings;
+
+/* ------------------------------------------------------------------ TDVMCALL */
+
+static u64 tdvmcall(struct tdx_regs *r, u64 subfn)
+{
+	r->rax = TDG_VP_VMCALL;
+	r->rcx = TDVMCALL_EXPOSE_R10_R15;
+	r->r10 = TDVMCALL_STANDARD;
+	r->r11 = subfn;
+	if (tdx_tdcall(r))
+		return ~0ULL;	/* the TDCALL itself failed: treat like a VMM error */
+	return r->r10;
+}
+
+static void tdx_io_out(u16 port, u32 val, int size)
+{
+	struct tdx_regs r = { .r12 = (u64)size, .r13 = TDVMCALL_IO_OUT, .r14 = port, .r15 = val };
+
+	counters[C_VMCALL_IO].count++;
+	tdvmcall(&r, TDVMCALL_IO);
+}
+
+static u32 tdx_io_in(u16 port, int size)
+{
+	struct tdx_regs r = { .r12 = (u64)size, .r13 = TDVMCALL_IO_IN, .r14 = port };
+
+	counters[C_VMCALL_IO].count++;
+	/* A port the VMM refuses reads as all ones, like a port with nothing behind it. */
+	if (tdvmcall(&r, TDVMCALL_IO))
+		return ~0u;
+	return (u32)r.r11;
+}
+
+static void tdx_halt(void)
+{
+	/* R12 = 1: interrupts are blocked, so the VMM must not wake us for one. */
+	struct tdx_regs r = { .r12 = 1 };
+
+	counters[C_VMCALL_HLT].count++;
+	tdvmcall(&r, TDVMCALL_HLT);
+}
+
+/* ReportFatalError: the host learns why; it normally stops the TD right here. */
+static __noreturn void tdx_terminate(u32 reason)
+{
+	struct tdx_regs r = { .r12 = reason, .r13 = 0 };
+
+	counters[C_VMCALL_FATAL].count++;
+	tdvmcall(&r, TDVMCALL_REPORT_FATAL_ERROR);
+	machine_exit(FATAL_REASON_CODE(reason));
+}
+
+/* ------------------------------------------------------------------ accept */
+
+static u64 page_accept(u64 gpa_level)
+{
+	struct tdx_regs r = { .rax = TDG_MEM_PAGE_ACCEPT, .rcx = gpa_level };
+
+	counters[C_ACCEPT].count++;
+	return tdx_tdcall(&r);
+}
+
+static void zero(u64 start, u64 len)
+{
+	memset((void *)(uintptr_t)start, 0, len);
+}
+
+static const char *const level_names[] = { "4K", "2M", "1G" };
+
+static void accept_fatal(u32 condition, const char *what, u64 status, u64 gpa, unsigned level)
+{
+	fatal_reason(EXIT_PLATFORM_FATAL, condition, "%s: status %#llx for GPA %#llx at level %s",
+		     what, status, gpa, level_names[level]);
+}
+
+static void accept_warn(const char *what, u64 gpa, unsigned level)
+{
+	/* Say it a few times, then only count it. */
+	if (warnings++ < 8)
+		kprintf("tdx: %s: GPA %#llx (%s)\n", what, gpa, level_names[level]);
+}
+
+static const struct tdx_accept_ops accept_ops = {
+	.page_accept = page_accept,
+	.zero = zero,
+	.fatal = accept_fatal,
+	.warn = accept_warn,
+};
+
+static int tdx_accept(u64 start, u64 end)
+{
+	struct tdx_accept_stats st = { 0 };
+
+	tdx_accept_range(start, end, &accept_ops, &st);
+	counters[C_ACCEPT_1G].count += st.accepted[TDX_LEVEL_1G];
+	counters[C_ACCEPT_2M].count += st.accepted[TDX_LEVEL_2M];
+	counters[C_ACCEPT_4K].count += st.accepted[TDX_LEVEL_4K];
+	counters[C_BUSY_RETRIES].count += st.busy_retries;
+	counters[C_SIZE_MISMATCH].count += st.size_mismatch;
+	counters[C_ALREADY_ACCEPTED].count += st.already_accepted;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ #VE */
+
+static void skip(struct trap_frame *f, u64 len)
+{
+	f->rip += len;
+}
+
+/*
+ * A #VE reports what the TDX module would otherwise have turned into a VM exit. The
+ * guest never does port I/O, HLT or CPUID that way on purpose (they go through
+ * TDVMCALL), but emulating them keeps a stray instruction from killing the guest.
+ * An EPT violation on private memory inside the bitmap's span is a touch of memory
+ * that was never accepted (only possible when SEPT_VE_DISABLE is clear).
+ */
+static bool tdx_ve(struct trap_frame *f)
+{
+	struct tdx_regs r = { .rax = TDG_VP_VEINFO_GET };
+	u64 status = tdx_tdcall(&r);
+
+	counters[C_VE].count++;
+	if (status)
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_UNEXPECTED_EXCEPTION,
+			     "#VE at RIP %#llx, but TDG.VP.VEINFO.GET failed (status %#llx)", f->rip, status);
+	u32 reason = (u32)r.rcx, len = (u32)r.r10;
+	u64 qual = r.rdx, gla = r.r8, gpa = r.r9;
+
+	switch (reason) {
+	case EXIT_REASON_EPT_VIOLATION:
+		if (!(gpa & shared_bit) && memory_in_unaccepted_span(gpa))
+			memory_report_unaccepted_access(f, gpa, "#VE (EPT violation)");
+		break;
+	case EXIT_REASON_HLT:
+		tdx_halt();
+		skip(f, len);
+		return true;
+	case EXIT_REASON_IO: {
+		int size = (int)IO_QUAL_SIZE(qual);
+		u64 mask = size == 4 ? 0xffffffffULL : (1ULL << (8 * size)) - 1;
+
+		if (qual & IO_QUAL_STRING)
+			break;
+		if (qual & IO_QUAL_IN)
+			f->rax = (f->rax & ~mask) | (tdx_io_in(IO_QUAL_PORT(qual), size) & mask);
+		else
+			tdx_io_out(IO_QUAL_PORT(qual), (u32)(f->rax & mask), size);
+		skip(f, len);
+		return true;
+	}
+	case EXIT_REASON_CPUID: {
+		struct tdx_regs c = { .r12 = (u32)f->rax, .r13 = (u32)f->rcx };
+
+		counters[C_VMCALL_CPUID].count++;
+		if (tdvmcall(&c, TDVMCALL_CPUID))
+			break;
+		f->rax = (u32)c.r12, f->rbx = (u32)c.r13, f->rcx = (u32)c.r14, f->rdx = (u32)c.r15;
+		skip(f, len);
+		return true;
+	}
+	default:
+		break;
+	}
+	kprintf("tdx: unexpected #VE: exit reason %u, qualification %#llx, GLA %#llx, GPA %#llx, "
+		"RIP %#llx\n", reason, qual, gla, gpa, f->rip);
+	trap_dump(f);
+	ev_begin("unexpected_ve");
+	ev_u64("exit_reason", reason);
+	ev_u64("qualification", qual);
+	ev_u64("gla", gla);
+	ev_u64("gpa", gpa);
+	ev_u64("rip", f->rip);
+	ev_end();
+	kernel_exit_reason(EXIT_PLATFORM_FATAL, FC_UNEXPECTED_EXCEPTION);
+}
+
+/* ------------------------------------------------------------------ setup */
+
+void tdx_setup(void)
+{
+	struct tdx_regs r = { .rax = TDG_VP_INFO };
+	u64 status = tdx_tdcall(&r);
+
+	counters[C_VP_INFO].count++;
+	trap_register(VEC_VE, tdx_ve);
+	if (status)
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_ACCEPT_STATUS, "TDG.VP.INFO failed (status %#llx)",
+			     status);
+	unsigned gpaw = r.rcx & TDX_INFO_GPAW_MASK;
+	bool sept_ve_disable = r.rdx & TDX_ATTR_SEPT_VE_DISABLE;
+
+	/* GPA bit (width - 1) selects shared memory (GHCI: "GPA.SHARED"). */
+	shared_bit = gpaw ? 1ULL << (gpaw - 1) : 0;
+	kprintf("tdx: GPA width %u (shared bit %u), attributes %#llx, %u of %u vCPUs\n", gpaw,
+		gpaw - 1, r.rdx, (u32)r.r8, (u32)(r.r8 >> 32));
+	if (!sept_ve_disable)
+		kprintf("tdx: WARNING: SEPT_VE_DISABLE is not set: the host can turn EPT violations on "
+			"private memory into #VE (the guest treats those as fatal)\n");
+	ev_begin("tdx");
+	ev_u64("gpa_width", gpaw);
+	ev_u64("shared_bit", gpaw ? gpaw - 1 : 0);
+	ev_u64("attributes", r.rdx);
+	ev_bool("sept_ve_disable", sept_ve_disable);
+	ev_u64("num_vcpus", (u32)r.r8);
+	ev_u64("max_vcpus", (u32)(r.r8 >> 32));
+	ev_end();
+}
+
+static const struct cc_platform tdx = {
+	.name = "tdx",
+	.accept = tdx_accept,
+	.io_out = tdx_io_out,
+	.io_in = tdx_io_in,
+	.terminate = tdx_terminate,
+	.halt = tdx_halt,
+	.counters = counters,
+	.ncounters = C_COUNT,
+};
+
+const struct cc_platform *tdx_platform(void)
+{
+	return &tdx;
+}

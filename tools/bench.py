@@ -1,0 +1,558 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# memaccept: run the QEMU measurement matrix (make bench) and write results.json and report.md.
+"""Usage: bench.py [--quick] [--jobs N] [--qemu Q --ovmf-code F --ovmf-vars F] [--out DIR]
+
+Boots the production image (build/memaccept.efi) once per cell, every cell with
+fake_unaccepted_start=1G, so that memory above 1 GiB counts as unaccepted (platform sim):
+
+  (a) time to ready, workload=none: lazy at 1G, 4G, 64G, 256G and eager at 1G, 4G,
+      each booted 3 times; median, min, max of `ready` and each lazy size against 1G lazy
+      (the goal: 256G lazy within 10% of 1G lazy).
+  (b) policies lazy, eager, ahead (accept_ahead=64M) x 1G, 4G, 16G, 64G with
+      workload=bandwidth:128M,touch:auto, one boot each.
+
+Eager acceptance writes every byte of guest memory, so an eager guest costs the host its
+full size: eager cells above 16G are never booted (marked skipped), and boots run in
+parallel only while their estimated host memory fits in what the host has free.
+Guests are reserve=off, so a lazy 256G guest costs the host only what it touches.
+
+Writes DIR/logs/NAME.log (+ NAME.meta.json, read by report.py), DIR/results.json,
+DIR/report.md and the PNGs, and runs the host benchmarks (make bench-host-bitmap
+bench-host-palloc) when those targets exist.
+"""
+import argparse
+import concurrent.futures
+import datetime
+import json
+import os
+import platform as pyplatform
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import memaccept_log as ml  # noqa: E402
+import report  # noqa: E402
+import runqemu  # noqa: E402
+
+GIB = ml.GIB
+FAKE = "fake_unaccepted_start=1G"
+POLICY_WORKLOAD = "workload=bandwidth:128M,touch:auto"
+POLICY_ARGS = {"lazy": "accept_memory=lazy", "eager": "accept_memory=eager",
+               "ahead": "accept_memory=ahead accept_ahead=64M"}
+# The project's rule for this host: eager writes all guest memory, never above 16G.
+EAGER_MAX = 16 * GIB
+# Left free for the host itself when deciding which boots may run side by side.
+HOST_MARGIN = 2 * GIB
+HOST_TARGETS = ("bench-host-bitmap", "bench-host-palloc")
+GOAL_RATIO = 1.10
+
+
+class Cell:
+    """One boot of the matrix."""
+
+    def __init__(self, matrix, policy, mem, workload, run=1, runs=1):
+        self.matrix, self.policy, self.mem, self.run = matrix, policy, mem, run
+        self.mem_bytes = ml.parse_size(mem)
+        self.args = " ".join([FAKE, POLICY_ARGS[policy], workload])
+        self.workload = workload
+        self.name = "%s-%s-%s" % (matrix, policy, mem) + ("-r%d" % run if runs > 1 else "")
+        self.status = "pending"   # ok, failed, timeout, error, skipped
+        self.reason = ""
+        self.seconds = None
+        self.guest_code = None
+        self.log = None
+        self.boot = None
+
+    @property
+    def host_bytes(self):
+        """What the boot may cost the host: eager touches all of it; lazy and ahead touch
+        the memory below 1G, what the workload takes, and QEMU's own."""
+        if self.policy == "eager":
+            return self.mem_bytes + GIB // 2
+        if self.workload == "workload=none":
+            return min(self.mem_bytes, GIB) + GIB // 2
+        return min(self.mem_bytes, 2 * GIB) + GIB // 2
+
+    @property
+    def est_seconds(self):
+        """Rough TCG durations on this kind of host, to start the long boots first."""
+        g = self.mem_bytes / GIB
+        if self.workload == "workload=none":
+            return 8 + (3 * g if self.policy == "eager" else 0)
+        return 12 + (6 * g if self.policy == "eager" else 0)
+
+    def timeout(self, base):
+        return base + (30 * self.mem_bytes // GIB if self.policy == "eager" else 0)
+
+    def to_json(self):
+        b = self.boot
+        d = {"name": self.name, "matrix": self.matrix, "policy": self.policy, "mem": self.mem,
+             "mem_bytes": self.mem_bytes, "args": self.args, "run": self.run,
+             "status": self.status, "reason": self.reason, "seconds": self.seconds,
+             "guest_code": self.guest_code, "log": self.log}
+        if b is not None and not b.fatal:
+            d.update(ready_us=b.ready_us, platform=b.platform, boot_phases=_strip(b.boot_phases),
+                     timing=_strip(b.timing), summary=_strip(b.summary),
+                     workloads=[_strip(w) for w in b.workloads],
+                     log_problems=b.messages)
+        return d
+
+
+def _strip(ev):
+    return {k: v for k, v in ev.items() if k != "event"} if ev else None
+
+
+def matrix_cells(quick):
+    cells, skipped = [], []
+    if quick:
+        ready = [("lazy", m) for m in ("1G", "256G")] + [("eager", "1G")]
+        runs = 1
+        pol_sizes = ("1G", "4G")
+    else:
+        ready = [("lazy", m) for m in ("1G", "4G", "64G", "256G")] + \
+                [("eager", m) for m in ("1G", "4G")]
+        runs = 3
+        pol_sizes = ("1G", "4G", "16G", "64G")
+    for policy, mem in ready:
+        for r in range(1, runs + 1):
+            cells.append(Cell("a", policy, mem, "workload=none", r, runs))
+    for mem in pol_sizes:
+        for policy in ("lazy", "eager", "ahead"):
+            c = Cell("b", policy, mem, POLICY_WORKLOAD)
+            if policy == "eager" and c.mem_bytes > EAGER_MAX:
+                c.status = "skipped"
+                c.reason = ("eager writes all guest memory: %s needs %s of host memory "
+                            "(this host: %s); eager runs only up to %s here" %
+                            (mem, mem, ml.format_size(host_mem_total()) if host_mem_total()
+                             else "?", ml.format_size(EAGER_MAX)))
+                skipped.append(c)
+            else:
+                cells.append(c)
+    return cells, skipped
+
+
+# ---------------------------------------------------------------- host
+def _meminfo(key):
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def host_mem_total():
+    t = _meminfo("MemTotal")
+    # Round to whole GiB for the report (the kernel keeps some for itself).
+    return (t + GIB // 2) // GIB * GIB if t else None
+
+
+def host_info(o):
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "?")
+    except OSError:
+        pass
+    try:
+        qv = subprocess.run([o.qemu, "--version"], capture_output=True, text=True,
+                            timeout=30).stdout.splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        qv = "?"
+    try:
+        git = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, timeout=30).stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        git = "?"
+    return {"cpu": cpu, "cpus": os.cpu_count(), "mem_total_bytes": _meminfo("MemTotal"),
+            "mem_available_bytes": _meminfo("MemAvailable"), "kernel": pyplatform.release(),
+            "qemu": qv, "ovmf_code": o.ovmf_code, "image": o.efi, "git": git}
+
+
+# ---------------------------------------------------------------- running
+def boot_cell(cell, o):
+    """Boots one cell, writes its log and sidecar; never raises."""
+    log = os.path.join(o.out, "logs", cell.name + ".log")
+    cell.log = os.path.relpath(log, o.out)
+    start = time.monotonic()
+    try:
+        res = runqemu.run(o.efi, cell.args, cell.mem, 1, cell.timeout(o.timeout), None, o.qemu,
+                          o.ovmf_code, o.ovmf_vars)
+        with open(log, "w") as f:
+            f.write(res.output)
+        cell.seconds = round(res.seconds, 1)
+        cell.guest_code = res.guest_code
+        meta = {"name": cell.name, "matrix": cell.matrix, "mem": cell.mem,
+                "mem_bytes": cell.mem_bytes, "args": cell.args, "smp": 1,
+                "command": res.command, "qemu_rc": res.qemu_rc, "guest_code": res.guest_code,
+                "timed_out": res.timed_out, "seconds": cell.seconds}
+        with open(ml.sidecar_path(log), "w") as f:
+            json.dump(meta, f, indent=1)
+        cell.boot = ml.read_boot(log)
+        if res.timed_out:
+            cell.status, cell.reason = "timeout", res.describe()
+        elif res.guest_code != 0:
+            cell.status, cell.reason = "failed", res.describe()
+        elif cell.boot.fatal:
+            cell.status, cell.reason = "failed", "log unusable: " + cell.boot.fatal
+        else:
+            cell.status = "ok"
+    except Exception as e:  # QEMU missing, disk full: this cell fails, the bench goes on
+        cell.status, cell.reason = "error", "%s: %s" % (type(e).__name__, e)
+        cell.seconds = round(time.monotonic() - start, 1)
+    return cell
+
+
+def run_cells(cells, o, t0):
+    """Runs the cells o.jobs at a time, longest first, as long as their host memory fits."""
+    avail = _meminfo("MemAvailable") or 8 * GIB
+    budget = max(avail - HOST_MARGIN, GIB)
+    todo = []
+    for c in cells:
+        if c.host_bytes > budget:
+            c.status = "skipped"
+            c.reason = "needs about %s of host memory, %s available" % (
+                ml.format_size(c.host_bytes), ml.format_size(avail // GIB * GIB))
+        else:
+            todo.append(c)
+    todo.sort(key=lambda c: -c.est_seconds)
+    total, done = len(todo), 0
+    lock = threading.Lock()
+    print("bench: %d boots, up to %d at a time (host memory budget %.1f GiB)" %
+          (total, o.jobs, budget / GIB), flush=True)
+    running = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=o.jobs) as pool:
+        while todo or running:
+            while todo and len(running) < o.jobs:
+                used = sum(c.host_bytes for c in running.values())
+                fit = next((c for c in todo if not running or used + c.host_bytes <= budget), None)
+                if fit is None:
+                    break
+                todo.remove(fit)
+                running[pool.submit(boot_cell, fit, o)] = fit
+            finished, _ = concurrent.futures.wait(running,
+                                                  return_when=concurrent.futures.FIRST_COMPLETED)
+            for f in finished:
+                c = running.pop(f)
+                with lock:
+                    done += 1
+                    us = c.boot.ready_us if c.boot is not None else None
+                    print("[%2d/%d %4.0fs] %-18s %-7s %s(%.1f s)%s" % (
+                        done, total, time.monotonic() - t0, c.name, c.status,
+                        "ready %.1f ms " % (us / 1000.0) if us is not None else "",
+                        c.seconds or 0, ": " + c.reason if c.reason else ""), flush=True)
+
+
+def host_benchmarks(o):
+    """Runs the host benchmark targets that exist; collects their {"bench": ...} lines."""
+    out = {"targets": [], "missing": [], "results": [], "status": "absent", "note": ""}
+    for t in HOST_TARGETS:
+        try:
+            p = subprocess.run(["make", "-n", t], cwd=ROOT, capture_output=True, text=True,
+                               timeout=120)
+            (out["targets"] if p.returncode == 0 else out["missing"]).append(t)
+        except (OSError, subprocess.SubprocessError):
+            out["missing"].append(t)
+    if not out["targets"]:
+        out["note"] = "no make target %s yet: skipped" % " or ".join(HOST_TARGETS)
+        return out
+    print("bench: host benchmarks: make -s %s" % " ".join(out["targets"]), flush=True)
+    start = time.monotonic()
+    try:
+        p = subprocess.run(["make", "-s"] + out["targets"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=o.host_timeout)
+        text, rc = p.stdout, p.returncode
+        err = p.stderr
+    except subprocess.TimeoutExpired as e:
+        text = (e.stdout or b"").decode("utf-8", "replace") if isinstance(e.stdout, bytes) \
+            else (e.stdout or "")
+        rc, err = None, "timed out after %d s" % o.host_timeout
+    except OSError as e:
+        text, rc, err = "", None, str(e)
+    out["seconds"] = round(time.monotonic() - start, 1)
+    bad = 0
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith('{"bench":'):
+            continue
+        try:
+            out["results"].append(json.loads(line))
+        except ValueError:
+            bad += 1
+    out["status"] = "ok" if rc == 0 else "failed"
+    notes = []
+    if rc != 0:
+        notes.append("make exited %s: %s" % (rc, (err or "").strip().splitlines()[-1:] or ""))
+    if bad:
+        notes.append("%d malformed {\"bench\": ...} line(s) skipped" % bad)
+    if out["missing"]:
+        notes.append("no make target %s: skipped" % ", ".join(out["missing"]))
+    out["note"] = "; ".join(str(n) for n in notes)
+    print("bench: host benchmarks %s: %d result line(s) (%.1f s)%s" % (
+        out["status"], len(out["results"]), out["seconds"],
+        "; " + out["note"] if out["note"] else ""), flush=True)
+    return out
+
+
+# ---------------------------------------------------------------- analysis
+def ready_matrix(cells):
+    """Per (policy, RAM) of matrix (a): the ready times and the median boot phases."""
+    groups = {}
+    for c in cells:
+        if c.matrix == "a":
+            groups.setdefault((c.policy, c.mem_bytes, c.mem), []).append(c)
+    base = None
+    rows = []
+    for (policy, mb, mem), cs in sorted(groups.items(),
+                                        key=lambda kv: (report.POLICY_ORDER.get(kv[0][0], 9),
+                                                        kv[0][1])):
+        ok = [c for c in cs if c.status == "ok" and c.boot.ready_us is not None]
+        us = [c.boot.ready_us for c in ok]
+        # ready minus efi_main_to_ebs: the part the kernel owns, without the firmware's.
+        kern = [c.boot.ready_us - c.boot.boot_phases["efi_main_to_ebs"] for c in ok
+                if "efi_main_to_ebs" in (c.boot.boot_phases or {})]
+        phases = {}
+        for c in ok:
+            for k, v in (c.boot.boot_phases or {}).items():
+                if k != "event":
+                    phases.setdefault(k, []).append(v)
+        row = {"policy": policy, "mem": mem, "mem_bytes": mb, "runs": len(cs),
+               "ok_runs": len(ok), "ready_us": us,
+               "median_us": statistics.median(us) if us else None,
+               "min_us": min(us) if us else None, "max_us": max(us) if us else None,
+               "kernel_median_us": statistics.median(kern) if kern else None,
+               "phases_median_us": {k: statistics.median(v) for k, v in phases.items()}}
+        if policy == "lazy" and mem == "1G":
+            base = row
+        rows.append(row)
+    for row in rows:
+        row["ratio_to_lazy_1g"] = (row["median_us"] / base["median_us"]
+                                   if base and base["median_us"] and row["median_us"] else None)
+        row["kernel_ratio_to_lazy_1g"] = (
+            row["kernel_median_us"] / base["kernel_median_us"]
+            if base and base["kernel_median_us"] and row["kernel_median_us"] else None)
+    goal = None
+    top = max((r for r in rows if r["policy"] == "lazy" and r["ratio_to_lazy_1g"]),
+              key=lambda r: r["mem_bytes"], default=None)
+    if base and top and top is not base:
+        goal = {"lazy_1g_median_us": base["median_us"], "size": top["mem"],
+                "lazy_median_us": top["median_us"], "ratio": top["ratio_to_lazy_1g"],
+                "kernel_ratio": top["kernel_ratio_to_lazy_1g"],
+                "met": top["ratio_to_lazy_1g"] <= GOAL_RATIO}
+    return rows, goal
+
+
+def ms(us, digits=1):
+    return "-" if us is None else "%.*f" % (digits, us / 1000.0)
+
+
+def ratio(x):
+    return "-" if x is None else "%.2f" % x
+
+
+def ready_tables(rows, goal):
+    t = report.Table(
+        "Time to ready (workload=none)",
+        ["policy", "RAM", "runs ok", "median ms", "min ms", "max ms", "x lazy 1G",
+         "after EBS ms", "after EBS x lazy 1G"],
+        [[r["policy"], r["mem"], "%d/%d" % (r["ok_runs"], r["runs"]), ms(r["median_us"]),
+          ms(r["min_us"]), ms(r["max_us"]), ratio(r["ratio_to_lazy_1g"]),
+          ms(r["kernel_median_us"]), ratio(r["kernel_ratio_to_lazy_1g"])] for r in rows],
+        "ready: efi_main to allocator ready. x lazy 1G: median over the lazy 1G median. "
+        "after EBS: ready minus the efi_main_to_ebs phase, i.e. without the firmware's "
+        "share (ExitBootServices, console, TSC calibration), which does not depend on RAM.")
+    cols = []
+    for r in rows:
+        for k in r["phases_median_us"]:
+            if k not in cols:
+                cols.append(k)
+    p = report.Table(
+        "Median boot phases (ms)", ["policy", "RAM"] + cols,
+        [[r["policy"], r["mem"]] + [ms(r["phases_median_us"].get(k), 2) for k in cols]
+         for r in rows],
+        "Median over the runs of each phase's own duration.")
+    return [t, p]
+
+
+def goal_text(goal):
+    if not goal:
+        return "Goal (lazy 256G within 10% of lazy 1G): not measured (cells missing or failed)."
+    pct = (goal["ratio"] - 1) * 100
+    kern = ""
+    if goal.get("kernel_ratio") is not None:
+        kern = " After ExitBootServices only (the kernel's part): %+.1f%%." % (
+            (goal["kernel_ratio"] - 1) * 100)
+    return ("Goal: lazy %s within 10%% of lazy 1G. Measured: %s ms against %s ms median, "
+            "%+.1f%%: %s.%s" % (goal["size"], ms(goal["lazy_median_us"]),
+                                ms(goal["lazy_1g_median_us"]), pct,
+                                "MET" if goal["met"] else "NOT MET", kern))
+
+
+# ---------------------------------------------------------------- output
+def write_report(o, info, cells, skipped, rows, goal, runs_b, host, messages, plots, wall):
+    r = ["# memaccept benchmark\n",
+         "Generated by `make bench` (tools/bench.py%s) on %s." % (
+             " --quick" if o.quick else "", datetime.datetime.now().strftime("%Y-%m-%d %H:%M")),
+         "",
+         "- Wall time: **%.0f s** (%.1f min), %d boots, %d at a time" % (
+             wall, wall / 60, sum(1 for c in cells if c.status != "skipped"), o.jobs),
+         "- Host: %s, %s CPUs, %s RAM; %s" % (info["cpu"], info["cpus"],
+                                             ml.format_size(host_mem_total()), info["kernel"]),
+         "- QEMU: %s, TCG, q35, 1 vCPU, guest RAM reserve=off, host THP off; OVMF %s" % (
+             info["qemu"], info["ovmf_code"]),
+         "- Image: `%s` (git %s)" % (os.path.relpath(o.efi, ROOT), info["git"]),
+         "- Every boot: `%s` (platform sim: acceptance zeroes the memory). In a 1G guest "
+         "nothing lies above 1G, so the 1G cells accept nothing: they are the baseline." % FAKE,
+         "- TCG timings are noisy (two guests share the host's cores; TSC calibration "
+         "spread is in the phase tables): compare medians, not single boots.",
+         ""]
+    r.append("## Time to ready\n")
+    r.append(report.render_markdown(ready_tables(rows, goal), level=3))
+    r.append("**%s**\n" % goal_text(goal))
+    r.append("Eager is measured at 1G and 4G only: eager acceptance writes every byte of "
+             "guest memory, so an eager 64G or 256G guest would need that much host memory "
+             "(this host has %s).\n" % ml.format_size(host_mem_total()))
+    r.append("## Policies under a workload\n")
+    r.append("`%s`, policies `lazy`, `eager`, `ahead` (accept_ahead=64M), one boot each.\n" %
+             POLICY_WORKLOAD)
+    for c in skipped:
+        r.append("- **%s %s: skipped**: %s" % (c.policy, c.mem, c.reason))
+    r.append("")
+    r.append(report.render_markdown(report.tables(runs_b), level=3))
+    if plots:
+        r.append("## Plots\n")
+        captions = {
+            "latency_cdf.png": "Allocation latency CDF per policy and size (policy "
+                               "matrix, the touch step: the one with the most allocations).",
+            "accept_series.png": "Accepted memory over time, one panel per policy (policy "
+                                 "matrix); the dot marks ready.",
+            "ready_vs_ram.png": "Time to ready against guest RAM per policy, median with "
+                                "min-max bars, over every boot of both matrices (ready comes "
+                                "before the workload, so both count).",
+        }
+        for title, path in plots:
+            f = os.path.basename(path)
+            r.append("### %s\n\n![%s](%s)\n\n%s\n" % (title, title, f, captions.get(f, "")))
+    r.append("## Host benchmarks\n")
+    if host["status"] == "absent":
+        r.append("Not run: %s.\n" % host["note"])
+    else:
+        r.append("`make -s %s`: %s, %d result(s) in %.1f s.%s\n" % (
+            " ".join(host["targets"]), host["status"], len(host["results"]),
+            host.get("seconds", 0), " " + host["note"] if host["note"] else ""))
+        if host["results"]:
+            r.append(report.md_table(
+                ["bench", "results"],
+                [[str(x.get("bench")), ", ".join("%s=%s" % (k, json.dumps(v))
+                                                 for k, v in x.items() if k != "bench")]
+                 for x in host["results"]]))
+            r.append("")
+    bad = [c for c in cells if c.status not in ("ok", "skipped")]
+    if bad or messages:
+        r.append("## Problems\n")
+        r += ["- boot %s: %s: %s (log `%s`)" % (c.name, c.status, c.reason, c.log) for c in bad]
+        r += ["- `%s`: %s" % (os.path.relpath(p, o.out), m) for p, m in messages]
+        r.append("")
+    r.append("## Files\n")
+    r.append("- `results.json`: every cell, its command line, status, ready, phases, "
+             "summary and workload events; the ready matrix; host benchmarks.")
+    r.append("- `logs/NAME.log`: each boot's console; `logs/NAME.meta.json`: how it was "
+             "booted. Compare any of them with `make report LOG=\"build/bench/logs/b-*.log\"`.")
+    r.append("- Reproduce one cell: `python3 tools/runqemu.py --efi build/memaccept.efi "
+             "--mem 4G --args \"%s accept_memory=lazy %s\"`." % (FAKE, POLICY_WORKLOAD))
+    with open(os.path.join(o.out, "report.md"), "w") as f:
+        f.write("\n".join(r) + "\n")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer cells, one run each")
+    ap.add_argument("--jobs", type=int, default=2, help="boots at a time (default 2)")
+    ap.add_argument("--efi", default=os.path.join(ROOT, "build", "memaccept.efi"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench"))
+    ap.add_argument("--qemu", default=runqemu.DEFAULT_QEMU)
+    ap.add_argument("--ovmf-code", default=runqemu.DEFAULT_CODE)
+    ap.add_argument("--ovmf-vars", default=runqemu.DEFAULT_VARS)
+    ap.add_argument("--timeout", type=int, default=300,
+                    help="seconds per boot (eager gets 30 s more per GiB)")
+    ap.add_argument("--host-timeout", type=int, default=600, help="seconds for the host benchmarks")
+    ap.add_argument("--no-host", action="store_true", help="skip the host benchmarks")
+    o = ap.parse_args(argv)
+    if o.jobs < 1:
+        ap.error("--jobs must be at least 1")
+    for what, f in (("image", o.efi), ("OVMF code", o.ovmf_code), ("OVMF vars", o.ovmf_vars)):
+        if not os.path.exists(f):
+            print("bench: %s %s not found%s" % (what, f, ": run make" if what == "image" else ""),
+                  file=sys.stderr)
+            return 2
+    if not shutil.which(o.qemu) and not os.path.exists(o.qemu):
+        print("bench: %s not found (Debian package qemu-system-x86)" % o.qemu, file=sys.stderr)
+        return 2
+
+    t0 = time.monotonic()
+    logs = os.path.join(o.out, "logs")
+    # Old logs would be mistaken for this run's by `make report LOG=...`.
+    shutil.rmtree(logs, ignore_errors=True)
+    os.makedirs(logs)
+    info = host_info(o)
+    cells, skipped = matrix_cells(o.quick)
+    for c in skipped:
+        print("bench: skip %s: %s" % (c.name, c.reason), flush=True)
+    run_cells(cells, o, t0)
+    host = {"status": "absent", "note": "--no-host", "results": [], "targets": []} \
+        if o.no_host else host_benchmarks(o)
+
+    # The report's own loader, so that bench and report.py read logs one way.
+    done = [c for c in cells if c.boot is not None]
+    boots = {os.path.join(o.out, c.log): c.boot for c in done}
+    # Default labels (policy and RAM from the sidecar); matrix (a)'s repeats get #2, #3.
+    paths = lambda m: [os.path.join(o.out, c.log) for c in done if c.matrix == m]  # noqa
+    runs_b, msg_b = report.load_runs(paths("b"), boots=boots)
+    runs_a, msg_a = report.load_runs(paths("a"), boots=boots)
+    messages = msg_a + msg_b
+    rows, goal = ready_matrix(cells)
+    plots, pmsgs = report.draw_plots(runs_b, o.out,
+                                     which={"ready_vs_ram.png": runs_a + runs_b})
+    for m in pmsgs:
+        print("bench: plots: %s" % m, file=sys.stderr)
+
+    print()
+    print(report.render_text(ready_tables(rows, goal)))
+    print(goal_text(goal))
+    print()
+    print(report.render_text(report.tables(runs_b)))
+    for c in skipped:
+        print("skipped: %s %s: %s" % (c.policy, c.mem, c.reason))
+    for p, m in messages:
+        print("bench: %s: %s" % (os.path.relpath(p, o.out), m), file=sys.stderr)
+
+    wall = time.monotonic() - t0
+    results = {
+        "generated": datetime.datetime.now().isoformat(timespec="seconds"),
+        "quick": o.quick, "jobs": o.jobs, "wall_seconds": round(wall, 1), "host": info,
+        "cells": [c.to_json() for c in cells + skipped],
+        "ready_matrix": rows, "goal": goal, "host_benchmarks": host,
+        "plots": [os.path.basename(p) for _, p in plots],
+        "log_problems": [{"log": p, "message": m} for p, m in messages],
+    }
+    with open(os.path.join(o.out, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    write_report(o, info, cells, skipped, rows, goal, runs_b, host, messages, plots, wall)
+    failed = [c for c in cells if c.status not in ("ok", "skipped")]
+    print("bench: %s/results.json, %s/report.md; %d boot(s) failed; total wall time %.0f s "
+          "(%.1f min)" % (os.path.relpath(o.out), os.path.relpath(o.out), len(failed), wall,
+                          wall / 60))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,530 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# memaccept: compare boots (policies, memory sizes) from their serial logs: tables, Markdown, plots.
+"""Usage: report.py [--markdown FILE] [--plots DIR] [--include-failed] LOG|LABEL=LOG...
+
+Each LOG is the console of one boot (tools/runqemu.py --log, build/bench/logs/*.log).
+A run is labelled LABEL if given, else by its policy and guest RAM ("lazy 4G"); RAM
+comes from the sidecar NAME.meta.json that tools/bench.py writes beside NAME.log, else
+from the firmware event's bytes_by_type.
+
+A log that cannot be used (missing, empty, not a memaccept log, no ready event) or a
+boot that failed (exit code != 0; kept, marked, with --include-failed) gets one line on
+stderr, and the report is made from the others. Exit status: 0 if at least one log
+was usable, 1 if none was, 2 for a usage error.
+
+tools/bench.py imports this module: load_runs(), tables(), render_text(),
+render_markdown(), draw_plots().
+"""
+import argparse
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import memaccept_log as ml  # noqa: E402
+
+MIB = ml.MIB
+POLICY_ORDER = {"lazy": 0, "ahead": 1, "eager": 2}
+LAT_CLASSES = (("all", "alloc_all"), ("fast", "alloc_fast"), ("accepting", "alloc_accepting"))
+
+
+class Run:
+    """One usable boot and its label."""
+
+    def __init__(self, boot, label=None):
+        self.boot = boot
+        self.label = label
+        self.explicit_label = label is not None
+
+    @property
+    def policy(self):
+        return self.boot.policy or "?"
+
+    @property
+    def ram(self):
+        return self.boot.ram_bytes
+
+    def default_label(self):
+        return "%s %s" % (self.policy, ml.format_size(self.ram) if self.ram else "?RAM")
+
+    def sort_key(self):
+        return (self.ram if self.ram else float("inf"), POLICY_ORDER.get(self.policy, 9),
+                self.policy, self.label or "")
+
+    # ---- figures the tables show (None: the log does not say)
+    def ready_ms(self):
+        us = self.boot.ready_us
+        return us / 1000.0 if us is not None else None
+
+    def accepted_at_ready(self):
+        """Bytes accepted when the allocator became ready. Exact from the summary minus
+        what the workloads accepted (nothing else accepts after ready); else the accepted
+        memory series up to ready, which is thinned and so only a lower bound."""
+        b = self.boot
+        s = b.summary or {}
+        wl = [w.get("accepted_bytes") for w in b.workloads]
+        if s.get("accepted_bytes") is not None and None not in wl and not b.truncated:
+            return s["accepted_bytes"] - sum(wl)
+        ser = b.accept_series or {}
+        t, v = ser.get("t_us"), ser.get("accepted_bytes")
+        if b.ready_us is None or t is None or v is None:
+            return None
+        before = [y for x, y in zip(t, v) if x <= b.ready_us]
+        return max(before) if before else 0
+
+    def accept_mib_s(self):
+        s = self.boot.summary or {}
+        ns, by = s.get("accept_ns_total"), s.get("accepted_bytes")
+        if not ns or by is None:
+            return None  # nothing was accepted: a rate of 0 would mislead
+        return s.get("accept_mib_s", by * 10**9 // ns >> 20)
+
+    def write_mib_s(self):
+        for w in self.boot.workloads:
+            if w.get("name") == "bandwidth" and w.get("write_mib_s") is not None:
+                return w["write_mib_s"]
+        return None
+
+    def steps(self):
+        """[(column name, workload event)], a repeated step named name#2, name#3."""
+        seen, out = {}, []
+        for w in self.boot.workloads:
+            n = w["name"]
+            seen[n] = seen.get(n, 0) + 1
+            out.append((n if seen[n] == 1 else "%s#%d" % (n, seen[n]), w))
+        return out
+
+    def main_step(self):
+        """The workload step with the most allocations: the one whose latencies to plot."""
+        best = None
+        for name, w in self.steps():
+            n = (w.get("alloc_all") or {}).get("count") or 0
+            if n and (best is None or n > best[0]):
+                best = (n, name, w)
+        return best[1:] if best else (None, None)
+
+
+# ---------------------------------------------------------------- loading
+def split_spec(spec):
+    """'LABEL=path' -> (LABEL, path); a path that exists as given wins over a label."""
+    if "=" in spec and not os.path.exists(spec):
+        label, path = spec.split("=", 1)
+        if label and path:
+            return label, path
+    return None, spec
+
+
+def load_runs(specs, include_failed=False, boots=None):
+    """specs: paths or LABEL=path. Returns (runs, messages), messages being
+    (path, text) pairs, one line each. boots: already parsed Boots, keyed by path."""
+    runs, messages = [], []
+    for spec in specs:
+        label, path = split_spec(spec)
+        b = (boots or {}).get(path) or ml.read_boot(path)
+        if b.fatal:
+            messages.append((path, "unusable: %s" % b.fatal))
+            continue
+        for m in b.messages:
+            messages.append((path, m))
+        if b.failed:
+            if not include_failed:
+                messages.append((path, "boot failed: %s: left out of the comparison" %
+                                 b.failure_text()))
+                continue
+            messages.append((path, "boot failed: %s: included, marked" % b.failure_text()))
+        runs.append(Run(b, label))
+    assign_labels(runs)
+    runs.sort(key=Run.sort_key)
+    return runs, messages
+
+
+def assign_labels(runs):
+    """Default labels; runs that would share one get #2, #3 in the order given."""
+    for r in runs:
+        if not r.explicit_label:
+            r.label = r.default_label()
+    count = {}
+    for r in runs:
+        count[r.label] = count.get(r.label, 0) + 1
+    seen = {}
+    for r in runs:
+        if count[r.label] > 1 and not r.explicit_label:
+            seen[r.label] = seen.get(r.label, 0) + 1
+            if seen[r.label] > 1:
+                r.label = "%s #%d" % (r.label, seen[r.label])
+
+
+# ---------------------------------------------------------------- tables
+class Table:
+    def __init__(self, title, headers, rows, note=""):
+        self.title, self.headers, self.rows, self.note = title, headers, rows, note
+
+
+def fmt(v, digits=None):
+    """A table cell: '-' for unknown, numbers with sensible precision."""
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if digits is not None:
+            return "%.*f" % (digits, v)
+        a = abs(v)
+        return "%.2f" % v if a < 10 else "%.1f" % v if a < 100 else "%.0f" % v
+    return str(v)
+
+
+def us_from_ns(ns):
+    return None if ns is None else ns / 1000.0
+
+
+def step_ms(w):
+    us = (w or {}).get("us")
+    return None if us is None else us / 1000.0
+
+
+def mib(b):
+    return None if b is None else int(round(b / MIB))
+
+
+def tables(runs):
+    """The comparison, as Table objects: runs, allocation latency, boot phases."""
+    step_cols = []
+    for r in runs:
+        for name, _ in r.steps():
+            if name not in step_cols:
+                step_cols.append(name)
+    rows = []
+    for r in runs:
+        b = r.boot
+        s = b.summary or {}
+        steps = dict(r.steps())
+        status = "ok" if not b.failed and not b.truncated else \
+            ("FAILED " + b.failure_text()) if b.failed else "truncated"
+        rows.append([r.label, r.policy, ml.format_size(r.ram) if r.ram else "-",
+                     b.platform, fmt(r.ready_ms(), 1), mib(r.accepted_at_ready())] +
+                    [fmt(step_ms(steps.get(c)), 1) for c in step_cols] +
+                    [mib(s.get("accepted_bytes")), s.get("accept_calls"), r.accept_mib_s(),
+                     r.write_mib_s(), status])
+    t1 = Table("Runs", ["run", "policy", "RAM", "platform", "ready ms", "accepted at ready MiB"] +
+               ["%s ms" % c for c in step_cols] +
+               ["accepted MiB", "accept calls", "accept MiB/s", "write MiB/s", "status"],
+               [[fmt(c) for c in row] for row in rows],
+               "ready: efi_main to allocator ready. accepted at ready: includes the partial "
+               "units at range edges. accept MiB/s: all acceptance in the boot; write MiB/s: "
+               "the bandwidth workload in the same boot (\"-\": none ran).")
+
+    lat_rows = []
+    for r in runs:
+        for name, w in r.steps():
+            row = [r.label, name]
+            counted = False
+            for cls, key in LAT_CLASSES:
+                lat = w.get(key) or {}
+                n = lat.get("count")
+                counted = counted or bool(n)
+                row.append(fmt(n))
+                for q in ("p50_ns", "p99_ns", "p999_ns", "max_ns"):
+                    row.append(fmt(us_from_ns(lat.get(q)) if n else None))
+            if counted:
+                lat_rows.append(row)
+    hdr = ["run", "step"]
+    for cls in ("all", "fast", "acc"):
+        hdr += ["%s n" % cls, "%s p50" % cls, "%s p99" % cls, "%s p99.9" % cls, "%s max" % cls]
+    t2 = Table("Allocation latency (us)", hdr, lat_rows,
+               "all: every allocation of the step; fast: served from free memory; acc "
+               "(accepting): had to accept a 2 MiB unit first. "
+               "Percentiles are over a uniform sample when a step makes more allocations "
+               "than the kernel keeps.")
+
+    phase_cols = []
+    for r in runs:
+        for k in (r.boot.boot_phases or {}):
+            if k != "event" and k not in phase_cols:
+                phase_cols.append(k)
+    ph_rows = []
+    for r in runs:
+        p = r.boot.boot_phases or {}
+        t = r.boot.timing or {}
+        ph_rows.append([r.label] + [fmt(p[k] / 1000.0 if k in p else None) for k in phase_cols] +
+                       [fmt(r.ready_ms()), fmt(t.get("calibration_spread_ppm"))])
+    t3 = Table("Boot phases (ms)", ["run"] + phase_cols + ["ready", "TSC cal. spread ppm"],
+               ph_rows, "Each phase's own duration; they add up to ready. The TSC spread is "
+               "how much the calibration samples disagreed (TCG timing is noisy).")
+    return [t1, t2, t3]
+
+
+def render_text(tabs):
+    out = []
+    for t in tabs:
+        out.append("== %s" % t.title)
+        if not t.rows:
+            out.append("(nothing to show)\n")
+            continue
+        w = [max(len(str(h)), *(len(str(r[i])) for r in t.rows)) for i, h in enumerate(t.headers)]
+        line = lambda cells: "  ".join(  # noqa: E731
+            (str(c).ljust(w[i]) if i == 0 else str(c).rjust(w[i])) for i, c in enumerate(cells))
+        out.append(line(t.headers).rstrip())
+        out.append("  ".join("-" * x for x in w))
+        out += [line(r).rstrip() for r in t.rows]
+        out.append("")
+    return "\n".join(out)
+
+
+def md_cell(c):
+    return str(c).replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(headers, rows):
+    out = ["| " + " | ".join(md_cell(h) for h in headers) + " |",
+           "|" + "|".join("---" if i == 0 else "---:" for i in range(len(headers))) + "|"]
+    out += ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def render_markdown(tabs, level=2):
+    out = []
+    for t in tabs:
+        out.append("%s %s\n" % ("#" * level, t.title))
+        out.append(md_table(t.headers, t.rows) if t.rows else "(nothing to show)")
+        if t.note:
+            out.append("\n" + t.note)
+        out.append("")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- plots
+def matplotlib_or_reason():
+    """(pyplot, None) or (None, why there will be no plots)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        return plt, None
+    except Exception as e:  # ImportError, or a broken install
+        return None, "matplotlib unavailable for %s (%s): no plots (Debian: python3-matplotlib, " \
+            "run with /usr/bin/python3)" % (sys.executable, e)
+
+
+POLICY_COLOURS = {"lazy": "tab:blue", "ahead": "tab:green", "eager": "tab:red"}
+OTHER_COLOURS = ["tab:purple", "tab:orange", "tab:brown", "tab:pink", "tab:olive", "tab:cyan"]
+
+
+def _colour(policy, _cache={}):
+    if policy in POLICY_COLOURS:
+        return POLICY_COLOURS[policy]
+    return _cache.setdefault(policy, OTHER_COLOURS[len(_cache) % len(OTHER_COLOURS)])
+
+
+def _styles(runs):
+    """Colour by policy, line style by position among that policy's runs (RAM order)."""
+    styles, n = {}, {}
+    dashes = ["-", "--", "-.", ":"]
+    for r in runs:
+        i = n.get(r.policy, 0)
+        n[r.policy] = i + 1
+        styles[r.label] = dict(color=_colour(r.policy), linestyle=dashes[i % 4],
+                               alpha=1.0 - 0.12 * (i // 4 % 4))
+    return styles
+
+
+def plot_latency_cdf(plt, runs, path):
+    """(a) CDF of allocation latency, one panel per class, one line per run."""
+    fig, axes = plt.subplots(1, 3, figsize=(16, 5), sharey=True)
+    st = _styles(runs)
+    drawn = 0
+    steps = set()
+    for ax, (cls, key) in zip(axes, LAT_CLASSES):
+        for r in runs:
+            name, w = r.main_step()
+            lat = (w or {}).get(key) or {}
+            q, v = lat.get("quantiles_permille"), lat.get("quantiles_ns")
+            if not lat.get("count") or not q or not v:
+                continue
+            pts = [(ns, pm / 1000.0) for pm, ns in zip(q, v) if ns > 0]
+            if lat.get("max_ns"):
+                pts.append((lat["max_ns"], 1.0))
+            pts.sort()
+            if not pts:
+                continue
+            steps.add(name)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".",
+                    label="%s (%s, n=%d)" % (r.label, name, lat["count"]), **st[r.label])
+            drawn += 1
+        ax.set_xscale("log")
+        ax.set_title("%s allocations" % cls)
+        ax.set_xlabel("latency (ns, log scale)")
+        ax.grid(True, which="both", alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=7, loc="lower right")
+    axes[0].set_ylabel("fraction of allocations")
+    fig.suptitle("Allocation latency CDF per run (workload step: %s)" %
+                 (", ".join(sorted(steps)) or "none"))
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return drawn
+
+
+def plot_series(plt, runs, path):
+    """(b) Accepted memory over time, one panel per policy, one line per run."""
+    policies = []
+    for r in runs:
+        ser = r.boot.accept_series or {}
+        if ser.get("t_us") and r.policy not in policies:
+            policies.append(r.policy)
+    fig, axes = plt.subplots(1, max(1, len(policies)), figsize=(6 * max(1, len(policies)), 5),
+                             squeeze=False)
+    st = _styles(runs)
+    drawn = 0
+    for ax, pol in zip(axes[0], policies):
+        for r in runs:
+            ser = r.boot.accept_series or {}
+            t, v = ser.get("t_us"), ser.get("accepted_bytes")
+            if r.policy != pol or not t or not v:
+                continue
+            ax.step([x / 1000.0 for x in t], [y / MIB for y in v], where="post", label=r.label,
+                    **st[r.label])
+            if r.boot.ready_us is not None:
+                at = r.accepted_at_ready()
+                ax.plot([r.boot.ready_us / 1000.0], [(at or 0) / MIB], "o",
+                        color=st[r.label]["color"], markersize=5)
+            drawn += 1
+        ax.set_title("policy %s" % pol)
+        ax.set_xlabel("time since efi_main (ms)")
+        ax.set_ylabel("accepted memory (MiB)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    if not policies:
+        axes[0][0].text(0.5, 0.5, "no accept_series in these logs", ha="center")
+    fig.suptitle("Accepted memory over time (dot: allocator ready)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return drawn
+
+
+def ready_by_policy(runs):
+    """{policy: [(RAM, [ready ms, ...]), ...]} over the runs whose RAM and ready are known."""
+    by = {}
+    for r in runs:
+        if r.ram and r.ready_ms() is not None:
+            by.setdefault(r.policy, {}).setdefault(r.ram, []).append(r.ready_ms())
+    return {p: sorted(d.items()) for p, d in by.items()}
+
+
+def plot_ready(plt, runs, path):
+    """(c) Time to ready against guest RAM, one line per policy (median, min-max bars)."""
+    fig, ax = plt.subplots(figsize=(8, 5))
+    drawn = 0
+    for pol, pts in sorted(ready_by_policy(runs).items(),
+                           key=lambda kv: POLICY_ORDER.get(kv[0], 9)):
+        xs = [x / ml.GIB for x, _ in pts]
+        med = [statistics.median(v) for _, v in pts]
+        lo = [m - min(v) for m, (_, v) in zip(med, pts)]
+        hi = [max(v) - m for m, (_, v) in zip(med, pts)]
+        ax.errorbar(xs, med, yerr=[lo, hi], marker="o", capsize=4, color=_colour(pol),
+                    label="%s (n=%d)" % (pol, sum(len(v) for _, v in pts)))
+        drawn += 1
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("guest RAM (GiB, log2 scale)")
+    ax.set_ylabel("time to ready (ms, log scale)")
+    ax.set_title("Time from efi_main to allocator ready (median, min-max)")
+    ax.grid(True, which="both", alpha=0.3)
+    if drawn:
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return drawn
+
+
+PLOTS = (("latency_cdf.png", "Allocation latency CDF", plot_latency_cdf),
+         ("accept_series.png", "Accepted memory over time", plot_series),
+         ("ready_vs_ram.png", "Time to ready against guest RAM", plot_ready))
+
+
+def draw_plots(runs, outdir, which=None):
+    """Writes the PNGs; returns ([(title, path)], [messages]). which: a {file: runs}
+    override, so that a caller can draw one plot from a different set of runs."""
+    plt, why = matplotlib_or_reason()
+    if plt is None:
+        return [], [why]
+    try:
+        os.makedirs(outdir, exist_ok=True)
+    except OSError as e:
+        return [], ["cannot create %s: %s" % (outdir, e.strerror or e)]
+    done, msgs = [], []
+    for fname, title, fn in PLOTS:
+        path = os.path.join(outdir, fname)
+        subset = (which or {}).get(fname, runs)
+        try:
+            if fn(plt, subset, path):
+                done.append((title, path))
+            else:
+                msgs.append("%s: nothing to draw in these logs (written empty)" % fname)
+        except Exception as e:  # a plot must not cost the tables
+            plt.close("all")
+            msgs.append("%s: plotting failed: %s: %s" % (fname, type(e).__name__, e))
+    return done, msgs
+
+
+# ---------------------------------------------------------------- command line
+def markdown_document(runs, messages, plots, md_path, title="memaccept report"):
+    out = ["# %s\n" % title, "%d run(s) compared.\n" % len(runs)]
+    out.append(render_markdown(tables(runs)))
+    if plots:
+        out.append("## Plots\n")
+        for t, p in plots:
+            rel = os.path.relpath(p, os.path.dirname(os.path.abspath(md_path)) or ".")
+            out.append("### %s\n\n![%s](%s)\n" % (t, t, rel))
+    if messages:
+        out.append("## Log problems\n")
+        out += ["- `%s`: %s" % (p, m) for p, m in messages]
+        out.append("")
+    out.append("## Logs\n")
+    out += ["- %s: `%s` (%s)" % (r.label, r.boot.path, r.boot.cmdline or "no command line")
+            for r in runs]
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 usage="%(prog)s [options] LOG|LABEL=LOG...")
+    ap.add_argument("logs", nargs="+", metavar="LOG", help="console log, or LABEL=log")
+    ap.add_argument("--markdown", metavar="FILE", help="also write the report as Markdown")
+    ap.add_argument("--plots", metavar="DIR", help="draw PNGs into DIR (matplotlib)")
+    ap.add_argument("--include-failed", action="store_true",
+                    help="keep boots that failed (marked) instead of leaving them out")
+    o = ap.parse_args(argv)
+
+    runs, messages = load_runs(o.logs, o.include_failed)
+    for path, m in messages:
+        print("report: %s: %s" % (path, m), file=sys.stderr)
+    if not runs:
+        print("report: no usable log among %d given" % len(o.logs), file=sys.stderr)
+        return 1
+    print(render_text(tables(runs)))
+    plots = []
+    if o.plots:
+        plots, pmsgs = draw_plots(runs, o.plots)
+        for m in pmsgs:
+            print("report: plots: %s" % m, file=sys.stderr)
+        for t, p in plots:
+            print("plot: %s: %s" % (t, p))
+    if o.markdown:
+        try:
+            d = os.path.dirname(o.markdown)
+            if d:
+                os.makedirs(d, exist_ok=True)
+            with open(o.markdown, "w") as f:
+                f.write(markdown_document(runs, messages, plots, o.markdown))
+            print("markdown: %s" % o.markdown)
+        except OSError as e:
+            print("report: cannot write %s: %s" % (o.markdown, e.strerror or e), file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
