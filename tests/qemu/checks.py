@@ -227,3 +227,70 @@ def stray_access_matches_target(case, events, text):
     if not got.get("backtrace"):
         problems.append("no backtrace in the report")
     return problems
+
+
+def _calls(events):
+    s = _first(events, "summary")
+    return (s or {}).get("platform_calls", {}), s
+
+
+def tdx_lazy_one_call_per_unit(case, events, text):
+    """Lazy on TDX: each lazily accepted 2 MiB unit took exactly one TDCALL at level 2M."""
+    calls, s = _calls(events)
+    if s is None:
+        return ["no summary"]
+    lazy_units = s["accepted_by_path"]["lazy"] // UNIT
+    problems = []
+    if lazy_units == 0:
+        problems.append("nothing accepted lazily")
+    if calls.get("accepted_2m") != lazy_units:
+        problems.append("accepted_2m = %s, lazily accepted units = %d" % (calls.get("accepted_2m"), lazy_units))
+    if calls.get("accepted_1g"):
+        problems.append("1 GiB accepts in a lazy run: %d" % calls["accepted_1g"])
+    edge_pages = s["accepted_by_path"]["boot_edge"] // PAGE
+    if calls.get("accepted_4k") != edge_pages:
+        problems.append("accepted_4k = %s, boot edge pages = %d" % (calls.get("accepted_4k"), edge_pages))
+    if calls.get("tdcall_accept") != lazy_units + edge_pages:
+        problems.append("tdcall_accept = %s, expected %d (one per unit and per edge page)"
+                        % (calls.get("tdcall_accept"), lazy_units + edge_pages))
+    return problems
+
+
+def tdx_eager_one_call_per_gib(case, events, text):
+    """Eager on TDX: every naturally aligned GiB of unaccepted memory took one 1 GiB TDCALL."""
+    calls, s = _calls(events)
+    bm = _first(events, "bitmap")
+    if s is None or bm is None:
+        return ["no summary or bitmap"]
+    full_gibs = 0
+    for base, units in zip(bm["segment_bases"], bm["segment_units"]):
+        lo, hi = base, base + units * UNIT
+        full_gibs += max(0, hi // GIB - -(-lo // GIB))
+    problems = []
+    if full_gibs == 0:
+        problems.append("no whole GiB to accept: make the guest larger")
+    if calls.get("accepted_1g") != full_gibs:
+        problems.append("accepted_1g = %s, whole GiBs in the bitmap = %d" % (calls.get("accepted_1g"), full_gibs))
+    per_gib = s.get("platform_calls_per_gib", {}).get("tdcall_accept", 0)
+    eager_units = s["accepted_by_path"]["eager"] // UNIT
+    expected_2m = eager_units - full_gibs * 512
+    if calls.get("accepted_2m") != expected_2m:
+        problems.append("accepted_2m = %s, units outside whole GiBs = %d" % (calls.get("accepted_2m"), expected_2m))
+    if per_gib > 512:
+        problems.append("%d TDCALLs per GiB accepted" % per_gib)
+    return problems
+
+
+def tdx_size_mismatch_path(case, events, text):
+    """size_mismatch@unit: the 2 MiB accept fails once and the unit is accepted as 512 pages."""
+    calls, s = _calls(events)
+    if s is None:
+        return ["no summary"]
+    lazy_units = s["accepted_by_path"]["lazy"] // UNIT
+    edge_pages = s["accepted_by_path"]["boot_edge"] // PAGE
+    problems = []
+    if calls.get("accepted_4k") != edge_pages + 512:
+        problems.append("accepted_4k = %s, expected edges %d + 512" % (calls.get("accepted_4k"), edge_pages))
+    if calls.get("accepted_2m") != lazy_units - 1:
+        problems.append("accepted_2m = %s, expected %d" % (calls.get("accepted_2m"), lazy_units - 1))
+    return problems
