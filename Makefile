@@ -65,7 +65,7 @@ deps-build:
 deps-run: deps-build
 	@$(DEPS) run
 deps-test: deps-run
-	@$(DEPS) test image report
+	@$(DEPS) test image report fuzz
 
 $(B)/.deps-build: $(DEPS)
 	@$(DEPS) build
@@ -134,7 +134,8 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
 # The pure-logic sources the unit tests link against, built for the host with sanitizers.
 UNIT_LIB_SRCS := mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/latency.c mm/policy.c mm/series.c \
-	kernel/cmdline.c lib/format.c lib/string.c
+	kernel/cmdline.c lib/format.c lib/string.c arch/x86/tdx/accept.c arch/x86/emu/decode.c \
+	arch/x86/emu/faults.c
 UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter
 
@@ -146,9 +147,9 @@ $(B)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/unit.c $(UNIT_LIB_SRCS)
 unit: $(UNIT_BINS)
 
 # Everything: host unit tests, QEMU cases from tests/qemu/manifest.toml, host tool tests.
-test: deps-test all $(UNIT_BINS) $(B)/memaccept.img
+test: deps-test all $(UNIT_BINS) $(B)/memaccept.img $(FUZZ_BIN)
 	@$(PYTHON) tests/run.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
-		--unit $(UNIT_BINS)
+		--unit $(UNIT_BINS) --fuzz $(FUZZ_BIN)
 
 # The QEMU measurement matrix (tools/bench.py): build/bench/report.md, results.json, logs,
 # PNGs. BENCH_ARGS="--quick" for a short trial run, "--jobs N" for N boots at a time.

@@ -242,7 +242,8 @@ int memmap_parse(const struct memmap_input *in, struct memmap *m, struct mem_ran
 	struct sdesc *sd = scratch;
 	u64 *bounds = (u64 *)(sd + n);
 	struct einfo *ei = (struct einfo *)(bounds + 2 * n);
-	u64 limit = in->phys_bits >= 64 ? UINT64_MAX : 1ULL << in->phys_bits;
+	/* Page-aligned, so that clipping keeps ranges aligned even for a width under 12 bits. */
+	u64 limit = ALIGN_DOWN(in->phys_bits >= 64 ? UINT64_MAX : 1ULL << in->phys_bits, PAGE_SIZE);
 	size_t nsd = 0;
 	bool unsorted = false;
 	u64 prev_start = 0;
@@ -303,14 +304,22 @@ int memmap_parse(const struct memmap_input *in, struct memmap *m, struct mem_ran
 	}
 
 	/* Steps 3 and 4: merge, turning usable memory above fake_start into unaccepted. */
+	bool reported_no_platform = false;
+
 	for (size_t k = 0; k + 1 < nu; k++) {
 		u64 s = bounds[k], e = bounds[k + 1];
 		u32 kind = ei[k].kind;
 
 		if (kind == KIND_HOLE)
 			continue;
-		if (kind == RANGE_UNACCEPTED && !in->can_accept)
+		if (kind == RANGE_UNACCEPTED && !in->can_accept) {
 			kind = RANGE_SUSPECT;
+			/* Report it here: merged with a suspect neighbour, its type reads as mixed. */
+			if (!reported_no_platform) {
+				reported_no_platform = true;
+				anomaly(m, ANOM_UNACCEPTED_NO_PLATFORM, UINT32_MAX, s, e);
+			}
+		}
 		if (kind == RANGE_USABLE && in->fake_set && e > in->fake_start) {
 			u64 cut = MAX(s, ALIGN_UP(in->fake_start, PAGE_SIZE));
 
@@ -323,8 +332,6 @@ int memmap_parse(const struct memmap_input *in, struct memmap *m, struct mem_ran
 		if (emit(m, s, e, kind, ei[k].type))
 			return -1;
 	}
-
-	bool reported_no_platform = false;
 
 	for (unsigned r = 0; r < m->nranges; r++) {
 		struct mem_range *x = &m->ranges[r];

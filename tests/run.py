@@ -149,6 +149,32 @@ def run_unit(binary):
     return out
 
 
+def run_fuzz_smoke(binary, seconds=20):
+    """A short libFuzzer run of the memory-map target from the committed seeds."""
+    if not binary:
+        return []
+    import shutil
+    import tempfile
+    corpus = tempfile.mkdtemp(prefix="memaccept-fuzz-")
+    try:
+        for f in os.listdir(os.path.join(HERE, "fuzz", "seeds")):
+            shutil.copy(os.path.join(HERE, "fuzz", "seeds", f), corpus)
+        start = time.monotonic()
+        p = subprocess.run([binary, "-max_len=4096", "-max_total_time=%d" % seconds,
+                            "-print_final_stats=1", "-artifact_prefix=%s/" % corpus, corpus],
+                           capture_output=True, text=True, timeout=seconds + 120)
+        execs = re.findall(r"stat::number_of_executed_units:\s*(\d+)", p.stderr)
+        detail = "%s executions" % (execs[0] if execs else "?")
+        if p.returncode:
+            detail = "finding after %s:\n%s" % (detail, p.stderr[-2000:])
+        return [Outcome("fuzz/memmap (%d s, %s)" % (seconds, execs[0] if execs else "?"),
+                        p.returncode == 0, detail, seconds=time.monotonic() - start)]
+    except Exception as e:
+        return [Outcome("fuzz/memmap", False, str(e), error=True)]
+    finally:
+        shutil.rmtree(corpus, ignore_errors=True)
+
+
 def run_tool_tests():
     """Python unittest modules in tests/tools/ (the host tools)."""
     tdir = os.path.join(HERE, "tools")
@@ -183,6 +209,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("MEMACCEPT_JOBS", "2")))
     ap.add_argument("--logdir", default=os.path.join(ROOT, "build", "test-logs"))
     ap.add_argument("--unit", nargs="*", default=[])
+    ap.add_argument("--fuzz", help="libFuzzer binary for a short smoke run")
     opts = ap.parse_args()
     os.makedirs(opts.logdir, exist_ok=True)
 
@@ -202,6 +229,8 @@ def main():
             for o in run_unit(b):
                 report(o)
         for o in run_tool_tests():
+            report(o)
+        for o in run_fuzz_smoke(opts.fuzz):
             report(o)
 
     with open(opts.manifest, "rb") as f:

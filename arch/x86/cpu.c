@@ -2,6 +2,7 @@
 /* memaccept: CPU feature queries. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu_hooks.h"
+#include "drivers/console.h"
 
 void cpu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
@@ -11,15 +12,27 @@ void cpu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 	cpuid_raw(leaf, subleaf, r);
 }
 
+/*
+ * CPUID comes from the host on a virtual machine, so the width is checked: x86-64
+ * physical addresses have 36 to 52 bits (Intel SDM vol. 3A, 4.1.4). Outside that, the
+ * architectural maximum is used, which makes the memory map check the least strict
+ * rather than dropping memory, and the reason is printed.
+ */
 unsigned cpu_phys_bits(void)
 {
 	struct cpuid_regs r;
+	unsigned bits;
 
 	cpu_cpuid(0x80000000, 0, &r);
 	if (r.eax < 0x80000008)
 		return 36;
 	cpu_cpuid(0x80000008, 0, &r);
-	return r.eax & 0xff;
+	bits = r.eax & 0xff;
+	if (bits < 36 || bits > 52) {
+		kprintf("cpu: CPUID reports a %u-bit physical address width; using 52\n", bits);
+		bits = 52;
+	}
+	return bits;
 }
 
 bool cpu_has_1g_pages(void)

@@ -66,9 +66,44 @@ void unit_srand(u64 seed)
 	rng = seed ? seed : 1;
 }
 
+/* CHECK_PANICS's landing place, armed for one statement at a time. */
+static jmp_buf catch_jmp;
+static bool catch_armed;
+
+jmp_buf *unit_catch_jmp(void)
+{
+	return &catch_jmp;
+}
+
+void unit_catch_arm(void)
+{
+	unit_last_panic[0] = 0;
+	catch_armed = true;
+}
+
+void unit_catch_no_panic(const char *stmt, const char *file, int line)
+{
+	catch_armed = false;
+	unit_check(false, file, line, stmt);
+	printf("  (expected a panic from the statement above)\n");
+}
+
+void unit_catch_check(const char *needle, const char *file, int line)
+{
+	catch_armed = false;
+	if (!strstr(unit_last_panic, needle)) {
+		unit_check(false, file, line, "panic message contains the expected text");
+		printf("  panic message: \"%s\", expected it to contain \"%s\"\n", unit_last_panic, needle);
+	}
+}
+
 static __noreturn void unit_die(const char *kind, int code, const char *fmt, va_list ap)
 {
 	vsnprintf(unit_last_panic, sizeof(unit_last_panic), fmt, ap);
+	if (catch_armed) {
+		catch_armed = false;
+		longjmp(catch_jmp, 1);
+	}
 	if (!panic_armed) {
 		fprintf(stderr, "%s outside a test: %s\n", kind, unit_last_panic);
 		abort();
@@ -118,6 +153,7 @@ __noreturn void kernel_exit(int code)
 /* One test, with panics caught; separate so that setjmp does not clobber main's locals. */
 static void run_one(int i)
 {
+	catch_armed = false;
 	current = tests[i].name;
 	failures_in_test = 0;
 	unit_expect_panic = 0;

@@ -36,6 +36,26 @@ bool unit_check_eq(u64 a, u64 b, const char *file, int line, const char *ea, con
 			return;           \
 	} while (0)
 
+/*
+ * CHECK_PANICS(stmt, "text"): stmt must panic (or call fatal) with a message containing
+ * text; the test then goes on. setjmp has to live in the test's own frame, hence a macro.
+ */
+#include <setjmp.h>
+extern jmp_buf *unit_catch_jmp(void);
+void unit_catch_arm(void);
+void unit_catch_no_panic(const char *stmt, const char *file, int line);
+void unit_catch_check(const char *needle, const char *file, int line);
+#define CHECK_PANICS(stmt, needle)                                         \
+	do {                                                               \
+		if (setjmp(*unit_catch_jmp()) == 0) {                      \
+			unit_catch_arm();                                  \
+			stmt;                                              \
+			unit_catch_no_panic(#stmt, __FILE__, __LINE__);    \
+		} else {                                                   \
+			unit_catch_check(needle, __FILE__, __LINE__);      \
+		}                                                          \
+	} while (0)
+
 /* Deterministic pseudo-random numbers for tests (xorshift64*). */
 u64 unit_rand(void);
 void unit_srand(u64 seed);

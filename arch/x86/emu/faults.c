@@ -67,6 +67,7 @@ static bool parse_item(const char *s, size_t len, struct emu_fault *f, char *err
 	f->addr = FAULT_ANY_ADDR;
 	f->count = 1;
 	size_t i = name_len;
+	bool got_value = false;
 
 	if (i < len && s[i] == '@') {
 		size_t a = ++i;
@@ -102,9 +103,10 @@ static bool parse_item(const char *s, size_t len, struct emu_fault *f, char *err
 			return false;
 		}
 		i = len;
+		got_value = true;
 	}
 	if (i != len || (kinds[f->kind].needs_addr && f->addr == FAULT_ANY_ADDR) ||
-	    (kinds[f->kind].has_value && i == name_len) ||
+	    (kinds[f->kind].has_value && !got_value) ||
 	    (f->kind == FAULT_PSC_PARTIAL && !f->value)) {
 		format_buf(err, errlen, "emu_fault: '%.*s' is incomplete or has extra parts", (int)len, s);
 		return false;

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: host tests of the emulator's instruction decoder and fault-injection parser. */
+#include <string.h>
+#include "arch/x86/emu/decode.h"
+#include "arch/x86/emu/faults.h"
+#include "tests/unit/unit.h"
+
+TEST(decode_known_encodings)
+{
+	static const u8 tdcall[] = { 0x66, 0x0f, 0x01, 0xcc, 0x90 };
+	static const u8 pvalidate[] = { 0xf2, 0x0f, 0x01, 0xff };
+	static const u8 vmgexit[] = { 0xf3, 0x0f, 0x01, 0xd9 };
+	static const u8 rdmsr[] = { 0x0f, 0x32, 0x00, 0x00 };
+	static const u8 wrmsr[] = { 0x0f, 0x30, 0x00, 0x00 };
+	struct emu_decoded d;
+
+	d = emu_decode(tdcall, sizeof(tdcall));
+	EXPECT_EQ(d.insn, INSN_TDCALL);
+	EXPECT_EQ(d.len, 4);
+	d = emu_decode(pvalidate, sizeof(pvalidate));
+	EXPECT_EQ(d.insn, INSN_PVALIDATE);
+	d = emu_decode(vmgexit, sizeof(vmgexit));
+	EXPECT_EQ(d.insn, INSN_VMGEXIT);
+	EXPECT_EQ(d.len, 4);
+	d = emu_decode(rdmsr, sizeof(rdmsr));
+	EXPECT_EQ(d.insn, INSN_RDMSR);
+	EXPECT_EQ(d.len, 2);
+	d = emu_decode(wrmsr, sizeof(wrmsr));
+	EXPECT_EQ(d.insn, INSN_WRMSR);
+}
+
+TEST(decode_rejects_near_misses)
+{
+	static const u8 cases[][4] = {
+		{ 0x0f, 0x01, 0xcc, 0x90 },	/* TDCALL without its 66 prefix */
+		{ 0x0f, 0x01, 0xd9, 0x90 },	/* plain VMMCALL */
+		{ 0xf3, 0x0f, 0x01, 0xd8 },	/* VMRUN-ish neighbour */
+		{ 0x66, 0x0f, 0x01, 0xcf },	/* SEAMCALL */
+		{ 0x0f, 0x0b, 0x00, 0x00 },	/* UD2 */
+		{ 0x0f, 0x31, 0x00, 0x00 },	/* RDTSC */
+	};
+
+	for (unsigned i = 0; i < ARRAY_SIZE(cases); i++)
+		EXPECT_EQ(emu_decode(cases[i], 4).insn, INSN_UNKNOWN);
+	/* Truncated input never matches a longer encoding. */
+	EXPECT_EQ(emu_decode((const u8 *)"\x66\x0f\x01", 3).insn, INSN_UNKNOWN);
+	EXPECT_EQ(emu_decode((const u8 *)"\x0f", 1).insn, INSN_UNKNOWN);
+	EXPECT_EQ(emu_decode(NULL, 0).insn, INSN_UNKNOWN);
+}
+
+TEST(faults_parse_all_kinds)
+{
+	struct emu_faults fs;
+	char err[128] = "";
+
+	EXPECT(emu_faults_parse("busy:3,size_mismatch@0x40000000,already@1G,status@1025M=0xC000000100000000,"
+				"pvalidate_input@0x1000,psc_partial:7,psc_error,psc_backwards,no_sept_ve_disable",
+				&fs, err, sizeof(err)));
+	EXPECT_EQ(fs.n, 9);
+	EXPECT_EQ(fs.f[0].kind, FAULT_BUSY);
+	EXPECT_EQ(fs.f[0].count, 3);
+	EXPECT_EQ(fs.f[0].addr, FAULT_ANY_ADDR);
+	EXPECT_EQ(fs.f[1].addr, 0x40000000);
+	EXPECT_EQ(fs.f[2].kind, FAULT_ALREADY);
+	EXPECT_EQ(fs.f[2].addr, GiB);
+	EXPECT_EQ(fs.f[3].addr, 1025 * MiB);
+	EXPECT_EQ(fs.f[3].value, 0xC000000100000000ULL);
+	EXPECT_EQ(fs.f[5].kind, FAULT_PSC_PARTIAL);
+	EXPECT_EQ(fs.f[5].value, 7);
+	EXPECT_EQ(fs.f[8].kind, FAULT_NO_SEPT_VE_DISABLE);
+	EXPECT(emu_faults_parse("", &fs, err, sizeof(err)));
+	EXPECT_EQ(fs.n, 0);
+}
+
+TEST(faults_parse_rejects_bad_specs)
+{
+	static const char *const bad[] = {
+		"bogus", "busy:", "busy:0", "busy:x", "size_mismatch", "already@", "already@0xZZ",
+		"status@1G", "status=5", "psc_partial", "psc_error@1G", "busy@1G:2:3", "busy,,busy",
+		"no_sept_ve_disable:1", "already@0x12345678901234567",
+	};
+	struct emu_faults fs;
+	char err[128];
+
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
+		err[0] = 0;
+		if (!EXPECT(!emu_faults_parse(bad[i], &fs, err, sizeof(err))))
+			printf("  accepted: %s\n", bad[i]);
+		EXPECT_EQ(fs.n, 0);
+		EXPECT(strstr(err, "emu_fault") != NULL);
+	}
+}
+
+TEST(faults_take_counts_down_and_matches_addresses)
+{
+	struct emu_faults fs;
+	char err[64];
+
+	EXPECT(emu_faults_parse("busy@2G:2,busy:1", &fs, err, sizeof(err)));
+	/* Address-bound first for a range containing it. */
+	EXPECT(emu_fault_take(&fs, FAULT_BUSY, 2 * GiB, 2 * GiB + UNIT_SIZE) == &fs.f[0]);
+	EXPECT(emu_fault_take(&fs, FAULT_BUSY, 2 * GiB, 2 * GiB + UNIT_SIZE) == &fs.f[0]);
+	/* Exhausted: the address-free one answers next, once. */
+	EXPECT(emu_fault_take(&fs, FAULT_BUSY, 2 * GiB, 2 * GiB + UNIT_SIZE) == &fs.f[1]);
+	EXPECT(emu_fault_take(&fs, FAULT_BUSY, 2 * GiB, 2 * GiB + UNIT_SIZE) == NULL);
+	EXPECT_EQ(fs.f[0].fired, 2);
+	EXPECT_EQ(fs.f[1].fired, 1);
+
+	EXPECT(emu_faults_parse("size_mismatch@0x40200000", &fs, err, sizeof(err)));
+	EXPECT(emu_fault_find(&fs, FAULT_SIZE_MISMATCH, GiB, GiB + UNIT_SIZE) == NULL);
+	EXPECT(emu_fault_find(&fs, FAULT_SIZE_MISMATCH, GiB + UNIT_SIZE, GiB + 2 * UNIT_SIZE) != NULL);
+	/* find does not consume. */
+	EXPECT(emu_fault_find(&fs, FAULT_SIZE_MISMATCH, GiB, 2 * GiB) != NULL);
+}

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: host tests of the TDX accept splitter and its status handling, with a scripted TDCALL. */
+#include <setjmp.h>
+#include <string.h>
+#include "arch/x86/tdx/tdx.h"
+#include "tests/unit/unit.h"
+
+/* The mock TDX module: a script of statuses, then success; every call is recorded. */
+#define MAX_CALLS 4096
+
+static struct {
+	u64 gpa_level[MAX_CALLS];
+	unsigned n;
+	u64 script[16];		/* statuses returned by the first calls, in order */
+	unsigned nscript;
+	u64 mismatch_gpa;	/* accepts above 4K covering this GPA answer PAGE_SIZE_MISMATCH */
+	bool mismatch;
+} mock;
+static u64 zeroed_start, zeroed_len, fatal_status, fatal_gpa;
+static u32 fatal_condition;
+static unsigned warns, fatal_calls;
+static jmp_buf fatal_jmp;
+
+static u64 mock_accept(u64 gpa_level)
+{
+	unsigned level = gpa_level & 7;
+	u64 gpa = gpa_level & ~0xfffULL;
+
+	if (mock.n < MAX_CALLS)
+		mock.gpa_level[mock.n] = gpa_level;
+	mock.n++;
+	if (mock.n <= mock.nscript)
+		return mock.script[mock.n - 1];
+	if (mock.mismatch && level > TDX_LEVEL_4K && mock.mismatch_gpa >= gpa &&
+	    mock.mismatch_gpa < gpa + TDX_LEVEL_SIZE(level))
+		return (u64)TDX_PAGE_SIZE_MISMATCH << 32 | 1;
+	return 0;
+}
+
+static void mock_zero(u64 start, u64 len)
+{
+	zeroed_start = start;
+	zeroed_len = len;
+}
+
+static void mock_fatal(u32 condition, const char *what, u64 status, u64 gpa, unsigned level)
+{
+	(void)what, (void)level;
+	fatal_calls++;
+	fatal_condition = condition;
+	fatal_status = status;
+	fatal_gpa = gpa;
+	longjmp(fatal_jmp, 1);
+}
+
+static void mock_warn(const char *what, u64 gpa, unsigned level)
+{
+	(void)what, (void)gpa, (void)level;
+	warns++;
+}
+
+static const struct tdx_accept_ops ops = { mock_accept, mock_zero, mock_fatal, mock_warn };
+
+static void reset(void)
+{
+	memset(&mock, 0, sizeof(mock));
+	zeroed_start = zeroed_len = fatal_status = fatal_gpa = 0;
+	fatal_condition = 0;
+	warns = fatal_calls = 0;
+}
+
+/* Run the splitter; returns true if it ended in the fatal hook. */
+static bool accept(u64 start, u64 end, struct tdx_accept_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (setjmp(fatal_jmp))
+		return true;
+	tdx_accept_range(start, end, &ops, st);
+	return false;
+}
+
+TEST(tdx_largest_level_that_fits)
+{
+	struct tdx_accept_stats st;
+
+	reset();
+	/* [1G - 4K, 3G + 2M + 4K): 4K, then 511 x 4K... no: 4K at 1G-4K, 1G, 1G, 2M, 4K. */
+	EXPECT(!accept(GiB - PAGE_SIZE, 3 * GiB + UNIT_SIZE + PAGE_SIZE, &st));
+	EXPECT_EQ(mock.n, 5);
+	EXPECT_EQ(mock.gpa_level[0], (GiB - PAGE_SIZE) | TDX_LEVEL_4K);
+	EXPECT_EQ(mock.gpa_level[1], GiB | TDX_LEVEL_1G);
+	EXPECT_EQ(mock.gpa_level[2], (2 * GiB) | TDX_LEVEL_1G);
+	EXPECT_EQ(mock.gpa_level[3], (3 * GiB) | TDX_LEVEL_2M);
+	EXPECT_EQ(mock.gpa_level[4], (3 * GiB + UNIT_SIZE) | TDX_LEVEL_4K);
+	EXPECT_EQ(st.accepted[TDX_LEVEL_1G], 2);
+	EXPECT_EQ(st.accepted[TDX_LEVEL_2M], 1);
+	EXPECT_EQ(st.accepted[TDX_LEVEL_4K], 2);
+	EXPECT_EQ(st.tdcalls, 5);
+}
+
+TEST(tdx_unaligned_2m_runs_use_2m_pages)
+{
+	struct tdx_accept_stats st;
+
+	reset();
+	/* 2M-aligned but not 1G-aligned: 2M pages only, one call per unit. */
+	EXPECT(!accept(GiB + UNIT_SIZE, GiB + 9 * UNIT_SIZE, &st));
+	EXPECT_EQ(mock.n, 8);
+	EXPECT_EQ(st.accepted[TDX_LEVEL_2M], 8);
+	for (unsigned i = 0; i < 8; i++)
+		EXPECT_EQ(mock.gpa_level[i] & 7, TDX_LEVEL_2M);
+}
+
+TEST(tdx_size_mismatch_falls_back_one_level)
+{
+	struct tdx_accept_stats st;
+
+	reset();
+	mock.mismatch = true;
+	mock.mismatch_gpa = GiB + 5 * UNIT_SIZE + 0x3000;
+	/* The 1G accept fails, its 512 2M pieces are tried, one of those fails again. */
+	EXPECT(!accept(GiB, 2 * GiB, &st));
+	EXPECT_EQ(st.size_mismatch, 2);
+	EXPECT_EQ(st.accepted[TDX_LEVEL_1G], 0);
+	EXPECT_EQ(st.accepted[TDX_LEVEL_2M], 511);
+	EXPECT_EQ(st.accepted[TDX_LEVEL_4K], 512);
+	EXPECT_EQ(st.tdcalls, 1 + 512 + 512);
+	/* The 4K pieces cover exactly the failing unit, in order. */
+	EXPECT_EQ(mock.gpa_level[1 + 5 + 1], (GiB + 5 * UNIT_SIZE) | TDX_LEVEL_4K);
+}
+
+TEST(tdx_size_mismatch_at_4k_is_fatal)
+{
+	struct tdx_accept_stats st;
+
+	reset();
+	mock.script[0] = (u64)TDX_PAGE_SIZE_MISMATCH << 32;
+	mock.nscript = 1;
+	EXPECT(accept(GiB, GiB + PAGE_SIZE, &st));
+	EXPECT_EQ(fatal_condition, FC_ACCEPT_STATUS);
+	EXPECT_EQ(fatal_gpa, GiB);
+}
+
+TEST(tdx_busy_is_retried_then_fatal)
+{
+	struct tdx_accept_stats st;
+
+	reset();
+	for (unsigned i = 0; i < 3; i++)
+		mock.script[i] = (u64)TDX_OPERAND_BUSY << 32 | 1;
+	mock.nscript = 3;
+	EXPECT(!accept(GiB, GiB + UNIT_SIZE, &st));
+	EXPECT_EQ(st.busy_retries, 3);
+	EXPECT_EQ(st.accepted[TDX_LEVEL_2M], 1);
+
+	reset();
+	for (unsigned i = 0; i < 16; i++)
+		mock.script[i] = (u64)TDX_OPERAND_BUSY << 32 | 1;
+	mock.nscript = 16;
+	EXPECT(accept(GiB, GiB + UNIT_SIZE, &st));
+	EXPECT_EQ(fatal_condition, FC_ACCEPT_RETRIES);
+	EXPECT_EQ(st.busy_retries, TDX_BUSY_RETRIES);
+	EXPECT_EQ(mock.n, TDX_BUSY_RETRIES + 1);
+}
+
+TEST(tdx_already_accepted_is_zeroed_and_counted)
+{
+	struct tdx_accept_stats st;
+
+	reset();
+	/* A warning status (bit 63 clear) with operand details in the low bits. */
+	mock.script[0] = (u64)TDX_PAGE_ALREADY_ACCEPTED << 32 | 0x11;
+	mock.nscript = 1;
+	EXPECT(!accept(GiB, GiB + UNIT_SIZE, &st));
+	EXPECT_EQ(st.already_accepted, 512);
+	EXPECT_EQ(zeroed_start, GiB);
+	EXPECT_EQ(zeroed_len, UNIT_SIZE);
+	EXPECT_EQ(warns, 1);
+	EXPECT_EQ(fatal_calls, 0);
+}
+
+TEST(tdx_unknown_status_is_fatal)
+{
+	struct tdx_accept_stats st;
+	static const u64 bad[] = {
+		0xC000000100000000ULL,	/* an error class the guest does not handle */
+		0x8000020100000000ULL,	/* busy's neighbour: compared on all of bits 63:32 */
+		0x0000000100000000ULL,	/* a warning other than ALREADY_ACCEPTED */
+	};
+
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
+		reset();
+		mock.script[0] = bad[i];
+		mock.nscript = 1;
+		EXPECT(accept(2 * GiB, 2 * GiB + PAGE_SIZE, &st));
+		EXPECT_EQ(fatal_status, bad[i]);
+		EXPECT_EQ(fatal_condition, FC_ACCEPT_STATUS);
+	}
+}
+
+TEST(tdx_bad_range_panics)
+{
+	struct tdx_accept_stats st;
+
+	reset();
+	CHECK_PANICS(accept(GiB + 1, GiB + PAGE_SIZE, &st), "tdx_accept_range: bad range");
+	CHECK_PANICS(accept(GiB, GiB, &st), "bad range");
+	EXPECT_EQ(mock.n, 0);
+}
