@@ -6,6 +6,19 @@
 #include <efi.h>
 #include "include/boot_info.h"
 
+/*
+ * edk2 OvmfPkg/Include/Protocol/SevMemoryAcceptance.h (stable202302): GUID
+ * c5a010fe-38a7-4531-8a4a-0500d2fd1649, one member AllowUnacceptedMemory(This). Without
+ * this call OVMF accepts all memory in a before-ExitBootServices event, which is slow
+ * and changes the memory map inside ExitBootServices (hence the retry there).
+ */
+#define SEV_MEMORY_ACCEPTANCE_GUID \
+	{ 0xc5a010fe, 0x38a7, 0x4531, { 0x8a, 0x4a, 0x05, 0x00, 0xd2, 0xfd, 0x16, 0x49 } }
+
+struct sev_memory_acceptance_protocol {
+	EFI_STATUS (EFIAPI *allow_unaccepted_memory)(struct sev_memory_acceptance_protocol *self);
+};
+
 /* Read the command line into buf; returns enum cmdline_source. */
 u32 boot_read_cmdline(EFI_SYSTEM_TABLE *st, EFI_LOADED_IMAGE *li, char *buf, size_t size);
 /* OVMF SEV memory acceptance protocol; returns enum snp_protocol_status. */
@@ -13,10 +26,16 @@ u32 boot_snp_opt_in(EFI_SYSTEM_TABLE *st);
 /* Test image: switch the platform emulator on for platform=tdx-emu/snp-emu. */
 #ifdef CONFIG_EMULATOR
 void boot_emulator_select(struct boot_info *bi);
+/* Test image, platform=snp-emu: a stand-in for OVMF's SNP opt-in protocol. */
+void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi);
 #else
 static inline void boot_emulator_select(struct boot_info *bi)
 {
 	(void)bi;
+}
+static inline void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
+{
+	(void)st, (void)bi;
 }
 #endif
 

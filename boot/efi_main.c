@@ -147,8 +147,10 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 
 	/* 5. SNP: ask OVMF to leave memory unaccepted, before ExitBootServices. */
 	bi.snp_protocol = SNP_PROTOCOL_NOT_APPLICABLE;
-	if (bi.detected == DETECTED_SNP)
+	if (bi.detected == DETECTED_SNP) {
+		boot_test_snp_standin(st, &bi);
 		bi.snp_protocol = boot_snp_opt_in(st);
+	}
 
 	/* 6. Leave the firmware. No boot service may be called after this. */
 	status = exit_boot_services(image);

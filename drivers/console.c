@@ -4,9 +4,25 @@
 #include "drivers/serial.h"
 #include "lib/format.h"
 
+#define DEFER_MAX (16 * KiB)
+
+static bool deferring;
+static char deferred[DEFER_MAX];
+static size_t ndeferred;
+
 void console_init(void)
 {
 	serial_init();
+}
+
+static void out(char c)
+{
+	if (deferring) {
+		if (ndeferred < DEFER_MAX)
+			deferred[ndeferred++] = c;
+		return;
+	}
+	serial_putc(c);
 }
 
 /* Terminals want CR LF; log readers strip the CR. */
@@ -14,9 +30,23 @@ static void put(void *ctx, char c)
 {
 	(void)ctx;
 	if (c == '\n')
-		serial_putc('\r');
-	serial_putc(c);
+		out('\r');
+	out(c);
 }
+
+void console_defer(bool defer)
+{
+	deferring = defer;
+	if (defer)
+		return;
+	for (size_t i = 0; i < ndeferred; i++)
+		serial_putc(deferred[i]);
+	if (ndeferred == DEFER_MAX)
+		kprintf("console: output was cut at %llu KiB while it could not be written\n",
+			DEFER_MAX >> 10);
+	ndeferred = 0;
+}
+
 
 void console_write(const char *s, size_t len)
 {

@@ -96,6 +96,21 @@ static void report_timing(const struct boot_info *bi)
 	ev_end();
 }
 
+/*
+ * fake_unaccepted_start is for normal VMs (and the test image's emulated platforms): on a
+ * real TDX or SNP guest, conventional memory is accepted, and accepting it again would be
+ * the double accept the whole design avoids.
+ */
+static bool fake_allowed(const struct boot_info *bi)
+{
+	bool emulated = bi->config.platform == PLAT_TDX_EMU || bi->config.platform == PLAT_SNP_EMU;
+
+	if (!bi->config.fake_set || bi->detected == DETECTED_NONE || emulated)
+		return bi->config.fake_set;
+	kprintf("cmdline: fake_unaccepted_start is ignored on a real confidential VM\n");
+	return false;
+}
+
 static void report_ready(u32 policy)
 {
 	u64 us = tsc_now_us();
@@ -129,7 +144,7 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* Port I/O (and so the console) the way this platform needs it. */
 	u32 kind = platform_resolve(bi->detected, &bi->config);
 
-	platform_set(kind);
+	platform_set(kind, bi);
 	platform_setup_early(kind);
 	phases[nphases++] = (typeof(phases[0])){ "efi_main_to_ebs", tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_at_entry) / 1000 };
 	phase_done("descriptor_tables");
@@ -149,7 +164,7 @@ __noreturn void kernel_main(struct boot_info *bi)
 	}
 
 	/* Only the final map counts: the firmware may change it inside ExitBootServices. */
-	memory_parse_map(bi, kind != PLATFORM_NONE);
+	memory_parse_map(bi, kind != PLATFORM_NONE, fake_allowed(bi));
 	phase_done("memory_map");
 	memory_report_firmware(bi);
 	phase_done("firmware_report");
@@ -162,6 +177,8 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* Our identity map: OVMF's page tables live in boot-services memory. Unaccepted
 	 * units stay unmapped. */
 	memory_build_page_tables(platform->private_pte_bits);
+	/* SNP: the kernel's own GHCB, which needs our page tables; the console resumes. */
+	platform_setup_late(kind);
 	phase_done("page_tables");
 	/* One bit per unaccepted 2 MiB unit, from the final map. */
 	memory_build_bitmap();

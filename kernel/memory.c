@@ -39,8 +39,11 @@ static u64 pt_pool[PT_POOL];
 static unsigned pt_pool_n;
 static bool palloc_ready;
 static u64 map_ns_total;	/* time spent mapping accepted memory, inside the accept times */
+/* Platform counters once the boot-time edges were accepted, to report units separately. */
+#define MAX_PLATFORM_COUNTERS 32
+static u64 counters_after_edges[MAX_PLATFORM_COUNTERS];
 
-void memory_parse_map(const struct boot_info *bi, bool can_accept)
+void memory_parse_map(const struct boot_info *bi, bool can_accept, bool fake_allowed)
 {
 	struct memmap_input in = {
 		.buf = (const void *)(uintptr_t)bi->map_addr,
@@ -48,7 +51,7 @@ void memory_parse_map(const struct boot_info *bi, bool can_accept)
 		.desc_size = bi->desc_size,
 		.desc_version = bi->desc_version,
 		.phys_bits = cpu_phys_bits(),
-		.fake_set = bi->config.fake_set,
+		.fake_set = fake_allowed,
 		.fake_start = bi->config.fake_unaccepted_start,
 		.can_accept = can_accept,
 	};
@@ -335,6 +338,8 @@ void memory_init_allocator(const struct boot_info *bi)
 	/* Round inward: the partial units at range edges are accepted now, byte for byte. */
 	for (unsigned i = 0; i < nedges; i++)
 		palloc_accept_edge(edges[i].start, edges[i].end);
+	for (unsigned i = 0; i < platform->ncounters && i < MAX_PLATFORM_COUNTERS; i++)
+		counters_after_edges[i] = platform->counters[i].count;
 
 	policy_init(bi->config.policy, bi->config.accept_ahead);
 	palloc_set_hooks(kernel_refill, policy_after_alloc);
@@ -419,11 +424,17 @@ void memory_report_summary(void)
 	for (unsigned i = 0; i < platform->ncounters; i++)
 		ev_u64(platform->counters[i].name, platform->counters[i].count);
 	ev_obj_end();
-	/* The same per GiB accepted (rounded), the figure to compare across policies. */
+	/*
+	 * Calls per GiB accepted in whole units, the figure to compare across policies
+	 * (rounded; the boot-time edges, accepted page by page, are left out of both sides).
+	 */
+	u64 unit_bytes = s->accepted_bytes - s->accepted_by_path[ACCEPT_BOOT_EDGE];
+
 	ev_obj_begin("platform_calls_per_gib");
-	for (unsigned i = 0; i < platform->ncounters && s->accepted_bytes; i++)
+	for (unsigned i = 0; i < platform->ncounters && i < MAX_PLATFORM_COUNTERS && unit_bytes; i++)
 		ev_u64(platform->counters[i].name,
-		       (platform->counters[i].count * GiB + s->accepted_bytes / 2) / s->accepted_bytes);
+		       ((platform->counters[i].count - counters_after_edges[i]) * GiB + unit_bytes / 2) /
+			       unit_bytes);
 	ev_obj_end();
 #ifdef CONFIG_EMULATOR
 	emu_report();

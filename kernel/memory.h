@@ -7,7 +7,7 @@
 #include "mm/memmap.h"
 
 /* Validate and normalise the firmware's final map; stops the guest if it is unusable. */
-void memory_parse_map(const struct boot_info *bi, bool can_accept);
+void memory_parse_map(const struct boot_info *bi, bool can_accept, bool fake_allowed);
 /* Build and load the kernel's identity map: every range except unaccepted and suspect ones. */
 void memory_build_page_tables(u64 private_bits);
 /* The `firmware` event and, with verbose=1, one line per range. */

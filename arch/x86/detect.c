@@ -42,8 +42,7 @@ static bool is_snp(struct boot_info *bi)
 	/* The MSR exists only where SEV does: reading it elsewhere raises #GP. */
 	if (!(r.eax & CPUID_SEV_EAX_SEV))
 		return false;
-	if (!emu_rdmsr_early(MSR_SEV_STATUS, &status))
-		status = rdmsr(MSR_SEV_STATUS);
+	status = cpu_rdmsr(MSR_SEV_STATUS);
 	bi->sev_status = status;
 	bi->snp_cbit = r.ebx & CPUID_SEV_EBX_CBIT_MASK;
 	return status & SEV_STATUS_SNP;

@@ -7,25 +7,46 @@
 
 /*
  * CPUID does not trap under plain QEMU, so the emulator cannot catch it the way it catches
- * TDCALL or PVALIDATE (#UD) or the SEV MSRs (#GP). Detection code calls cpu_cpuid(), which
- * asks the emulator first. In the production image this is a constant false and the
- * compiler drops the call: no emulator code is linked (checked by the Makefile).
+ * TDCALL, PVALIDATE or VMGEXIT (#UD). Neither do the SEV MSRs: QEMU 7.2's TCG reads
+ * unknown MSRs as 0 and drops writes to them without a #GP (measured with MSR
+ * 0xC0010130). So detection and the SNP backend go through cpu_cpuid(), cpu_rdmsr() and
+ * cpu_wrmsr(), which ask the emulator first. In the production image these hooks are
+ * constant false and the compiler drops the calls: no emulator code is linked (checked
+ * by tools/check-image.sh).
  */
 #ifdef CONFIG_EMULATOR
 bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
-/* Before ExitBootServices the firmware's IDT is live, so a #GP cannot be caught yet. */
-bool emu_rdmsr_early(u32 msr, u64 *val);
+bool emu_rdmsr(u32 msr, u64 *val);
+bool emu_wrmsr(u32 msr, u64 val);
 #else
 static inline bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
 	(void)leaf, (void)subleaf, (void)r;
 	return false;
 }
-static inline bool emu_rdmsr_early(u32 msr, u64 *val)
+static inline bool emu_rdmsr(u32 msr, u64 *val)
+{
+	(void)msr, (void)val;
+	return false;
+}
+static inline bool emu_wrmsr(u32 msr, u64 val)
 {
 	(void)msr, (void)val;
 	return false;
 }
 #endif
+
+static inline u64 cpu_rdmsr(u32 msr)
+{
+	u64 v;
+
+	return emu_rdmsr(msr, &v) ? v : rdmsr(msr);
+}
+
+static inline void cpu_wrmsr(u32 msr, u64 val)
+{
+	if (!emu_wrmsr(msr, val))
+		wrmsr(msr, val);
+}
 
 #endif

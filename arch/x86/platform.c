@@ -2,7 +2,9 @@
 /* memaccept: choosing the platform from what boot/ detected and what the command line asked for. */
 #include "arch/x86/platform.h"
 #include "arch/x86/sim.h"
+#include "arch/x86/sev/snp.h"
 #include "arch/x86/tdx/tdx.h"
+#include "mm/early.h"
 #include "include/boot_info.h"
 #include "drivers/console.h"
 #include "drivers/exit.h"
@@ -69,7 +71,7 @@ u32 platform_resolve(u32 detected, const struct config *cfg)
 	}
 }
 
-void platform_set(u32 kind)
+void platform_set(u32 kind, const struct boot_info *bi)
 {
 	switch (kind) {
 	case PLATFORM_SIM:
@@ -81,6 +83,9 @@ void platform_set(u32 kind)
 	case PLATFORM_TDX:
 		platform = tdx_platform();
 		break;
+	case PLATFORM_SNP:
+		platform = snp_platform(bi->snp_cbit);
+		break;
 	default:
 		fatal(EXIT_BAD_CONFIG, "platform: backend %u is not built into this image", kind);
 	}
@@ -90,4 +95,13 @@ void platform_setup_early(u32 kind)
 {
 	if (kind == PLATFORM_TDX)
 		tdx_setup();
+	else if (kind == PLATFORM_SNP)
+		snp_setup_early();
+}
+
+void platform_setup_late(u32 kind)
+{
+	/* The GHCB page: accepted memory, made shared by snp_setup_ghcb(). */
+	if (kind == PLATFORM_SNP)
+		snp_setup_ghcb(early_alloc_page());
 }

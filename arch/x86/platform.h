@@ -65,13 +65,23 @@ enum platform_kind {
 struct config;
 /* Which backend to run, from what boot/ detected (enum detected_platform) and the options. */
 u32 platform_resolve(u32 detected, const struct config *cfg);
+struct boot_info;
 /* Switch to that backend's operations (port I/O, accept, terminate). */
-void platform_set(u32 kind);
-/* What the backend needs before anything else runs: TD info and the #VE handler on TDX. */
+void platform_set(u32 kind, const struct boot_info *bi);
+/*
+ * What the backend needs before anything else runs: TD info and the #VE handler on TDX,
+ * the #VC handler (and a console kept in memory) on SNP.
+ */
 void platform_setup_early(u32 kind);
+/* Once the kernel's page tables are live: the SNP GHCB. */
+void platform_setup_late(u32 kind);
 
 /* The platform in use; the plain-VM ops until platform_select() runs. */
 extern const struct cc_platform *platform;
+
+#ifdef CONFIG_EMULATOR
+void platform_use_plain_io(void);
+#endif
 
 /* Plain port I/O, used by "none" and "sim" and before a CC platform is set up. */
 void plain_io_out(u16 port, u32 val, int size);

@@ -45,3 +45,15 @@ static const struct cc_platform early_platform = {
 };
 
 const struct cc_platform *platform = &early_platform;
+
+#ifdef CONFIG_EMULATOR
+/*
+ * Test image: when the emulated host stops the guest, what it prints must reach the
+ * console whatever state the guest's platform was in (an SNP guest without a GHCB
+ * cannot do port I/O at all), so the emulator switches back to plain port I/O.
+ */
+void platform_use_plain_io(void)
+{
+	platform = &early_platform;
+}
+#endif

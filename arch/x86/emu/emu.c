@@ -4,6 +4,7 @@
 #include "arch/x86/emu/decode.h"
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/emu_hooks.h"
+#include "arch/x86/platform.h"
 #include "drivers/console.h"
 #include "drivers/exit.h"
 #include "kernel/panic.h"
@@ -62,13 +63,28 @@ bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 	return false;
 }
 
-/* SEV_STATUS (AMD APM vol. 2, 15.34.10): SEV, SEV-ES and SEV-SNP active. */
-bool emu_rdmsr_early(u32 msr, u64 *val)
+#define MSR_SEV_GHCB 0xC0010130
+#define MSR_SEV_STATUS 0xC0010131
+
+/* The SEV MSRs as an SNP guest sees them (see emu_hooks.h for why they do not trap). */
+bool emu_rdmsr(u32 msr, u64 *val)
 {
-	if (emu.mode != EMU_SNP || msr != 0xC0010131)
+	if (emu.mode != EMU_SNP || (msr != MSR_SEV_GHCB && msr != MSR_SEV_STATUS))
 		return false;
-	*val = 0x7;
+	emu_count("rdmsr");
+	/* SEV_STATUS (AMD APM vol. 2, 15.34.10): SEV, SEV-ES and SEV-SNP active. */
+	*val = msr == MSR_SEV_STATUS ? 0x7 : emu.ghcb_msr;
 	return true;
+}
+
+bool emu_wrmsr(u32 msr, u64 val)
+{
+	if (emu.mode != EMU_SNP || (msr != MSR_SEV_GHCB && msr != MSR_SEV_STATUS))
+		return false;
+	emu_count("wrmsr");
+	if (msr == MSR_SEV_GHCB)
+		emu.ghcb_msr = val;
+	return true;	/* SEV_STATUS is read-only: the write changes nothing */
 }
 
 /* ------------------------------------------------------------------ trap dispatch */
@@ -96,9 +112,7 @@ static bool on_ud(struct trap_frame *f)
 	return true;
 }
 
-#define MSR_SEV_GHCB 0xC0010130
-#define MSR_SEV_STATUS 0xC0010131
-
+/* Where the SEV MSRs do fault (not TCG), the #GP path reaches the same model. */
 static bool on_gp(struct trap_frame *f)
 {
 	struct emu_decoded d = decode_at(f->rip);
@@ -199,6 +213,9 @@ void emu_setup_model(const struct memmap *m)
 
 __noreturn void emu_host_stops_guest(int code, const char *why)
 {
+	/* The host's own console: whatever the guest kept back is printed too. */
+	platform_use_plain_io();
+	console_defer(false);
 	kprintf("emu: the host stops the guest: %s\n", why);
 	ev_begin("emu_stop");
 	ev_str("why", why);

@@ -1,29 +1,309 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept (test image): the SEV-SNP side of the emulator (RMP and hypervisor models). */
+/* memaccept (test image): a model of the SEV-SNP RMP and of the hypervisor behind the GHCB. */
+#include "arch/x86/cpu.h"
 #include "arch/x86/emu/emu.h"
+#include "arch/x86/emu_hooks.h"
+#include "arch/x86/sev/snp.h"
+#include "drivers/console.h"
 #include "include/exit_codes.h"
+#include "kernel/report.h"
+#include "lib/string.h"
 
-/* The SNP model is not written yet: the SNP emulation mode is refused at boot. */
+/*
+ * The C-bit the model reports. A real part uses bit 51 (or 47), but under plain QEMU
+ * that is a reserved physical-address bit and every private mapping would fault.
+ * Bit 56 lies in the page-table bits the CPU ignores, so the backend can set it on
+ * every private mapping, exactly as it would on hardware, and nothing changes.
+ */
+#define EMU_SNP_CBIT 56
+
+/* CPUID 0x8000001F (AMD APM vol. 3, E.4.17): SME, SEV, SEV-ES, SEV-SNP; C-bit position. */
 bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
-	(void)leaf, (void)subleaf, (void)r;
+	(void)subleaf;
+	if (leaf == 0x80000000) {
+		cpuid_raw(leaf, 0, r);
+		r->eax = MAX(r->eax, 0x8000001Fu);
+		return true;
+	}
+	if (leaf == 0x8000001F) {
+		r->eax = (1u << 0) | (1u << 1) | (1u << 3) | (1u << 4);
+		r->ebx = EMU_SNP_CBIT | (1u << 6);	/* one physical-address bit lost to the C-bit */
+		r->ecx = 1;
+		r->edx = 1;
+		return true;
+	}
 	return false;
 }
 
+void emu_snp_msr(struct trap_frame *f, bool write)
+{
+	u64 v;
+
+	if (write) {
+		emu_wrmsr((u32)f->rcx, (f->rdx << 32) | (u32)f->rax);
+		return;
+	}
+	emu_rdmsr((u32)f->rcx, &v);
+	f->rax = (u32)v;
+	f->rdx = v >> 32;
+}
+
+/* ------------------------------------------------------------------ RMP model */
+
+/* Assign pages to the guest (private) or give them back to the hypervisor (shared). */
+static void rmp_set(u64 start, u64 end, bool private)
+{
+	for (u64 a = start; a < end; a += PAGE_SIZE) {
+		u8 *p = emu_page(a);
+
+		if (private)
+			*p |= EMU_PG_PRIVATE;
+		else
+			*p &= (u8) ~(EMU_PG_PRIVATE | EMU_PG_ACCEPTED | EMU_PG_LEVEL_MASK);
+	}
+}
+
+/*
+ * PVALIDATE (AMD APM vol. 3): only pages assigned to the guest can be validated; a
+ * 2 MiB validate over 4 KiB RMP entries fails with FAIL_SIZEMISMATCH; a page already
+ * in the requested state sets CF and changes nothing.
+ */
 void emu_snp_pvalidate(struct trap_frame *f)
 {
-	(void)f;
-	emu_host_stops_guest(EXIT_PLATFORM_FATAL, "PVALIDATE: the SNP model is not built yet");
+	u64 va = f->rax;
+	u32 size = (u32)f->rcx & 1, validate = (u32)f->rdx & 1;
+	u64 len = size ? UNIT_SIZE : PAGE_SIZE, end = va + len;
+	u32 rc = PVALIDATE_OK;
+	bool no_update = false;
+
+	emu_count(size ? "pvalidate_2m" : "pvalidate_4k");
+	if (((u32)f->rcx >> 1) || !IS_ALIGNED(va, len) || !emu_range_is_ram(va, end) ||
+	    emu_fault_take(&emu.faults, FAULT_PVALIDATE_INPUT, va, end)) {
+		rc = PVALIDATE_FAIL_INPUT;
+	} else {
+		unsigned assigned = 0, valid = 0, small = 0;
+
+		for (u64 a = va; a < end; a += PAGE_SIZE) {
+			u8 p = *emu_page(a);
+
+			assigned += !!(p & EMU_PG_PRIVATE);
+			valid += !!(p & EMU_PG_ACCEPTED);
+			small += !!(p & EMU_PG_HOST_SMALL);
+		}
+		if (assigned != len / PAGE_SIZE) {
+			emu_count("pvalidate_not_assigned");
+			rc = PVALIDATE_FAIL_INPUT;
+		} else if (size && small) {
+			rc = PVALIDATE_FAIL_SIZEMISMATCH;
+		} else if (validate ? valid != 0 : valid == 0) {
+			no_update = true;
+		} else {
+			for (u64 a = va; a < end; a += PAGE_SIZE) {
+				u8 *p = emu_page(a);
+
+				*p = (u8)((*p & ~(EMU_PG_ACCEPTED | EMU_PG_LEVEL_MASK)) |
+					  (validate ? EMU_PG_ACCEPTED | (size << EMU_PG_LEVEL_SHIFT) : 0));
+			}
+		}
+	}
+	if (rc)
+		emu_count(rc == PVALIDATE_FAIL_SIZEMISMATCH ? "pvalidate_sizemismatch" : "pvalidate_fail_input");
+	if (no_update)
+		emu_count("pvalidate_no_update");
+	f->rax = rc;
+	f->rflags = no_update ? f->rflags | 1 : f->rflags & ~1ULL;	/* CF is bit 0 */
+}
+
+/* ------------------------------------------------------------------ the hypervisor */
+
+static __noreturn void terminate(u64 v)
+{
+	u32 set = (v >> 12) & 0xf, code = (v >> 16) & 0xff;
+	u32 condition = set == GHCB_TERM_SET_MEMACCEPT ? code >> 4 : 0;
+	int exit_code = set == GHCB_TERM_SET_MEMACCEPT ? (int)(code & 0xf) : EXIT_PLATFORM_FATAL;
+
+	/* The host's console: what the guest printed while it had no GHCB comes out too. */
+	platform_use_plain_io();
+	console_defer(false);
+	emu_count("msr_terminate");
+	kprintf("emu: the guest requested termination: reason set %u, code %#x (condition %s, "
+		"exit code %d)\n", set, code, fatal_condition_name(condition), exit_code);
+	ev_begin("emu_snp_terminate");
+	ev_u64("reason_set", set);
+	ev_u64("reason_code", code);
+	ev_str("condition", fatal_condition_name(condition));
+	ev_u64("code", (u64)exit_code);
+	ev_end();
+	emu_host_stops_guest(exit_code, "GHCB termination request");
+}
+
+/* The GHCB MSR protocol (GHCB spec 2.3.1). */
+static void msr_protocol(u64 v)
+{
+	u64 info = v & GHCB_INFO_MASK, gfn = (v >> 12) & 0xffffffffffULL;
+
+	emu_count("vmgexit_msr_protocol");
+	switch (info) {
+	case GHCB_MSR_SEV_INFO_REQ:
+		emu.ghcb_msr = GHCB_MSR_SEV_INFO_RESP | ((u64)GHCB_PROTOCOL_MAX << 48) |
+			       ((u64)GHCB_PROTOCOL_MIN << 32) | ((u64)EMU_SNP_CBIT << 24);
+		return;
+	case GHCB_MSR_HV_FT_REQ:
+		emu.ghcb_msr = GHCB_MSR_HV_FT_RESP | (GHCB_HV_FT_SNP << 12);
+		return;
+	case GHCB_MSR_PSC_REQ: {
+		u64 op = (v >> 52) & 0xf, pa = gfn << PAGE_SHIFT;
+		u64 err = !emu_range_is_ram(pa, pa + PAGE_SIZE) || (op != PSC_OP_PRIVATE && op != PSC_OP_SHARED);
+
+		if (!err)
+			rmp_set(pa, pa + PAGE_SIZE, op == PSC_OP_PRIVATE);
+		emu.ghcb_msr = GHCB_MSR_PSC_RESP | (err << 32);
+		return;
+	}
+	case GHCB_MSR_REG_GPA_REQ: {
+		u64 pa = gfn << PAGE_SHIFT;
+		u8 *p = emu_page(pa);
+
+		/* Only a shared page can be a GHCB: answer with another GFN to refuse. */
+		if (p && (*p & EMU_PG_RAM) && !(*p & EMU_PG_PRIVATE)) {
+			emu.ghcb_gpa = pa;
+			emu.ghcb_msr = GHCB_MSR_REG_GPA_RESP | pa;
+		} else {
+			emu.ghcb_msr = GHCB_MSR_REG_GPA_RESP | ~GHCB_INFO_MASK;
+		}
+		return;
+	}
+	case GHCB_MSR_TERM_REQ:
+		terminate(v);
+	default:
+		emu_count("msr_protocol_unknown");
+		emu.ghcb_msr = 0;
+		return;
+	}
+}
+
+static u64 *g64(u8 *g, u32 off)
+{
+	return (u64 *)(g + off);
+}
+
+static bool g_valid(u8 *g, u32 off)
+{
+	return g[GHCB_VALID_BITMAP + off / 64] & (1u << ((off / 8) % 8));
+}
+
+static void g_set(u8 *g, u32 off, u64 v)
+{
+	*g64(g, off) = v;
+	g[GHCB_VALID_BITMAP + off / 64] |= (u8)(1u << ((off / 8) % 8));
+}
+
+/*
+ * Page State Change (GHCB spec 4.1.6), with the faults a misbehaving hypervisor can
+ * show: an error, early returns (psc_partial:N), cur_entry going backwards.
+ */
+static void psc(u8 *g)
+{
+	u64 scratch = *g64(g, GHCB_SW_SCRATCH);
+	struct psc_desc *d = (struct psc_desc *)(g + GHCB_SHARED_BUFFER);
+	struct emu_fault *partial = emu_fault_find(&emu.faults, FAULT_PSC_PARTIAL, 0, 0);
+	unsigned budget = partial ? (unsigned)partial->value : PSC_MAX_ENTRIES;
+	u16 before = d->hdr.cur_entry;
+
+	emu_count("vmgexit_psc");
+	*g64(g, GHCB_SW_EXIT_INFO_1) = 0;
+	*g64(g, GHCB_SW_EXIT_INFO_2) = 0;
+	if (scratch != emu.ghcb_gpa + GHCB_SHARED_BUFFER || d->hdr.end_entry >= PSC_MAX_ENTRIES ||
+	    d->hdr.cur_entry > d->hdr.end_entry) {
+		*g64(g, GHCB_SW_EXIT_INFO_2) = PSC_ERROR_INVALID_HDR;
+		return;
+	}
+	if (emu_fault_take(&emu.faults, FAULT_PSC_ERROR, 0, 0)) {
+		*g64(g, GHCB_SW_EXIT_INFO_2) = PSC_ERROR_INVALID_ENTRY;
+		return;
+	}
+	for (; d->hdr.cur_entry <= d->hdr.end_entry && budget; d->hdr.cur_entry++, budget--) {
+		u64 e = d->entries[d->hdr.cur_entry];
+		u64 pa = PSC_ENTRY_GFN(e) << PAGE_SHIFT, len = PSC_ENTRY_2M(e) ? UNIT_SIZE : PAGE_SIZE;
+		u64 op = PSC_ENTRY_OP(e);
+
+		if (PSC_ENTRY_RESERVED(e) || !IS_ALIGNED(pa, len) || !emu_range_is_ram(pa, pa + len) ||
+		    (op != PSC_OP_PRIVATE && op != PSC_OP_SHARED)) {
+			*g64(g, GHCB_SW_EXIT_INFO_2) = PSC_ERROR_INVALID_ENTRY;
+			return;
+		}
+		rmp_set(pa, pa + len, op == PSC_OP_PRIVATE);
+		emu_count("psc_entries");
+	}
+	if (d->hdr.cur_entry <= d->hdr.end_entry && d->hdr.cur_entry > before &&
+	    emu_fault_take(&emu.faults, FAULT_PSC_BACKWARDS, 0, 0))
+		d->hdr.cur_entry = (u16)(before ? before - 1 : 0);
+}
+
+static void ioio(u8 *g)
+{
+	u64 info = *g64(g, GHCB_SW_EXIT_INFO_1);
+	u16 port = (u16)(info >> IOIO_PORT_SHIFT);
+	int size = info & IOIO_SZ8 ? 1 : info & IOIO_SZ16 ? 2 : 4;
+
+	emu_count("vmgexit_ioio");
+	if (info & (IOIO_STR | IOIO_REP) || (!(info & IOIO_TYPE_IN) && !g_valid(g, GHCB_RAX))) {
+		*g64(g, GHCB_SW_EXIT_INFO_1) = 1;
+		return;
+	}
+	if (info & IOIO_TYPE_IN)
+		g_set(g, GHCB_RAX, plain_io_in(port, size));
+	else
+		plain_io_out(port, (u32)*g64(g, GHCB_RAX), size);
+	*g64(g, GHCB_SW_EXIT_INFO_1) = 0;
+}
+
+static void cpuid(u8 *g)
+{
+	struct cpuid_regs r;
+
+	emu_count("vmgexit_cpuid");
+	if (!g_valid(g, GHCB_RAX) || !g_valid(g, GHCB_RCX)) {
+		*g64(g, GHCB_SW_EXIT_INFO_1) = 1;
+		return;
+	}
+	cpu_cpuid((u32)*g64(g, GHCB_RAX), (u32)*g64(g, GHCB_RCX), &r);
+	g_set(g, GHCB_RAX, r.eax);
+	g_set(g, GHCB_RBX, r.ebx);
+	g_set(g, GHCB_RCX, r.ecx);
+	g_set(g, GHCB_RDX, r.edx);
+	*g64(g, GHCB_SW_EXIT_INFO_1) = 0;
 }
 
 void emu_snp_vmgexit(struct trap_frame *f)
 {
 	(void)f;
-	emu_host_stops_guest(EXIT_PLATFORM_FATAL, "VMGEXIT: the SNP model is not built yet");
-}
+	emu_count("vmgexit");
+	if (emu.ghcb_msr & GHCB_INFO_MASK) {
+		msr_protocol(emu.ghcb_msr);
+		return;
+	}
+	if (!emu.ghcb_gpa || emu.ghcb_msr != emu.ghcb_gpa)
+		emu_host_stops_guest(EXIT_PLATFORM_FATAL, "VMGEXIT with a GHCB that was never registered");
+	u8 *g = (u8 *)(uintptr_t)emu.ghcb_gpa;
 
-void emu_snp_msr(struct trap_frame *f, bool write)
-{
-	(void)f, (void)write;
-	emu_host_stops_guest(EXIT_PLATFORM_FATAL, "SEV MSR: the SNP model is not built yet");
+	if (!g_valid(g, GHCB_SW_EXIT_CODE) || !g_valid(g, GHCB_SW_EXIT_INFO_1) ||
+	    !g_valid(g, GHCB_SW_EXIT_INFO_2))
+		emu_host_stops_guest(EXIT_PLATFORM_FATAL, "VMGEXIT without valid exit fields in the GHCB");
+	switch (*g64(g, GHCB_SW_EXIT_CODE)) {
+	case SVM_EXIT_IOIO:
+		ioio(g);
+		return;
+	case SVM_EXIT_CPUID:
+		cpuid(g);
+		return;
+	case SVM_VMGEXIT_PSC:
+		psc(g);
+		return;
+	default:
+		emu_count("vmgexit_unsupported");
+		*g64(g, GHCB_SW_EXIT_INFO_1) = 1;
+		return;
+	}
 }

@@ -18,6 +18,8 @@ static const struct {
 	[FAULT_PSC_ERROR] = { "psc_error", false, false, false, false },
 	[FAULT_PSC_BACKWARDS] = { "psc_backwards", false, false, false, false },
 	[FAULT_NO_SEPT_VE_DISABLE] = { "no_sept_ve_disable", false, false, false, false },
+	[FAULT_OPTIN_ABSENT] = { "optin_absent", false, false, false, false },
+	[FAULT_OPTIN_FAIL] = { "optin_fail", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

@@ -19,6 +19,10 @@
  *   psc_error               SNP: the next Page State Change fails (SW_EXITINFO2 != 0)
  *   psc_backwards           SNP: the next partial PSC answer moves cur_entry backwards
  *   no_sept_ve_disable      TDX: TD attributes without SEPT_VE_DISABLE
+ *   optin_absent            SNP: the firmware has no memory acceptance protocol
+ *   optin_fail              SNP: AllowUnacceptedMemory returns an error
+ * (Without a successful opt-in the stand-in firmware changes the memory map inside
+ * ExitBootServices, as OVMF does when it accepts everything there.)
  * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
  */
 enum emu_fault_kind {
@@ -31,6 +35,8 @@ enum emu_fault_kind {
 	FAULT_PSC_ERROR,
 	FAULT_PSC_BACKWARDS,
 	FAULT_NO_SEPT_VE_DISABLE,
+	FAULT_OPTIN_ABSENT,
+	FAULT_OPTIN_FAIL,
 	FAULT_KIND_COUNT,
 };
 

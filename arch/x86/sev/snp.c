@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: the AMD SEV-SNP backend: GHCB, accept = Page State Change + PVALIDATE, #VC, termination. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/emu_hooks.h"
+#include "arch/x86/paging.h"
+#include "arch/x86/sev/snp.h"
+#include "drivers/console.h"
+#include "drivers/exit.h"
+#include "kernel/memory.h"
+#include "kernel/panic.h"
+#include "kernel/report.h"
+#include "lib/string.h"
+
+enum {
+	C_VMGEXIT,		/* every VMGEXIT, MSR protocol included */
+	C_MSR_PROTOCOL,
+	C_PSC_EXITS,
+	C_PSC_ENTRIES,
+	C_PSC_REISSUES,
+	C_PVALIDATE_2M,
+	C_PVALIDATE_4K,
+	C_PVALIDATE_SIZE_MISMATCH,
+	C_IOIO,
+	C_CPUID,
+	C_VC,
+	C_COUNT,
+};
+
+static struct platform_counter counters[C_COUNT] = {
+	[C_VMGEXIT] = { "vmgexit", 0 },
+	[C_MSR_PROTOCOL] = { "vmgexit_msr_protocol", 0 },
+	[C_PSC_EXITS] = { "vmgexit_psc", 0 },
+	[C_PSC_ENTRIES] = { "psc_entries", 0 },
+	[C_PSC_REISSUES] = { "psc_reissues", 0 },
+	[C_PVALIDATE_2M] = { "pvalidate_2m", 0 },
+	[C_PVALIDATE_4K] = { "pvalidate_4k", 0 },
+	[C_PVALIDATE_SIZE_MISMATCH] = { "pvalidate_size_mismatch", 0 },
+	[C_IOIO] = { "vmgexit_ioio", 0 },
+	[C_CPUID] = { "vmgexit_cpuid", 0 },
+	[C_VC] = { "vc_exceptions", 0 },
+};
+
+static u8 *ghcb;		/* the kernel's GHCB page, mapped without the C-bit */
+static u64 ghcb_gpa;
+
+/* ------------------------------------------------------------------ MSR protocol */
+
+static u64 msr_protocol(u64 request)
+{
+	u64 resp;
+
+	counters[C_VMGEXIT].count++;
+	counters[C_MSR_PROTOCOL].count++;
+	cpu_wrmsr(MSR_SEV_GHCB, request);
+	snp_vmgexit();
+	resp = cpu_rdmsr(MSR_SEV_GHCB);
+	/* Once the GHCB is registered, the MSR holds its address between exits. */
+	if (ghcb_gpa)
+		cpu_wrmsr(MSR_SEV_GHCB, ghcb_gpa);
+	return resp;
+}
+
+/*
+ * Termination request (GHCB spec 2.3.1): works without a GHCB, so it is the one way out
+ * at any time. The reason says what happened: set 1, code (condition << 4) | exit code.
+ */
+static __noreturn void snp_terminate(u32 reason)
+{
+	u64 req = GHCB_MSR_TERM_REQ | ((u64)GHCB_TERM_SET_MEMACCEPT << 12) |
+		  ((u64)SNP_TERM_CODE(reason) << 16);
+
+	for (;;) {
+		cpu_wrmsr(MSR_SEV_GHCB, req);
+		snp_vmgexit();
+		/* A hypervisor that resumes us after a termination request gets nothing more. */
+		__asm__ volatile("cli; hlt");
+	}
+}
+
+static __noreturn void ghcb_fail(const char *what, u64 value)
+{
+	fatal_reason(EXIT_PLATFORM_FATAL, FC_GHCB, "GHCB: %s (%#llx)", what, value);
+}
+
+/* ------------------------------------------------------------------ GHCB exits */
+
+static inline u64 *ghcb_u64(u32 off)
+{
+	return (u64 *)(ghcb + off);
+}
+
+static void ghcb_set(u32 off, u64 v)
+{
+	*ghcb_u64(off) = v;
+	/* Mark the field valid (bit = offset / 8): the hypervisor reads only marked fields. */
+	ghcb[GHCB_VALID_BITMAP + off / 64] |= (u8)(1u << ((off / 8) % 8));
+}
+
+static bool ghcb_valid(u32 off)
+{
+	return ghcb[GHCB_VALID_BITMAP + off / 64] & (1u << ((off / 8) % 8));
+}
+
+/* One exit through the GHCB. Returns SW_EXITINFO1's low 32 bits (0 = success). */
+static u32 ghcb_exit(u64 code, u64 info1, u64 info2)
+{
+	if (!ghcb)
+		ghcb_fail("an exit before the GHCB was set up", code);
+	ghcb_set(GHCB_SW_EXIT_CODE, code);
+	ghcb_set(GHCB_SW_EXIT_INFO_1, info1);
+	ghcb_set(GHCB_SW_EXIT_INFO_2, info2);
+	*(u16 *)(ghcb + GHCB_PROTOCOL_VERSION) = GHCB_PROTOCOL_MAX;
+	*(u32 *)(ghcb + GHCB_USAGE) = 0;
+	counters[C_VMGEXIT].count++;
+	snp_vmgexit();
+	return (u32)*ghcb_u64(GHCB_SW_EXIT_INFO_1);
+}
+
+static void ghcb_clear(void)
+{
+	memset(ghcb + GHCB_VALID_BITMAP, 0, 16);
+}
+
+static u32 ioio(u16 port, int size, bool in, u32 out_value, bool *ok)
+{
+	u64 info = ((u64)port << IOIO_PORT_SHIFT) | IOIO_A16 | (in ? IOIO_TYPE_IN : 0) |
+		   (size == 1 ? IOIO_SZ8 : size == 2 ? IOIO_SZ16 : IOIO_SZ32);
+
+	ghcb_clear();
+	if (!in)
+		ghcb_set(GHCB_RAX, out_value);
+	counters[C_IOIO].count++;
+	*ok = ghcb_exit(SVM_EXIT_IOIO, info, 0) == 0 && (!in || ghcb_valid(GHCB_RAX));
+	return in ? (u32)*ghcb_u64(GHCB_RAX) : 0;
+}
+
+static void snp_io_out(u16 port, u32 val, int size)
+{
+	bool ok;
+
+	/* Before the GHCB exists the console waits in memory (console_defer) and nothing else
+	 * does port I/O: drop the write rather than fault. */
+	if (ghcb)
+		ioio(port, size, false, val, &ok);
+}
+
+static u32 snp_io_in(u16 port, int size)
+{
+	bool ok = false;
+	u32 v = ghcb ? ioio(port, size, true, 0, &ok) : 0;
+
+	return ok ? v : ~0u;
+}
+
+static bool cpuid_exit(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+{
+	ghcb_clear();
+	ghcb_set(GHCB_RAX, leaf);
+	ghcb_set(GHCB_RCX, subleaf);
+	counters[C_CPUID].count++;
+	if (ghcb_exit(SVM_EXIT_CPUID, 0, 0))
+		return false;
+	r->eax = (u32)*ghcb_u64(GHCB_RAX), r->ebx = (u32)*ghcb_u64(GHCB_RBX);
+	r->ecx = (u32)*ghcb_u64(GHCB_RCX), r->edx = (u32)*ghcb_u64(GHCB_RDX);
+	return true;
+}
+
+/* ------------------------------------------------------------------ accept */
+
+static void snp_fatal(u32 condition, const char *what, u64 a, u64 b)
+{
+	int code = condition == FC_PSC_PROTOCOL || condition == FC_PVALIDATE_NOUPDATE
+			   ? EXIT_HOST_HOSTILE : EXIT_PLATFORM_FATAL;
+
+	fatal_reason(code, condition, "%s (%#llx, %#llx)", what, a, b);
+}
+
+static u64 psc_exit(struct psc_desc *desc, unsigned n)
+{
+	struct psc_desc *buf = (struct psc_desc *)(ghcb + GHCB_SHARED_BUFFER);
+	u64 info2;
+
+	/* The descriptor lives in the shared buffer: the hypervisor reads and updates it there. */
+	memcpy(buf, desc, sizeof(desc->hdr) + n * sizeof(u64));
+	ghcb_clear();
+	ghcb_set(GHCB_SW_SCRATCH, ghcb_gpa + GHCB_SHARED_BUFFER);
+	ghcb_exit(SVM_VMGEXIT_PSC, 0, 0);
+	info2 = *ghcb_u64(GHCB_SW_EXIT_INFO_2);
+	desc->hdr = buf->hdr;
+	return info2;
+}
+
+static const struct snp_psc_ops psc_ops = { psc_exit, snp_fatal };
+static const struct snp_pvalidate_ops pvalidate_ops = { snp_pvalidate, snp_fatal };
+
+/*
+ * Accept = make the range private in the RMP (Page State Change, batched, 2 MiB
+ * entries), then PVALIDATE it (2 MiB pages, 4 KiB where the RMP has 4 KiB entries).
+ * This order matters: PVALIDATE only works on pages assigned to the guest.
+ */
+static int snp_accept(u64 start, u64 end)
+{
+	struct snp_psc_stats ps = { 0 };
+	struct snp_pvalidate_stats vs = { 0 };
+
+	snp_psc_range(start, end, PSC_OP_PRIVATE, &psc_ops, &ps);
+	counters[C_PSC_EXITS].count += ps.exits;
+	counters[C_PSC_ENTRIES].count += ps.entries;
+	counters[C_PSC_REISSUES].count += ps.reissues;
+	snp_pvalidate_range(start, end, true, &pvalidate_ops, &vs);
+	counters[C_PVALIDATE_2M].count += vs.calls_2m;
+	counters[C_PVALIDATE_4K].count += vs.calls_4k;
+	counters[C_PVALIDATE_SIZE_MISMATCH].count += vs.size_mismatch;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ #VC */
+
+/* IN/OUT forms (Intel SDM vol. 2): E4/E5 in imm8, E6/E7 out imm8, EC/ED in dx, EE/EF out dx. */
+static bool emulate_io(struct trap_frame *f)
+{
+	const u8 *ip = (const u8 *)(uintptr_t)f->rip;
+	unsigned len = 0, size = 4;
+	bool ok;
+
+	if (ip[0] == 0x66) {
+		size = 2;
+		len++;
+	}
+	u8 op = ip[len++];
+	u16 port;
+
+	switch (op) {
+	case 0xe4: case 0xe5: case 0xe6: case 0xe7:
+		port = ip[len++];
+		break;
+	case 0xec: case 0xed: case 0xee: case 0xef:
+		port = (u16)f->rdx;
+		break;
+	default:
+		return false;	/* string I/O and anything else: not supported */
+	}
+	if (!(op & 1))
+		size = 1;
+	bool in = !(op & 2);
+	u64 mask = size == 4 ? 0xffffffffULL : (1ULL << (8 * size)) - 1;
+	u32 v = ioio(port, (int)size, in, (u32)(f->rax & mask), &ok);
+
+	if (!ok)
+		return false;
+	if (in)
+		f->rax = (f->rax & ~mask) | (v & mask);
+	f->rip += len;
+	return true;
+}
+
+/*
+ * #VC: the CPU tells the guest what it would have exited for (error code = exit code).
+ * Port I/O and CPUID go to the hypervisor through the GHCB. A page that is not
+ * validated is memory nobody accepted: a stray access, reported and fatal. Anything
+ * else is reported and fatal.
+ */
+bool snp_vc(struct trap_frame *f)
+{
+	struct cpuid_regs r;
+
+	counters[C_VC].count++;
+	switch (f->error_code) {
+	case SVM_EXIT_IOIO:
+		if (ghcb && emulate_io(f))
+			return true;
+		break;
+	case SVM_EXIT_CPUID:
+		if (ghcb && cpuid_exit((u32)f->rax, (u32)f->rcx, &r)) {
+			f->rax = r.eax, f->rbx = r.ebx, f->rcx = r.ecx, f->rdx = r.edx;
+			f->rip += 2;
+			return true;
+		}
+		break;
+	case SVM_EXIT_PAGE_NOT_VALIDATED: {
+		u64 addr = read_cr2();
+
+		if (memory_in_unaccepted_span(addr))
+			memory_report_unaccepted_access(f, addr, "#VC (page not validated)");
+		break;
+	}
+	default:
+		break;
+	}
+	kprintf("snp: unexpected #VC: exit code %#llx at RIP %#llx (CR2 %#llx)\n", f->error_code, f->rip,
+		read_cr2());
+	trap_dump(f);
+	ev_begin("unexpected_vc");
+	ev_u64("exit_code", f->error_code);
+	ev_u64("rip", f->rip);
+	ev_end();
+	kernel_exit_reason(EXIT_PLATFORM_FATAL, FC_UNEXPECTED_EXCEPTION);
+}
+
+/* ------------------------------------------------------------------ setup */
+
+void snp_setup_early(void)
+{
+	/* No console until the GHCB exists: keep the output until snp_setup_ghcb(). */
+	console_defer(true);
+	trap_register(VEC_VC, snp_vc);
+}
+
+/*
+ * After ExitBootServices the firmware's GHCB is no longer ours: set up our own.
+ * 1. Check the hypervisor speaks GHCB protocol 2 and supports SNP (MSR protocol).
+ * 2. Make the page shared: rescind its validation, then Page State Change to shared
+ *    (in that order: a validated page must not become shared).
+ * 3. Map it without the C-bit, clear it, register its address, and use it from then on.
+ */
+void snp_setup_ghcb(u64 page)
+{
+	u64 resp = msr_protocol(GHCB_MSR_SEV_INFO_REQ);
+	u32 max = (u32)(resp >> 48), min = (u32)((resp >> 32) & 0xffff);
+
+	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_SEV_INFO_RESP || min > GHCB_PROTOCOL_MAX ||
+	    max < GHCB_PROTOCOL_MIN)
+		ghcb_fail("the hypervisor does not speak GHCB protocol version 2", resp);
+	resp = msr_protocol(GHCB_MSR_HV_FT_REQ);
+	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_HV_FT_RESP || !((resp >> 12) & GHCB_HV_FT_SNP))
+		ghcb_fail("the hypervisor does not support SEV-SNP", resp);
+
+	bool no_update = false;
+
+	if (snp_pvalidate(page, PVALIDATE_4K, 0, &no_update) || no_update)
+		ghcb_fail("could not rescind validation of the GHCB page", page);
+	resp = msr_protocol(GHCB_MSR_PSC_REQ | (PSC_OP_SHARED << 52) | (page & ~GHCB_INFO_MASK));
+	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_PSC_RESP || (resp >> 32))
+		ghcb_fail("Page State Change of the GHCB page to shared failed", resp);
+	if (paging_map(page, page + PAGE_SIZE, MAP_SHARED))
+		ghcb_fail("no memory to map the GHCB page", page);
+	invlpg(page);
+	ghcb = (u8 *)(uintptr_t)page;
+	memset(ghcb, 0, PAGE_SIZE);
+	resp = msr_protocol(GHCB_MSR_REG_GPA_REQ | (page & ~GHCB_INFO_MASK));
+	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_REG_GPA_RESP || (resp & ~GHCB_INFO_MASK) != page)
+		ghcb_fail("the hypervisor did not register the GHCB", resp);
+	ghcb_gpa = page;
+	cpu_wrmsr(MSR_SEV_GHCB, ghcb_gpa);
+	console_defer(false);
+	kprintf("snp: GHCB at %#llx (protocol %u..%u), C-bit %u\n", page, min, max,
+		(unsigned)__builtin_ctzll(platform->private_pte_bits));
+}
+
+static struct cc_platform snp = {
+	.name = "snp",
+	.accept = snp_accept,
+	.io_out = snp_io_out,
+	.io_in = snp_io_in,
+	.terminate = snp_terminate,
+	.counters = counters,
+	.ncounters = C_COUNT,
+};
+
+const struct cc_platform *snp_platform(u32 cbit)
+{
+	snp.private_pte_bits = 1ULL << cbit;
+	return &snp;
+}

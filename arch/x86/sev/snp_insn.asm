@@ -1,0 +1,25 @@
+; SPDX-License-Identifier: MIT
+; memaccept: the SEV-SNP instructions PVALIDATE and VMGEXIT (AMD APM vol. 3).
+bits 64
+default rel
+section .text
+
+; u32 snp_pvalidate(u64 va, u32 size, u32 validate, bool *no_update)
+; PVALIDATE takes RAX = virtual address, ECX = page size (0 4K, 1 2M), EDX = 1 validate /
+; 0 rescind; returns the result in EAX and sets CF when the RMP entry was not changed.
+global snp_pvalidate
+snp_pvalidate:
+	mov r8, rcx			; no_update
+	mov rax, rdi
+	mov ecx, esi
+	; EDX already holds `validate` (third argument)
+	db 0xf2, 0x0f, 0x01, 0xff	; PVALIDATE
+	setc byte [r8]
+	ret
+
+; void snp_vmgexit(void): hand control to the hypervisor through the GHCB (or the GHCB
+; MSR protocol value). "rep vmmcall" is VMGEXIT inside an SEV-ES/SNP guest.
+global snp_vmgexit
+snp_vmgexit:
+	db 0xf3, 0x0f, 0x01, 0xd9	; VMGEXIT
+	ret
