@@ -94,6 +94,11 @@ u64 palloc_alloc_accepted(unsigned order);
 u64 palloc_alloc(unsigned order);
 /* Return a block from palloc_alloc*(); panics on a double or foreign free. */
 void palloc_free(u64 addr);
+/*
+ * Turn every fully free split unit back into a whole 2 MiB block now (freed units wait
+ * until a 2 MiB allocation needs them; see maybe_collapse in page_alloc.c).
+ */
+void palloc_trim(void);
 /* Order of an allocated block, or -1 if addr is not the start of one. */
 int palloc_block_order(u64 addr);
 

@@ -35,7 +35,7 @@ void policy_boot(void (*progress)(u64 done, u64 total))
 	 * tenth of the work (so TDX can accept whole 1 GiB pages), smaller otherwise, so
 	 * that a progress line comes at least every 10%.
 	 */
-	u64 total = bitmap_count(b) * UNIT_SIZE, done = 0, next_report = total / 10;
+	u64 total = bitmap_count(b) * UNIT_SIZE, done = 0, reported = 0;
 	u64 chunk = GiB;
 
 	while (chunk > UNIT_SIZE && chunk > total / 10)
@@ -46,15 +46,17 @@ void policy_boot(void (*progress)(u64 done, u64 total))
 		for (u64 a = base; a < end;) {
 			u64 stop = MIN(end, ALIGN_DOWN(a, chunk) + chunk);
 
+			/* Report before a chunk that would take the gap past 10%: gaps stay <= 10%. */
+			if (progress && done > reported && (done + (stop - a) - reported) * 10 > total) {
+				progress(done, total);
+				reported = done;
+			}
 			done += palloc_accept_range(a, stop, ACCEPT_EAGER);
 			a = stop;
-			if (progress && done >= next_report) {
-				progress(done, total);
-				while (next_report <= done)
-					next_report += total / 10 ? total / 10 : 1;
-			}
 		}
 	}
+	if (progress && total)
+		progress(done, total);
 }
 
 bool policy_refill(unsigned order)
