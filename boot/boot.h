@@ -28,7 +28,13 @@ u32 boot_snp_opt_in(EFI_SYSTEM_TABLE *st);
 void boot_emulator_select(struct boot_info *bi);
 /* Test image, platform=snp-emu: a stand-in for OVMF's SNP opt-in protocol. */
 void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi);
+/* ... and its map change before ExitBootServices when the guest did not opt in. */
+void boot_test_before_ebs(u32 attempt);
 #else
+static inline void boot_test_before_ebs(u32 attempt)
+{
+	(void)attempt;
+}
 static inline void boot_emulator_select(struct boot_info *bi)
 {
 	(void)bi;

@@ -77,6 +77,8 @@ static EFI_STATUS exit_boot_services(EFI_HANDLE image)
 		if (EFI_ERROR(status))
 			return boot_fail("GetMemoryMap failed", status);
 
+		/* Test image only (compiled out otherwise): firmware that changes the map here. */
+		boot_test_before_ebs(attempt);
 		status = bs->ExitBootServices(image, key);
 		if (status == EFI_SUCCESS) {
 			bi.tsc_at_ebs = rdtsc_ordered();

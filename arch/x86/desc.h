@@ -46,6 +46,8 @@ typedef bool (*trap_handler_fn)(struct trap_frame *f);
 void gdt_init(void);
 void idt_init(void);
 void trap_register(unsigned vector, trap_handler_fn fn);
+/* Run the handlers for a frame, as the entry stub does (test cases use it for #VC). */
+void trap_dispatch(struct trap_frame *f);
 __noreturn void trap_report_fatal(const struct trap_frame *f, const char *why, int code);
 void trap_dump(const struct trap_frame *f);
 /* Return addresses of the frame chain starting at rbp (needs -fno-omit-frame-pointer). */

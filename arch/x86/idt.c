@@ -64,7 +64,6 @@ void trap_register(unsigned vector, trap_handler_fn fn)
 }
 
 /* Called from isr_common with the frame on the interrupted stack (or an IST stack). */
-void trap_dispatch(struct trap_frame *f);
 void trap_dispatch(struct trap_frame *f)
 {
 	if (f->vector < NUM_EXCEPTIONS)

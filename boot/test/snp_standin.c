@@ -7,17 +7,15 @@
 /*
  * Plain QEMU's OVMF has no SNP, so the test image installs the protocol itself and
  * behaves like OVMF: with the opt-in, memory stays unaccepted; without it (or when it
- * fails, chosen with emu_fault=optin_absent / optin_fail), the firmware would accept
- * everything in a before-ExitBootServices event, which changes the memory map inside
- * ExitBootServices. The stand-in does the map change part (it allocates a page in that
- * event), so the EBS retry runs exactly where it must on SNP.
+ * fails, chosen with emu_fault=optin_absent / optin_fail), the firmware accepts
+ * everything in a before-ExitBootServices event, which changes the memory map after the
+ * guest read it, so the first ExitBootServices call fails. OVMF 2022.11 (Debian 12)
+ * does not signal that event group yet (measured: the map did not change), so the
+ * stand-in changes the map right before the first ExitBootServices call instead
+ * (boot_test_before_ebs): the same stale map key, the same retry.
  */
-#define EVENT_GROUP_BEFORE_EXIT_BOOT_SERVICES \
-	{ 0x8be0e274, 0x3970, 0x4b44, { 0x80, 0xc5, 0x1a, 0xb9, 0x50, 0x2f, 0x3b, 0xfc } } /* UEFI 2.8 */
-
 static EFI_SYSTEM_TABLE *sys;
-static bool fail, opted_in;
-static EFI_EVENT before_ebs;
+static bool fail, opted_in, active;
 
 static EFI_STATUS EFIAPI allow(struct sev_memory_acceptance_protocol *self)
 {
@@ -31,20 +29,18 @@ static EFI_STATUS EFIAPI allow(struct sev_memory_acceptance_protocol *self)
 static struct sev_memory_acceptance_protocol standin = { allow };
 
 /* OVMF's before-EBS acceptance, reduced to what the guest can see: a changed map. */
-static VOID EFIAPI accept_all_before_ebs(EFI_EVENT event, VOID *ctx)
+void boot_test_before_ebs(u32 attempt)
 {
 	EFI_PHYSICAL_ADDRESS page = 0;
 
-	(void)ctx;
-	if (opted_in)
+	if (!active || opted_in || attempt != 1)
 		return;
 	sys->BootServices->AllocatePages(AllocateAnyPages, EfiBootServicesData, 1, &page);
-	sys->BootServices->CloseEvent(event);
 }
 
 void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 {
-	EFI_GUID guid = SEV_MEMORY_ACCEPTANCE_GUID, group = EVENT_GROUP_BEFORE_EXIT_BOOT_SERVICES;
+	EFI_GUID guid = SEV_MEMORY_ACCEPTANCE_GUID;
 	EFI_HANDLE handle = NULL;
 	struct emu_faults faults;
 	char err[128];
@@ -55,9 +51,7 @@ void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 	if (!emu_faults_parse(bi->config.emu_fault, &faults, err, sizeof(err)))
 		faults.n = 0;
 	fail = emu_fault_find(&faults, FAULT_OPTIN_FAIL, 0, 0) != NULL;
-	if (EFI_ERROR(st->BootServices->CreateEventEx(EVT_NOTIFY_SIGNAL, TPL_CALLBACK, accept_all_before_ebs,
-						       NULL, &group, &before_ebs)))
-		kprintf("boot: (test) could not create the before-ExitBootServices event\n");
+	active = true;
 	if (emu_fault_find(&faults, FAULT_OPTIN_ABSENT, 0, 0))
 		return;
 	if (EFI_ERROR(st->BootServices->InstallProtocolInterface(&handle, &guid, EFI_NATIVE_INTERFACE,

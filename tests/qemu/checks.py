@@ -294,3 +294,35 @@ def tdx_size_mismatch_path(case, events, text):
     if calls.get("accepted_2m") != lazy_units - 1:
         problems.append("accepted_2m = %s, expected %d" % (calls.get("accepted_2m"), lazy_units - 1))
     return problems
+
+
+def _per_gib(events):
+    s = _first(events, "summary")
+    return (s or {}).get("platform_calls_per_gib", {}), s
+
+
+def snp_calls_per_gib_lazy(case, events, text):
+    """Lazy on SNP: per GiB accepted in units, 512 PSC exits and 512 2 MiB PVALIDATEs."""
+    per, s = _per_gib(events)
+    if s is None:
+        return ["no summary"]
+    problems = []
+    for k in ("vmgexit_psc", "pvalidate_2m"):
+        if per.get(k) != 512:
+            problems.append("%s per GiB = %s, expected 512 (one per 2 MiB unit)" % (k, per.get(k)))
+    if per.get("pvalidate_4k"):
+        problems.append("4 KiB PVALIDATEs outside the boot edges: %s per GiB" % per["pvalidate_4k"])
+    return problems
+
+
+def snp_calls_per_gib_eager(case, events, text):
+    """Eager on SNP: at most 3 PSC exits and 512 PVALIDATEs per GiB (253 entries per exit)."""
+    per, s = _per_gib(events)
+    if s is None:
+        return ["no summary"]
+    problems = []
+    if not 1 <= per.get("vmgexit_psc", 0) <= 3:
+        problems.append("vmgexit_psc per GiB = %s, expected at most 3" % per.get("vmgexit_psc"))
+    if per.get("pvalidate_2m") != 512:
+        problems.append("pvalidate_2m per GiB = %s, expected 512" % per.get("pvalidate_2m"))
+    return problems

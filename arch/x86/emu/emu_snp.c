@@ -236,9 +236,10 @@ static void psc(u8 *g)
 		rmp_set(pa, pa + len, op == PSC_OP_PRIVATE);
 		emu_count("psc_entries");
 	}
-	if (d->hdr.cur_entry <= d->hdr.end_entry && d->hdr.cur_entry > before &&
+	/* On a re-issued request (the guest already saw progress), go back behind it. */
+	if (d->hdr.cur_entry <= d->hdr.end_entry && before > 0 &&
 	    emu_fault_take(&emu.faults, FAULT_PSC_BACKWARDS, 0, 0))
-		d->hdr.cur_entry = (u16)(before ? before - 1 : 0);
+		d->hdr.cur_entry = (u16)(before - 1);
 }
 
 static void ioio(u8 *g)

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: SEV-SNP #VC test cases (platform=snp-emu): a #VC cannot be raised under plain
+ * QEMU, so each case builds the frame the CPU would push and runs the handlers on it. */
+#include "arch/x86/desc.h"
+#include "arch/x86/emu/emu.h"
+#include "arch/x86/sev/snp.h"
+#include "kernel/panic.h"
+#include "kernel/report.h"
+#include "kernel/testcase.h"
+#include "mm/page_alloc.h"
+
+static void vc_frame(struct trap_frame *f, u64 exit_code, const void *insn)
+{
+	*f = (struct trap_frame){ .vector = VEC_VC, .error_code = exit_code };
+	f->rip = (u64)(uintptr_t)insn;
+	f->cs = KERNEL_CS;
+	f->ss = KERNEL_DS;
+	/* As if the fault happened here: the report's backtrace starts from this frame. */
+	f->rbp = (u64)(uintptr_t)__builtin_frame_address(0);
+}
+
+static void write_cr2(u64 v)
+{
+	__asm__ volatile("mov %0, %%cr2" : : "r"(v) : "memory");
+}
+
+TESTCASE(snp_vc_unvalidated, "a #VC PAGE_NOT_VALIDATED inside the unaccepted span is reported and terminates")
+{
+	struct trap_frame f;
+	static const u8 load[] = { 0x48, 0x8b, 0x00 };	/* mov (%rax), %rax */
+	u64 unit;
+
+	CHECK(emu_mode() == EMU_SNP);
+	CHECK(bitmap_next(palloc_bitmap(), 0, &unit));
+	ev_begin("stray_target");
+	ev_u64("addr", unit + 0x80);
+	ev_u64("unit", unit);
+	ev_end();
+	vc_frame(&f, SVM_EXIT_PAGE_NOT_VALIDATED, load);
+	f.rax = unit + 0x80;
+	write_cr2(unit + 0x80);
+	trap_dispatch(&f);
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(snp_vc_ioio, "a #VC for OUT and IN goes to the hypervisor through the GHCB")
+{
+	static const u8 out_dx_al[] = { 0xee }, in_al_dx[] = { 0xec };
+	struct trap_frame f;
+
+	CHECK(emu_mode() == EMU_SNP);
+	vc_frame(&f, SVM_EXIT_IOIO, out_dx_al);
+	f.rdx = 0x3f8;
+	f.rax = '#';
+	trap_dispatch(&f);
+	CHECK(f.rip == (u64)(uintptr_t)out_dx_al + 1);
+
+	/* COM1's line status register: the transmitter is idle, so THRE (bit 5) is set. */
+	vc_frame(&f, SVM_EXIT_IOIO, in_al_dx);
+	f.rdx = 0x3fd;
+	f.rax = 0xabcdef00;
+	trap_dispatch(&f);
+	CHECK(f.rip == (u64)(uintptr_t)in_al_dx + 1);
+	CHECK((f.rax & 0xffffff00) == 0xabcdef00);	/* only AL changes */
+	CHECK(f.rax & 0x20);
+	return EXIT_OK;
+}
+
+TESTCASE(snp_vc_cpuid, "a #VC for CPUID goes to the hypervisor through the GHCB")
+{
+	static const u8 cpuid[] = { 0x0f, 0xa2 };
+	struct trap_frame f;
+
+	CHECK(emu_mode() == EMU_SNP);
+	vc_frame(&f, SVM_EXIT_CPUID, cpuid);
+	f.rax = 0x8000001f;
+	trap_dispatch(&f);
+	CHECK(f.rip == (u64)(uintptr_t)cpuid + 2);
+	CHECK((f.rax & (1u << 4)) != 0);	/* SEV-SNP */
+	CHECK((f.rbx & 0x3f) == (u64)__builtin_ctzll(platform->private_pte_bits));
+	return EXIT_OK;
+}
+
+TESTCASE(snp_vc_unexpected, "a #VC the guest cannot handle (an MSR access) is reported and terminates")
+{
+	static const u8 rdmsr[] = { 0x0f, 0x32 };
+	struct trap_frame f;
+
+	CHECK(emu_mode() == EMU_SNP);
+	vc_frame(&f, SVM_EXIT_MSR, rdmsr);
+	f.rcx = 0x10;
+	trap_dispatch(&f);
+	return EXIT_TEST_FAILED;
+}

@@ -1,0 +1,381 @@
+# SPDX-License-Identifier: MIT
+# memaccept: tests of the log parser (tools/memaccept_log.py), tools/report.py and the bench matrix.
+"""The fixtures in logs/ are real consoles of the production and test images under
+QEMU + OVMF (OVMF's own lines trimmed), plus damaged copies of them:
+
+  lazy-4g, eager-4g, ahead-4g   4G guest, fake_unaccepted_start=1G,
+                                workload=bandwidth:128M,touch:auto (ahead: accept_ahead=64M)
+  lazy-1g-none, lazy-256g-none  workload=none: time to ready only
+  failed-exception              test image, test=ud: #UD, exit code 3
+  truncated                     lazy-4g cut in the middle of the touch workload event
+  garbled                       lazy-4g with serial noise: a line of random bytes, a half
+                                range line, bytes lost inside boot_phases, invalid UTF-8
+                                inside bitmap, a broken summary line, noise before timing
+  empty                         nothing at all
+
+Expected numbers are read off the fixtures by hand, not recomputed with the code under test.
+"""
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+import memaccept_log as ml  # noqa: E402
+import report  # noqa: E402
+
+LOGS = os.path.join(HERE, "logs")
+REPORT = os.path.join(ROOT, "tools", "report.py")
+GOOD = ["lazy-4g", "eager-4g", "ahead-4g", "lazy-1g-none", "lazy-256g-none"]
+GIB = 1 << 30
+MIB = 1 << 20
+
+
+def log(name):
+    return os.path.join(LOGS, name + ".log")
+
+
+def have_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def run_report(*args):
+    """tools/report.py as a user runs it: (exit status, stdout, stderr)."""
+    p = subprocess.run([sys.executable, REPORT] + list(args), capture_output=True, text=True,
+                       timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+class ParserNumbers(unittest.TestCase):
+    def test_parse_events_keeps_its_contract(self):
+        with open(log("lazy-4g")) as f:
+            events, bad = ml.parse_events(f.read())
+        self.assertEqual(bad, [])
+        self.assertEqual([e["event"] for e in events][:3], ["timing", "firmware", "range"])
+        self.assertEqual(events[-1], {"event": "exit", "code": 0})
+        with open(log("garbled"), encoding="utf-8", errors="replace") as f:
+            _, bad = ml.parse_events(f.read())
+        self.assertEqual(len(bad), 4)
+
+    def test_lazy_4g(self):
+        b = ml.read_boot(log("lazy-4g"))
+        self.assertIsNone(b.fatal)
+        self.assertEqual(b.messages, [])
+        self.assertEqual(b.cmdline, "fake_unaccepted_start=1G workload=bandwidth:128M,touch:auto")
+        self.assertEqual(b.cmdline_source, "\\memaccept.cfg")
+        self.assertEqual(b.options, {"fake_unaccepted_start": "1G",
+                                     "workload": "bandwidth:128M,touch:auto"})
+        self.assertEqual((b.policy, b.platform, b.ready_us), ("lazy", "sim", 38423))
+        self.assertEqual(b.ram(), (4 * GIB, "firmware"))
+        self.assertEqual(b.boot_phases["efi_main_to_ebs"], 19351)
+        self.assertEqual(b.boot_phases["allocator"], 11200)
+        self.assertEqual(b.timing["tsc_hz"], 4176338400)
+        self.assertEqual(b.firmware["unaccepted_ranges"], 6)
+        self.assertEqual(b.bitmap["units"], 1517)
+        self.assertEqual(b.summary["accepted_bytes"], 433553408)
+        self.assertEqual(b.summary["accept_calls"], 211)
+        self.assertEqual([w["name"] for w in b.workloads], ["bandwidth", "touch"])
+        touch = b.workloads[1]
+        self.assertEqual(touch["alloc_accepting"]["count"], 205)
+        self.assertEqual(touch["alloc_all"]["count"], 373898)
+        self.assertEqual(len(touch["alloc_all"]["quantiles_ns"]), 14)
+        self.assertEqual(b.workloads[0]["write_mib_s"], 3451)
+        self.assertEqual(len(b.accept_series["t_us"]), len(b.accept_series["accepted_bytes"]))
+        self.assertEqual(b.exit_code, 0)
+        self.assertFalse(b.failed or b.truncated)
+
+    def test_ram_from_firmware_map(self):
+        self.assertEqual(ml.read_boot(log("lazy-1g-none")).ram_bytes, 1 * GIB)
+        self.assertEqual(ml.read_boot(log("lazy-256g-none")).ram_bytes, 256 * GIB)
+        self.assertEqual(ml.read_boot(log("eager-4g")).ram_bytes, 4 * GIB)
+
+    def test_ram_from_sidecar(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        path = os.path.join(d, "x.log")
+        shutil.copy(log("lazy-4g"), path)
+        with open(ml.sidecar_path(path), "w") as f:
+            json.dump({"mem": "8G"}, f)
+        self.assertEqual(ml.read_boot(path).ram(), (8 * GIB, "sidecar"))
+        with open(ml.sidecar_path(path), "w") as f:
+            f.write("{not json")
+        b = ml.read_boot(path)
+        self.assertEqual(b.ram(), (4 * GIB, "firmware"))
+        self.assertTrue(any("sidecar" in m for m in b.messages), b.messages)
+
+    def test_bench_lines(self):
+        res, bad = ml.parse_bench_lines('make: noise\n{"bench":"a","ns":5}\n  {"bench":"b"}\n'
+                                        '{"bench":"c",\n{"event":"ready"}\n{"bench":[1]}\n')
+        self.assertEqual(res, [{"bench": "a", "ns": 5}, {"bench": "b"}])
+        self.assertEqual(len(bad), 2)
+
+    def test_sizes(self):
+        self.assertEqual(ml.parse_size("256G"), 256 * GIB)
+        self.assertEqual(ml.parse_size("64m"), 64 * MIB)
+        self.assertIsNone(ml.parse_size("4Q"))
+        self.assertEqual(ml.format_size(4 * GIB), "4G")
+        self.assertEqual(ml.format_size(1536 * MIB), "1536M")
+
+
+class ParserBadInput(unittest.TestCase):
+    def test_truncated(self):
+        b = ml.read_boot(log("truncated"))
+        self.assertIsNone(b.fatal)
+        self.assertTrue(b.truncated and b.ends_mid_event)
+        self.assertFalse(b.failed)
+        self.assertEqual(b.ready_us, 38423)
+        self.assertEqual([w["name"] for w in b.workloads], ["bandwidth"])
+        self.assertIsNone(b.summary)
+        self.assertTrue(any("middle of an event line" in m for m in b.messages), b.messages)
+        self.assertTrue(any("no exit event" in m for m in b.messages), b.messages)
+
+    def test_garbled(self):
+        b = ml.read_boot(log("garbled"))
+        self.assertIsNone(b.fatal)
+        self.assertEqual(len(b.bad), 4)
+        self.assertFalse(b.ends_mid_event)
+        self.assertEqual(len(b.messages), 1, b.messages)
+        self.assertIn("4 garbled event line(s)", b.messages[0])
+        self.assertIsNone(b.boot_phases)   # bytes lost inside it
+        self.assertIsNone(b.bitmap)        # invalid UTF-8 inside a number
+        self.assertEqual(b.timing["tsc_hz"], 4176338400)  # noise before it, still readable
+        self.assertEqual(b.ready_us, 38423)
+        # The broken extra summary line is dropped; the real one stands.
+        self.assertEqual(b.summary["accepted_bytes"], 433553408)
+
+    def test_empty(self):
+        self.assertEqual(ml.read_boot(log("empty")).fatal, "empty file")
+
+    def test_missing_and_directory(self):
+        self.assertEqual(ml.read_boot(os.path.join(LOGS, "no-such.log")).fatal, "no such file")
+        self.assertIn("directory", ml.read_boot(LOGS).fatal)
+
+    def test_not_a_memaccept_log(self):
+        b = ml.parse_boot("BdsDxe: loading Boot0001\nShell> \n\x00\xff")
+        self.assertIn("no memaccept events", b.fatal)
+
+    def test_failed_boot(self):
+        b = ml.read_boot(log("failed-exception"))
+        self.assertIsNone(b.fatal)
+        self.assertTrue(b.failed)
+        self.assertEqual(b.exit_code, 3)
+        self.assertEqual(b.failure["vector"], 6)
+        self.assertIn("exit code 3 (exception)", b.failure_text())
+        self.assertIn("#UD", b.failure_text())
+
+    def test_wrong_and_missing_fields(self):
+        with open(log("lazy-4g")) as f:
+            lines = f.read().split("\n")
+        out = []
+        for line in lines:
+            if line.startswith('{"event":'):
+                ev = json.loads(line)
+                if ev["event"] == "ready":
+                    ev["us"] = "fast"
+                elif ev["event"] == "summary":
+                    ev["accepted_bytes"] = 1.5
+                    del ev["accept_calls"]
+                elif ev["event"] == "workload" and ev["name"] == "touch":
+                    ev["alloc_all"]["quantiles_ns"].pop()
+                    ev["alloc_fast"]["p50_ns"] = True
+                    ev["us"] = None
+                line = json.dumps(ev)
+            out.append(line)
+        b = ml.parse_boot("\n".join(out), "edited.log")
+        self.assertIsNone(b.fatal)
+        self.assertIsNone(b.ready_us)
+        self.assertEqual(b.policy, "lazy")
+        self.assertNotIn("accepted_bytes", b.summary)
+        touch = b.workloads[1]
+        self.assertNotIn("quantiles_ns", touch["alloc_all"])
+        self.assertNotIn("p50_ns", touch["alloc_fast"])
+        self.assertNotIn("us", touch)
+        text = "\n".join(b.messages)
+        self.assertIn("ready.us is a string", text)
+        self.assertIn("more field problems", text)  # six problems, summarised after three
+        self.assertTrue(all("\n" not in m for m in b.messages))
+        # ... and the report still renders, with "-" where the values were.
+        run = report.Run(b)
+        report.assign_labels([run])
+        rendered = report.render_text(report.tables([run]))
+        self.assertIn("lazy 4G", rendered)
+
+
+class Report(unittest.TestCase):
+    def test_table_from_good_logs(self):
+        runs, msgs = report.load_runs([log(n) for n in GOOD])
+        self.assertEqual(msgs, [])
+        self.assertEqual([r.label for r in runs],
+                         ["lazy 1G", "lazy 4G", "ahead 4G", "eager 4G", "lazy 256G"])
+        t = report.tables(runs)[0]
+        rows = {r[0]: dict(zip(t.headers, r)) for r in t.rows}
+        self.assertEqual(rows["lazy 4G"]["ready ms"], "38.4")
+        self.assertEqual(rows["eager 4G"]["ready ms"], "7660.5")
+        self.assertEqual(rows["lazy 4G"]["write MiB/s"], "3451")
+        self.assertEqual(rows["lazy 4G"]["accept MiB/s"], "183")
+        self.assertEqual(rows["lazy 1G"]["accept MiB/s"], "-")  # nothing accepted
+        self.assertEqual(rows["lazy 256G"]["write MiB/s"], "-")  # no bandwidth step
+        # Eager accepts everything before ready: 3182919680 bytes.
+        self.assertEqual(rows["eager 4G"]["accepted at ready MiB"], "3035")
+        # Lazy accepts only the partial units at the edges before ready: 3637248 bytes.
+        self.assertEqual(rows["lazy 4G"]["accepted at ready MiB"], "3")
+        self.assertEqual(rows["lazy 4G"]["touch ms"], "6037.3")
+        lat = report.tables(runs)[1]
+        touch = [dict(zip(lat.headers, r)) for r in lat.rows if r[:2] == ["lazy 4G", "touch"]][0]
+        self.assertEqual(touch["acc n"], "205")
+        self.assertEqual(touch["all n"], "373898")
+        self.assertEqual(touch["all p50"], "0.20")
+
+    def test_labels(self):
+        runs, _ = report.load_runs(["mine=" + log("lazy-4g"), log("lazy-4g"), log("lazy-4g")])
+        self.assertEqual(sorted(r.label for r in runs), ["lazy 4G", "lazy 4G #2", "mine"])
+
+    def test_failed_left_out_or_marked(self):
+        runs, msgs = report.load_runs([log("failed-exception"), log("lazy-4g")])
+        self.assertEqual(len(runs), 1)
+        self.assertIn("left out", msgs[-1][1])
+        runs, _ = report.load_runs([log("failed-exception")], include_failed=True)
+        self.assertEqual(len(runs), 1)
+        self.assertIn("FAILED", report.render_text(report.tables(runs)))
+
+    def test_markdown(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        md = os.path.join(d, "sub", "r.md")
+        rc, out, err = run_report("--markdown", md, log("lazy-4g"), log("empty"))
+        self.assertEqual(rc, 0, err)
+        with open(md) as f:
+            text = f.read()
+        self.assertIn("| run | policy | RAM |", text)
+        self.assertIn("| lazy 4G | lazy | 4G |", text)
+        self.assertIn("## Log problems", text)
+        self.assertIn("empty file", text)
+
+
+class CommandLine(unittest.TestCase):
+    def check_one_line(self, err, path):
+        lines = [l for l in err.splitlines() if l]
+        self.assertNotIn("Traceback", err)
+        self.assertTrue(lines, "nothing on stderr")
+        for l in lines:
+            self.assertTrue(l.startswith("report: "), l)
+        self.assertTrue(any(path in l for l in lines), err)
+
+    def test_each_bad_kind(self):
+        cases = [  # file, expected exit status, words in the message
+            (os.path.join(LOGS, "no-such.log"), 1, "no such file"),
+            (log("empty"), 1, "empty file"),
+            (log("failed-exception"), 1, "exit code 3 (exception)"),
+            (log("truncated"), 0, "truncated"),
+            (log("garbled"), 0, "garbled event line"),
+        ]
+        for path, status, words in cases:
+            with self.subTest(path=os.path.basename(path)):
+                rc, out, err = run_report(path)
+                self.assertEqual(rc, status, err)
+                self.check_one_line(err, path)
+                self.assertIn(words, err)
+                if status == 0:
+                    self.assertIn("== Runs", out)
+
+    def test_mixed_good_and_bad(self):
+        bad = [os.path.join(LOGS, "no-such.log"), log("empty"), log("failed-exception"),
+               log("truncated"), log("garbled")]
+        rc, out, err = run_report(*([log(n) for n in GOOD] + bad))
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("Traceback", err)
+        for l in err.splitlines():
+            self.assertTrue(l.startswith("report: "), l)
+        for p in bad:
+            self.assertIn(p, err)
+        for label in ("lazy 1G", "ahead 4G", "eager 4G", "lazy 256G"):
+            self.assertIn(label, out)
+
+    def test_in_process_never_raises_on_noise(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        junk = os.path.join(d, "junk.log")
+        with open(junk, "wb") as f:
+            f.write(b'{"event":\n{"event":"ready","us":[1]}\n{"event":"ready"}\x00\xff'
+                    b'{"event":"workload"}\n{"event": 5}\n[1,2]\n{"event":"exit","code":"0"}')
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            rc = report.main([junk])
+        self.assertEqual(rc, 1)
+        self.assertIn("junk.log", err.getvalue())
+
+    def test_usage_errors(self):
+        self.assertEqual(run_report()[0], 2)
+        self.assertEqual(run_report("--no-such-option", log("lazy-4g"))[0], 2)
+
+
+@unittest.skipUnless(have_matplotlib(), "matplotlib is not installed for this Python")
+class Plots(unittest.TestCase):
+    def test_plots_written(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        rc, out, err = run_report("--plots", d, *[log(n) for n in GOOD])
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("plots:", err)
+        for name in ("latency_cdf.png", "accept_series.png", "ready_vs_ram.png"):
+            path = os.path.join(d, name)
+            with open(path, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", name)
+            self.assertGreater(os.path.getsize(path), 10000, name)
+
+    def test_what_is_drawn(self):
+        runs, _ = report.load_runs([log(n) for n in GOOD])
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        plt, why = report.matplotlib_or_reason()
+        self.assertIsNone(why)
+        # Lines: CDF: 5 runs x all + 4 x fast (1G none has no steps) ... counted per panel.
+        self.assertEqual(report.plot_latency_cdf(plt, runs, os.path.join(d, "a.png")),
+                         3 + 3 + 2)  # all: 3 runs with steps, fast: 3, accepting: lazy, ahead
+        self.assertEqual(report.plot_series(plt, runs, os.path.join(d, "b.png")), 4)
+        self.assertEqual(report.plot_ready(plt, runs, os.path.join(d, "c.png")), 3)
+
+
+class BenchMatrix(unittest.TestCase):
+    def test_cells(self):
+        import bench
+        cells, skipped = bench.matrix_cells(quick=False)
+        a = [c for c in cells if c.matrix == "a"]
+        b = [c for c in cells if c.matrix == "b"]
+        self.assertEqual(len(a), 6 * 3)
+        self.assertEqual(len(b), 11)
+        self.assertEqual([(c.policy, c.mem) for c in skipped], [("eager", "64G")])
+        self.assertEqual(len({c.name for c in cells}), len(cells))
+        for c in cells:
+            self.assertIn("fake_unaccepted_start=1G", c.args)
+            # The host rule: eager never above 16G.
+            self.assertFalse(c.policy == "eager" and c.mem_bytes > 16 * GIB, c.name)
+
+    def test_ready_matrix_ratio(self):
+        import bench
+        cells = []
+        for mem, name in (("1G", "lazy-1g-none"), ("256G", "lazy-256g-none")):
+            c = bench.Cell("a", "lazy", mem, "workload=none")
+            c.status, c.boot = "ok", ml.read_boot(log(name))
+            cells.append(c)
+        rows, goal = bench.ready_matrix(cells)
+        self.assertEqual([r["median_us"] for r in rows], [81166, 45012])
+        self.assertAlmostEqual(goal["ratio"], 45012 / 81166)
+        self.assertTrue(goal["met"])
+        self.assertIn("MET", bench.goal_text(goal))
+
+
+if __name__ == "__main__":
+    unittest.main()

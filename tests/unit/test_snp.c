@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: host tests of SNP Page State Change batching and the PVALIDATE fallback, with a mock hypervisor. */
+#include <setjmp.h>
+#include <string.h>
+#include "arch/x86/sev/snp.h"
+#include "tests/unit/unit.h"
+
+/* ------------------------------------------------------------------ PSC */
+
+#define MAX_REQ 64
+
+static struct {
+	struct psc_desc req[MAX_REQ];	/* each request as the guest sent it (first exit) */
+	unsigned nreq, exits, nentries[MAX_REQ];
+	unsigned per_exit;		/* entries the hypervisor processes per exit (0: all) */
+	u64 error_at_exit;		/* 1-based exit that returns an error in SW_EXITINFO2 */
+	bool backwards, grow, reserved;	/* protocol violations on the second exit of a request */
+	bool stall;			/* never make progress */
+} hv;
+static u32 fatal_cond;
+static jmp_buf fatal_jmp;
+
+static u64 mock_exit(struct psc_desc *d, unsigned n)
+{
+	hv.exits++;
+	if (d->hdr.cur_entry == 0 && hv.nreq < MAX_REQ) {
+		hv.req[hv.nreq] = *d;
+		hv.nentries[hv.nreq++] = n;
+	}
+	if (hv.error_at_exit == hv.exits)
+		return PSC_ERROR_INVALID_ENTRY;
+	if (d->hdr.cur_entry > 0 && (hv.backwards || hv.grow || hv.reserved)) {
+		if (hv.backwards)
+			d->hdr.cur_entry--;
+		if (hv.grow)
+			d->hdr.end_entry++;
+		if (hv.reserved)
+			d->hdr.reserved = 1;
+		return 0;
+	}
+	if (hv.stall)
+		return 0;
+	unsigned left = d->hdr.end_entry + 1u - d->hdr.cur_entry;
+	unsigned step = hv.per_exit && hv.per_exit < left ? hv.per_exit : left;
+
+	d->hdr.cur_entry = (u16)(d->hdr.cur_entry + step);
+	return 0;
+}
+
+static void mock_fatal(u32 condition, const char *what, u64 a, u64 b)
+{
+	(void)what, (void)a, (void)b;
+	fatal_cond = condition;
+	longjmp(fatal_jmp, 1);
+}
+
+static const struct snp_psc_ops psc_ops = { mock_exit, mock_fatal };
+
+static bool psc(u64 start, u64 end, u64 op, struct snp_psc_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (setjmp(fatal_jmp))
+		return false;
+	snp_psc_range(start, end, op, &psc_ops, st);
+	return true;
+}
+
+static void hv_reset(void)
+{
+	memset(&hv, 0, sizeof(hv));
+	fatal_cond = 0;
+}
+
+TEST(psc_entry_encoding)
+{
+	u64 e = PSC_ENTRY(0x12345678ULL, PSC_OP_PRIVATE, 1);
+
+	/* GHCB spec 4.1.6: cur_page 11:0, GFN 51:12, operation 55:52, page size 56. */
+	EXPECT_EQ(e, (0x12345678ULL << 12) | (1ULL << 52) | (1ULL << 56));
+	EXPECT_EQ(PSC_ENTRY_GFN(e), 0x12345678ULL);
+	EXPECT_EQ(PSC_ENTRY_OP(e), PSC_OP_PRIVATE);
+	EXPECT_EQ(PSC_ENTRY_2M(e), 1);
+	EXPECT_EQ(PSC_ENTRY_RESERVED(e), 0);
+	EXPECT_EQ(PSC_ENTRY(0xffffffffffULL, PSC_OP_SHARED, 0) >> 52, PSC_OP_SHARED);
+	EXPECT_EQ(sizeof(struct psc_desc), 2032);
+}
+
+TEST(psc_one_gib_takes_three_requests_of_at_most_253)
+{
+	struct snp_psc_stats st;
+
+	hv_reset();
+	ASSERT(psc(GiB, 2 * GiB, PSC_OP_PRIVATE, &st));
+	EXPECT_EQ(hv.nreq, 3);
+	EXPECT_EQ(hv.nentries[0], 253);
+	EXPECT_EQ(hv.nentries[1], 253);
+	EXPECT_EQ(hv.nentries[2], 512 - 506);
+	EXPECT_EQ(st.entries, 512);
+	EXPECT_EQ(st.exits, 3);
+	EXPECT_EQ(st.reissues, 0);
+	/* Headers as the guest sent them, and the entries in order. */
+	EXPECT_EQ(hv.req[0].hdr.cur_entry, 0);
+	EXPECT_EQ(hv.req[0].hdr.end_entry, 252);
+	EXPECT_EQ(hv.req[2].hdr.end_entry, 5);
+	EXPECT_EQ(hv.req[1].entries[0], PSC_ENTRY((GiB + 253 * UNIT_SIZE) >> 12, PSC_OP_PRIVATE, 1));
+	for (unsigned i = 0; i < 253; i++)
+		EXPECT_EQ(PSC_ENTRY_2M(hv.req[0].entries[i]), 1);
+}
+
+TEST(psc_unaligned_edges_use_4k_entries)
+{
+	struct snp_psc_stats st;
+
+	hv_reset();
+	/* 3 pages up to a unit boundary, one whole unit, then 2 pages. */
+	ASSERT(psc(UNIT_SIZE - 3 * PAGE_SIZE, 2 * UNIT_SIZE + 2 * PAGE_SIZE, PSC_OP_SHARED, &st));
+	ASSERT_EQ(hv.nreq, 1);
+	EXPECT_EQ(hv.nentries[0], 3 + 1 + 2);
+	EXPECT_EQ(hv.req[0].entries[0], PSC_ENTRY((UNIT_SIZE - 3 * PAGE_SIZE) >> 12, PSC_OP_SHARED, 0));
+	EXPECT_EQ(hv.req[0].entries[3], PSC_ENTRY(UNIT_SIZE >> 12, PSC_OP_SHARED, 1));
+	EXPECT_EQ(hv.req[0].entries[5], PSC_ENTRY((2 * UNIT_SIZE + PAGE_SIZE) >> 12, PSC_OP_SHARED, 0));
+}
+
+TEST(psc_partial_processing_is_resumed)
+{
+	struct snp_psc_stats st;
+
+	hv_reset();
+	hv.per_exit = 100;
+	ASSERT(psc(GiB, 2 * GiB, PSC_OP_PRIVATE, &st));
+	/* 253 -> 3 exits, 253 -> 3, 6 -> 1. */
+	EXPECT_EQ(st.exits, 7);
+	EXPECT_EQ(st.reissues, 4);
+	EXPECT_EQ(st.entries, 512);
+}
+
+TEST(psc_hypervisor_errors_are_fatal)
+{
+	struct snp_psc_stats st;
+
+	hv_reset();
+	hv.error_at_exit = 2;
+	EXPECT(!psc(GiB, 2 * GiB, PSC_OP_PRIVATE, &st));
+	EXPECT_EQ(fatal_cond, FC_PSC_ERROR);
+
+	hv_reset();
+	hv.per_exit = 10;
+	hv.backwards = true;
+	EXPECT(!psc(GiB, GiB + 64 * UNIT_SIZE, PSC_OP_PRIVATE, &st));
+	EXPECT_EQ(fatal_cond, FC_PSC_PROTOCOL);
+
+	hv_reset();
+	hv.per_exit = 10;
+	hv.grow = true;
+	EXPECT(!psc(GiB, GiB + 64 * UNIT_SIZE, PSC_OP_PRIVATE, &st));
+	EXPECT_EQ(fatal_cond, FC_PSC_PROTOCOL);
+
+	hv_reset();
+	hv.per_exit = 10;
+	hv.reserved = true;
+	EXPECT(!psc(GiB, GiB + 64 * UNIT_SIZE, PSC_OP_PRIVATE, &st));
+	EXPECT_EQ(fatal_cond, FC_PSC_PROTOCOL);
+
+	hv_reset();
+	hv.stall = true;
+	EXPECT(!psc(GiB, GiB + UNIT_SIZE, PSC_OP_PRIVATE, &st));
+	EXPECT_EQ(fatal_cond, FC_PSC_PROTOCOL);
+	EXPECT(hv.exits > 2 && hv.exits < 100);
+}
+
+TEST(psc_bad_range_panics)
+{
+	struct snp_psc_stats st;
+
+	hv_reset();
+	CHECK_PANICS(psc(GiB + 8, GiB + PAGE_SIZE, PSC_OP_PRIVATE, &st), "snp_psc_range: bad range");
+	EXPECT_EQ(hv.exits, 0);
+}
+
+/* ------------------------------------------------------------------ PVALIDATE */
+
+static struct {
+	unsigned calls;
+	u64 va[1100];
+	u32 size[1100];
+	u64 mismatch_unit;	/* 2M validates of this unit answer FAIL_SIZEMISMATCH */
+	u64 noupdate_va;	/* this page (at any size) reports CF=1 */
+	u64 input_va;		/* FAIL_INPUT */
+} pv;
+
+static u32 mock_pvalidate(u64 va, u32 size, u32 validate, bool *no_update)
+{
+	(void)validate;
+	if (pv.calls < 1100) {
+		pv.va[pv.calls] = va;
+		pv.size[pv.calls] = size;
+	}
+	pv.calls++;
+	if (size == PVALIDATE_2M && va == pv.mismatch_unit)
+		return PVALIDATE_FAIL_SIZEMISMATCH;
+	if (va == pv.input_va)
+		return PVALIDATE_FAIL_INPUT;
+	*no_update = pv.noupdate_va && pv.noupdate_va >= va &&
+		     pv.noupdate_va < va + (size ? UNIT_SIZE : PAGE_SIZE);
+	return PVALIDATE_OK;
+}
+
+static const struct snp_pvalidate_ops pv_ops = { mock_pvalidate, mock_fatal };
+
+static bool pvalidate(u64 start, u64 end, struct snp_pvalidate_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (setjmp(fatal_jmp))
+		return false;
+	snp_pvalidate_range(start, end, true, &pv_ops, st);
+	return true;
+}
+
+TEST(pvalidate_2m_where_aligned_4k_elsewhere)
+{
+	struct snp_pvalidate_stats st;
+
+	memset(&pv, 0, sizeof(pv));
+	ASSERT(pvalidate(UNIT_SIZE - PAGE_SIZE, 3 * UNIT_SIZE, &st));
+	EXPECT_EQ(st.calls_4k, 1);
+	EXPECT_EQ(st.calls_2m, 2);
+	EXPECT_EQ(pv.va[1], UNIT_SIZE);
+	EXPECT_EQ(pv.size[1], PVALIDATE_2M);
+}
+
+TEST(pvalidate_size_mismatch_falls_back_to_512_pages)
+{
+	struct snp_pvalidate_stats st;
+
+	memset(&pv, 0, sizeof(pv));
+	pv.mismatch_unit = GiB + UNIT_SIZE;
+	ASSERT(pvalidate(GiB, GiB + 3 * UNIT_SIZE, &st));
+	EXPECT_EQ(st.size_mismatch, 1);
+	EXPECT_EQ(st.calls_2m, 3);
+	EXPECT_EQ(st.calls_4k, 512);
+	EXPECT_EQ(pv.va[2], GiB + UNIT_SIZE);	/* the first 4K piece right after the failed 2M */
+	EXPECT_EQ(pv.size[2], PVALIDATE_4K);
+	EXPECT_EQ(pv.va[513], GiB + 2 * UNIT_SIZE - PAGE_SIZE);
+}
+
+TEST(pvalidate_no_update_and_failures_are_fatal)
+{
+	struct snp_pvalidate_stats st;
+
+	memset(&pv, 0, sizeof(pv));
+	pv.noupdate_va = GiB + UNIT_SIZE + 5 * PAGE_SIZE;
+	EXPECT(!pvalidate(GiB, GiB + 4 * UNIT_SIZE, &st));
+	EXPECT_EQ(fatal_cond, FC_PVALIDATE_NOUPDATE);
+	EXPECT_EQ(st.calls_2m, 2);
+
+	/* No-update found inside the 4 KiB fallback is just as fatal. */
+	memset(&pv, 0, sizeof(pv));
+	pv.mismatch_unit = GiB;
+	pv.noupdate_va = GiB + 7 * PAGE_SIZE;
+	EXPECT(!pvalidate(GiB, GiB + UNIT_SIZE, &st));
+	EXPECT_EQ(fatal_cond, FC_PVALIDATE_NOUPDATE);
+	EXPECT_EQ(st.calls_4k, 8);
+
+	memset(&pv, 0, sizeof(pv));
+	pv.input_va = GiB;
+	EXPECT(!pvalidate(GiB, GiB + UNIT_SIZE, &st));
+	EXPECT_EQ(fatal_cond, FC_PVALIDATE_FAIL);
+}
