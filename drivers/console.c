@@ -4,11 +4,11 @@
 #include "drivers/serial.h"
 #include "lib/format.h"
 
-#define DEFER_MAX (16 * KiB)
+#define HOLD_MAX (64 * KiB)
 
-static bool deferring;
-static char deferred[DEFER_MAX];
-static size_t ndeferred;
+static unsigned holds;
+static char held[HOLD_MAX];
+static size_t nheld;
 
 void console_init(void)
 {
@@ -17,9 +17,9 @@ void console_init(void)
 
 static void out(char c)
 {
-	if (deferring) {
-		if (ndeferred < DEFER_MAX)
-			deferred[ndeferred++] = c;
+	if (holds) {
+		if (nheld < HOLD_MAX)
+			held[nheld++] = c;
 		return;
 	}
 	serial_putc(c);
@@ -34,17 +34,27 @@ static void put(void *ctx, char c)
 	out(c);
 }
 
-void console_defer(bool defer)
+void console_hold(void)
 {
-	deferring = defer;
-	if (defer)
-		return;
-	for (size_t i = 0; i < ndeferred; i++)
-		serial_putc(deferred[i]);
-	if (ndeferred == DEFER_MAX)
-		kprintf("console: output was cut at %llu KiB while it could not be written\n",
-			DEFER_MAX >> 10);
-	ndeferred = 0;
+	holds++;
+}
+
+void console_flush_held(void)
+{
+	bool cut = nheld == HOLD_MAX;
+
+	holds = 0;
+	for (size_t i = 0; i < nheld; i++)
+		serial_putc(held[i]);
+	nheld = 0;
+	if (cut)
+		kprintf("console: output was cut at %llu KiB while it was held\n", HOLD_MAX >> 10);
+}
+
+void console_release(void)
+{
+	if (holds && --holds == 0)
+		console_flush_held();
 }
 
 

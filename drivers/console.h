@@ -8,11 +8,16 @@
 
 void console_init(void);
 /*
- * defer=true: keep output in memory (16 KiB, the oldest kept) instead of writing it;
- * defer=false: write what was kept, then go on normally. SEV-SNP needs this between
- * ExitBootServices and the kernel's GHCB, when the guest cannot do port I/O at all.
+ * Hold output in memory (64 KiB; beyond that it is cut) instead of writing it, until
+ * every console_hold() has its console_release(). Two users: kernel_main holds the boot
+ * report until the allocator is ready, so that time-to-ready measures the kernel and
+ * not the serial line (console=sync turns that off); SEV-SNP holds it between
+ * ExitBootServices and its GHCB, when the guest cannot do port I/O at all.
  */
-void console_defer(bool defer);
+void console_hold(void);
+void console_release(void);
+/* Write everything held now, whoever held it (the ways out of the kernel call this). */
+void console_flush_held(void);
 
 void console_write(const char *s, size_t len);
 int kprintf(const char *fmt, ...) __printf(1, 2);

@@ -127,6 +127,11 @@ static void apply(struct parser *p, const char *key, const char *val)
 			c->platform = (u32)i;
 	} else if (strcmp(key, "workload") == 0) {
 		set_string(p, key, c->workload, sizeof(c->workload), val);
+	} else if (strcmp(key, "console") == 0) {
+		if (strcmp(val, "sync") == 0 || strcmp(val, "held") == 0)
+			c->console_sync = val[0] == 's';
+		else
+			complain(p, "cmdline: console=%s is not sync or held; ignored", val);
 	} else if (strcmp(key, "verbose") == 0) {
 		if (strcmp(val, "1") == 0 || strcmp(val, "0") == 0)
 			c->verbose = val[0] == '1';

@@ -28,7 +28,8 @@ struct config {
 	u64 fake_unaccepted_start;	/* valid when fake_set */
 	bool fake_set;
 	bool verbose;			/* print every memory map descriptor */
-	u8 reserved[6];
+	bool console_sync;		/* console=sync: print at once, do not hold the boot report */
+	u8 reserved[5];
 	u32 bad_options;		/* how many options were rejected */
 	u32 unused;
 	char workload[96];		/* checked by workload_parse() */

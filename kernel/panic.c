@@ -12,6 +12,8 @@ static bool exiting;
 
 __noreturn void kernel_exit_reason(int code, u32 condition)
 {
+	/* Whatever the boot held back comes out first, in order. */
+	console_flush_held();
 	/* A fault while reporting must not loop back here. */
 	if (!exiting) {
 		exiting = true;

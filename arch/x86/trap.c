@@ -72,6 +72,7 @@ __noreturn void trap_report_fatal(const struct trap_frame *f, const char *why, i
 
 	if (depth++) {
 		/* Faulted while reporting a fault: say the least possible and leave. */
+		console_flush_held();
 		kprintf("nested exception %llu at RIP %llx while reporting; giving up\n",
 			(unsigned long long)f->vector, (unsigned long long)f->rip);
 		machine_exit(code);

@@ -6,8 +6,8 @@
 #include "include/types.h"
 
 struct tsc_calibration {
-	u64 hz;			/* median of the runs */
-	u64 spread_ppm;		/* (max - min) / median of the runs, parts per million */
+	u64 hz;			/* from the fastest run (see tsc.c) */
+	u64 spread_ppm;		/* spread of the three fastest runs, parts per million */
 	u64 cpuid_hz;		/* CPUID 0x15 crystal * ratio, 0 when not enumerated */
 	u32 runs;
 	u32 stall_us;		/* length of each run */

@@ -215,7 +215,7 @@ __noreturn void emu_host_stops_guest(int code, const char *why)
 {
 	/* The host's own console: whatever the guest kept back is printed too. */
 	platform_use_plain_io();
-	console_defer(false);
+	console_flush_held();
 	kprintf("emu: the host stops the guest: %s\n", why);
 	ev_begin("emu_stop");
 	ev_str("why", why);

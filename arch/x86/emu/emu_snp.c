@@ -125,7 +125,7 @@ static __noreturn void terminate(u64 v)
 
 	/* The host's console: what the guest printed while it had no GHCB comes out too. */
 	platform_use_plain_io();
-	console_defer(false);
+	console_flush_held();
 	emu_count("msr_terminate");
 	kprintf("emu: the guest requested termination: reason set %u, code %#x (condition %s, "
 		"exit code %d)\n", set, code, fatal_condition_name(condition), exit_code);

@@ -138,7 +138,7 @@ static void snp_io_out(u16 port, u32 val, int size)
 {
 	bool ok;
 
-	/* Before the GHCB exists the console waits in memory (console_defer) and nothing else
+	/* Before the GHCB exists the console waits in memory (console_hold) and nothing else
 	 * does port I/O: drop the write rather than fault. */
 	if (ghcb)
 		ioio(port, size, false, val, &ok);
@@ -302,7 +302,7 @@ bool snp_vc(struct trap_frame *f)
 void snp_setup_early(void)
 {
 	/* No console until the GHCB exists: keep the output until snp_setup_ghcb(). */
-	console_defer(true);
+	console_hold();
 	trap_register(VEC_VC, snp_vc);
 }
 
@@ -342,7 +342,7 @@ void snp_setup_ghcb(u64 page)
 		ghcb_fail("the hypervisor did not register the GHCB", resp);
 	ghcb_gpa = page;
 	cpu_wrmsr(MSR_SEV_GHCB, ghcb_gpa);
-	console_defer(false);
+	console_release();
 	kprintf("snp: GHCB at %#llx (protocol %u..%u), C-bit %u\n", page, min, max,
 		(unsigned)__builtin_ctzll(platform->private_pte_bits));
 }
