@@ -49,6 +49,29 @@ def parse_events(text):
     return events, bad
 
 
+BENCH_PREFIX = '{"bench":'
+
+
+def parse_bench_lines(text):
+    """The host benchmarks' results (tests/bench/*.mk print one {"bench": ...} object a
+    line): returns (results, bad_lines), like parse_events."""
+    results, bad = [], []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith(BENCH_PREFIX):
+            continue
+        try:
+            r = json.loads(line)
+        except ValueError:
+            bad.append(line)
+            continue
+        if isinstance(r, dict) and isinstance(r.get("bench"), str):
+            results.append(r)
+        else:
+            bad.append(line)
+    return results, bad
+
+
 def first(events, name):
     for e in events:
         if e.get("event") == name:

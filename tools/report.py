@@ -20,6 +20,7 @@ import argparse
 import os
 import statistics
 import sys
+import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import memaccept_log as ml  # noqa: E402
@@ -274,9 +275,19 @@ def md_cell(c):
     return str(c).replace("|", "\\|").replace("\n", " ")
 
 
+def _numeric(text):
+    try:
+        float(str(text).replace("%", ""))
+        return True
+    except ValueError:
+        return str(text) == "-"
+
+
 def md_table(headers, rows):
+    """Numbers right-aligned, text left-aligned."""
+    num = [i > 0 and bool(rows) and all(_numeric(r[i]) for r in rows) for i in range(len(headers))]
     out = ["| " + " | ".join(md_cell(h) for h in headers) + " |",
-           "|" + "|".join("---" if i == 0 else "---:" for i in range(len(headers))) + "|"]
+           "|" + "|".join("---:" if n else "---" for n in num) + "|"]
     out += ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
 
@@ -315,6 +326,11 @@ def _colour(policy, _cache={}):
     return _cache.setdefault(policy, OTHER_COLOURS[len(_cache) % len(OTHER_COLOURS)])
 
 
+def _tex_safe(text):
+    """Labels come from logs and the command line: a '$' would start mathtext."""
+    return str(text).replace("$", r"\$")
+
+
 def _styles(runs):
     """Colour by policy, line style by position among that policy's runs (RAM order)."""
     styles, n = {}, {}
@@ -348,7 +364,8 @@ def plot_latency_cdf(plt, runs, path):
                 continue
             steps.add(name)
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".",
-                    label="%s (%s, n=%d)" % (r.label, name, lat["count"]), **st[r.label])
+                    label=_tex_safe("%s (%s, n=%d)" % (r.label, name, lat["count"])),
+                    **st[r.label])
             drawn += 1
         ax.set_xscale("log")
         ax.set_title("%s allocations" % cls)
@@ -357,8 +374,8 @@ def plot_latency_cdf(plt, runs, path):
         if ax.lines:
             ax.legend(fontsize=7, loc="lower right")
     axes[0].set_ylabel("fraction of allocations")
-    fig.suptitle("Allocation latency CDF per run (workload step: %s)" %
-                 (", ".join(sorted(steps)) or "none"))
+    fig.suptitle(_tex_safe("Allocation latency CDF per run (workload step: %s)" %
+                           (", ".join(sorted(steps)) or "none")))
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -382,14 +399,14 @@ def plot_series(plt, runs, path):
             t, v = ser.get("t_us"), ser.get("accepted_bytes")
             if r.policy != pol or not t or not v:
                 continue
-            ax.step([x / 1000.0 for x in t], [y / MIB for y in v], where="post", label=r.label,
-                    **st[r.label])
+            ax.step([x / 1000.0 for x in t], [y / MIB for y in v], where="post",
+                    label=_tex_safe(r.label), **st[r.label])
             if r.boot.ready_us is not None:
                 at = r.accepted_at_ready()
                 ax.plot([r.boot.ready_us / 1000.0], [(at or 0) / MIB], "o",
                         color=st[r.label]["color"], markersize=5)
             drawn += 1
-        ax.set_title("policy %s" % pol)
+        ax.set_title(_tex_safe("policy %s" % pol))
         ax.set_xlabel("time since efi_main (ms)")
         ax.set_ylabel("accepted memory (MiB)")
         ax.grid(True, alpha=0.3)
@@ -407,7 +424,7 @@ def ready_by_policy(runs):
     """{policy: [(RAM, [ready ms, ...]), ...]} over the runs whose RAM and ready are known."""
     by = {}
     for r in runs:
-        if r.ram and r.ready_ms() is not None:
+        if r.ram and r.ready_ms() is not None and r.ready_ms() > 0:  # log axes
             by.setdefault(r.policy, {}).setdefault(r.ram, []).append(r.ready_ms())
     return {p: sorted(d.items()) for p, d in by.items()}
 
@@ -423,11 +440,15 @@ def plot_ready(plt, runs, path):
         lo = [m - min(v) for m, (_, v) in zip(med, pts)]
         hi = [max(v) - m for m, (_, v) in zip(med, pts)]
         ax.errorbar(xs, med, yerr=[lo, hi], marker="o", capsize=4, color=_colour(pol),
-                    label="%s (n=%d)" % (pol, sum(len(v) for _, v in pts)))
+                    label=_tex_safe("%s (n=%d)" % (pol, sum(len(v) for _, v in pts))))
         drawn += 1
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("guest RAM (GiB, log2 scale)")
+    sizes = sorted({x for pts in ready_by_policy(runs).values() for x, _ in pts})
+    if sizes:
+        ax.set_xticks([x / ml.GIB for x in sizes])
+        ax.set_xticklabels([ml.format_size(x) for x in sizes])
+    ax.set_xlabel("guest RAM (log2 scale)")
     ax.set_ylabel("time to ready (ms, log scale)")
     ax.set_title("Time from efi_main to allocator ready (median, min-max)")
     ax.grid(True, which="both", alpha=0.3)
@@ -459,7 +480,12 @@ def draw_plots(runs, outdir, which=None):
         path = os.path.join(outdir, fname)
         subset = (which or {}).get(fname, runs)
         try:
-            if fn(plt, subset, path):
+            with warnings.catch_warnings():
+                # Odd values in a damaged log (zeros on a log axis) are not worth a
+                # screenful of matplotlib warnings: the tables show them.
+                warnings.simplefilter("ignore")
+                n = fn(plt, subset, path)
+            if n:
                 done.append((title, path))
             else:
                 msgs.append("%s: nothing to draw in these logs (written empty)" % fname)
