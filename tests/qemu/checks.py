@@ -326,3 +326,63 @@ def snp_calls_per_gib_eager(case, events, text):
     if per.get("pvalidate_2m") != 512:
         problems.append("pvalidate_2m per GiB = %s, expected 512" % per.get("pvalidate_2m"))
     return problems
+
+
+def _latency_problems(where, lat):
+    problems = []
+    keys = ("p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns")
+    vals = [lat.get(k) for k in keys]
+    if None in vals:
+        return ["%s: missing one of %s" % (where, keys)]
+    if lat["count"] and vals != sorted(vals):
+        problems.append("%s: percentiles out of order %s" % (where, vals))
+    q = lat.get("quantiles_ns", [])
+    if q != sorted(q) or (lat["count"] and q and q[-1] > lat["max_ns"]):
+        problems.append("%s: quantiles not increasing or above max: %s" % (where, q))
+    if len(q) != len(lat.get("quantiles_permille", [])):
+        problems.append("%s: %d quantiles for %d levels" % (where, len(q), len(lat.get("quantiles_permille", []))))
+    return problems
+
+
+def workloads_consistent(case, events, text):
+    """Every workload step's event is complete and adds up with the others and the summary."""
+    ws, s = _all(events, "workload"), _first(events, "summary")
+    want = [step.split(":")[0] for step in (_option(case, "workload") or "").split(",")]
+    problems = []
+    if [w.get("name") for w in ws] != want:
+        return ["workload events %s, expected %s" % ([w.get("name") for w in ws], want)]
+    if s is None or _first(events, "timing") is None or _first(events, "accept_series") is None:
+        return ["summary, timing or accept_series missing"]
+    calls = 0
+    for w in ws:
+        n = w["name"]
+        for key in ("alloc_all", "alloc_fast", "alloc_accepting"):
+            problems += _latency_problems("%s.%s" % (n, key), w[key])
+        if w["alloc_all"]["count"] != w["alloc_fast"]["count"] + w["alloc_accepting"]["count"]:
+            problems.append("%s: all %d != fast %d + accepting %d" % (
+                n, w["alloc_all"]["count"], w["alloc_fast"]["count"], w["alloc_accepting"]["count"]))
+        if w["alloc_accepting"]["count"] > w["accept_calls"]:
+            problems.append("%s: more accepting allocations than accept calls" % n)
+        if w["accepted_bytes"] and not w["accept_mib_s"]:
+            problems.append("%s: accepted memory but no acceptance rate" % n)
+        if n == "touch":
+            c = _conservation(w)
+            if c:
+                problems.append("touch: " + c)
+        if n == "mix":
+            problems += _latency_problems("mix.free", w["free"])
+        if n == "bandwidth" and not w.get("write_mib_s"):
+            problems.append("bandwidth: no write rate")
+        calls += w["accept_calls"]
+    bm = _first(events, "bitmap")
+    after_boot = s["accepted_bytes"] - s["accepted_by_path"]["boot_edge"]
+    if sum(w["accepted_bytes"] for w in ws) != after_boot:
+        problems.append("workloads accepted %d, the summary says %d after boot"
+                        % (sum(w["accepted_bytes"] for w in ws), after_boot))
+    if calls > s["accept_calls"]:
+        problems.append("workload accept calls %d exceed the summary's %d" % (calls, s["accept_calls"]))
+    series = _first(events, "accept_series")
+    t, v = series["t_us"], series["accepted_bytes"]
+    if t != sorted(t) or v != sorted(v) or (v and v[-1] != s["accepted_bytes"]):
+        problems.append("accept_series not increasing or not ending at the summary's total")
+    return problems
