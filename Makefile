@@ -146,6 +146,9 @@ $(B)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/unit.c $(UNIT_LIB_SRCS)
 
 unit: $(UNIT_BINS)
 
+# Fuzzing and host benchmarks (before `test`, which needs $(FUZZ_BIN) defined).
+-include $(wildcard tests/fuzz/*.mk tests/bench/*.mk)
+
 # Everything: host unit tests, QEMU cases from tests/qemu/manifest.toml, host tool tests.
 test: deps-test all $(UNIT_BINS) $(B)/memaccept.img $(FUZZ_BIN)
 	@$(PYTHON) tests/run.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
@@ -166,5 +169,3 @@ report:
 clean:
 	rm -rf $(B)
 
-# ---------------------------------------------------------------- fuzzing and benchmarks
--include $(wildcard tests/fuzz/*.mk tests/bench/*.mk)
