@@ -53,6 +53,32 @@ bool unit_check_eq(u64 a, u64 b, const char *file, int line, const char *ea, con
 	return a == b;
 }
 
+/* The emulator model's named counters (arch/x86/emu/model.h), kept for the tests to read. */
+static struct {
+	const char *name;
+	u64 count;
+} emu_counters[64];
+
+void emu_count(const char *name)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(emu_counters); i++) {
+		if (!emu_counters[i].name)
+			emu_counters[i].name = name;
+		if (strcmp(emu_counters[i].name, name) == 0) {
+			emu_counters[i].count++;
+			return;
+		}
+	}
+}
+
+u64 unit_emu_count(const char *name)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(emu_counters) && emu_counters[i].name; i++)
+		if (strcmp(emu_counters[i].name, name) == 0)
+			return emu_counters[i].count;
+	return 0;
+}
+
 u64 unit_rand(void)
 {
 	rng ^= rng >> 12;

@@ -56,6 +56,9 @@ void unit_catch_check(const char *needle, const char *file, int line);
 		}                                                          \
 	} while (0)
 
+/* How often the emulator model counted `name` (arch/x86/emu/model.h) in this binary. */
+u64 unit_emu_count(const char *name);
+
 /* Deterministic pseudo-random numbers for tests (xorshift64*). */
 u64 unit_rand(void);
 void unit_srand(u64 seed);

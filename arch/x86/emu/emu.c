@@ -143,72 +143,19 @@ void emu_install(const struct boot_info *bi)
 
 /* ------------------------------------------------------------------ page model */
 
-u8 *emu_page(u64 pa)
-{
-	return emu.pages && pa < emu.model_end ? &emu.pages[pa >> PAGE_SHIFT] : NULL;
-}
-
-bool emu_range_is_ram(u64 start, u64 end)
-{
-	for (u64 a = start; a < end; a += PAGE_SIZE) {
-		u8 *p = emu_page(a);
-
-		if (!p || !(*p & EMU_PG_RAM))
-			return false;
-	}
-	return start < end;
-}
-
-static bool is_ram(u32 kind)
-{
-	return kind != RANGE_MMIO && kind != RANGE_RESERVED && kind != RANGE_SUSPECT;
-}
-
 void emu_setup_model(const struct memmap *m)
 {
 	u64 end = 0;
 
 	for (unsigned i = 0; i < m->nranges; i++)
-		if (is_ram(m->ranges[i].kind))
+		if (m->ranges[i].kind != RANGE_MMIO && m->ranges[i].kind != RANGE_RESERVED &&
+		    m->ranges[i].kind != RANGE_SUSPECT)
 			end = MAX(end, m->ranges[i].end);
-	emu.model_end = MIN(end, EMU_MODEL_LIMIT);
-	emu.pages = (u8 *)(uintptr_t)early_alloc(emu.model_end >> PAGE_SHIFT, PAGE_SIZE);
-
-	/*
-	 * What the firmware left: every RAM page the firmware used or handed over is
-	 * accepted (TDX) or assigned and validated (SNP); unaccepted memory is pending (TDX)
-	 * or still shared with the hypervisor (SNP), which is where an SNP guest's
-	 * acceptance starts: Page State Change to private, then PVALIDATE.
-	 */
-	for (unsigned i = 0; i < m->nranges; i++) {
-		const struct mem_range *r = &m->ranges[i];
-		u8 st = EMU_PG_RAM;
-
-		if (!is_ram(r->kind) || r->start >= emu.model_end)
-			continue;
-		if (r->kind != RANGE_UNACCEPTED)
-			st |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;
-		memset(&emu.pages[r->start >> PAGE_SHIFT], st,
-		       (MIN(r->end, emu.model_end) - r->start) >> PAGE_SHIFT);
-	}
-	/* State-describing faults take effect now: they are how the host set things up. */
-	for (unsigned i = 0; i < emu.faults.n; i++) {
-		struct emu_fault *f = &emu.faults.f[i];
-		u8 *p = emu_page(f->addr);
-
-		if (!p)
-			continue;
-		if (f->kind == FAULT_SIZE_MISMATCH) {
-			u8 *u = emu_page(ALIGN_DOWN(f->addr, UNIT_SIZE));
-
-			for (u64 j = 0; u && j < UNIT_SIZE / PAGE_SIZE; j++)
-				u[j] |= EMU_PG_HOST_SMALL;
-		} else if (f->kind == FAULT_ALREADY) {
-			*p |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;
-		}
-	}
-	kprintf("emu: page model covers %llu MiB (%llu KiB of state)\n", emu.model_end >> 20,
-		emu.model_end >> PAGE_SHIFT >> 10);
+	end = MIN(end, EMU_MODEL_LIMIT);
+	emu_model_init(&emu.model, m, (u8 *)(uintptr_t)early_alloc(end >> PAGE_SHIFT, PAGE_SIZE), end,
+		       &emu.faults);
+	kprintf("emu: page model covers %llu MiB (%llu KiB of state)\n", end >> 20,
+		end >> PAGE_SHIFT >> 10);
 }
 
 __noreturn void emu_host_stops_guest(int code, const char *why)
@@ -231,22 +178,15 @@ __noreturn void emu_host_stops_guest(int code, const char *why)
  */
 void emu_observe_accept(u64 start, u64 end)
 {
-	if (emu.mode != EMU_OBSERVE || !emu.pages)
+	u64 bad;
+
+	if (emu.mode != EMU_OBSERVE || !emu.model.pages)
 		return;
 	emu_count("observed_accepts");
-	for (u64 a = start; a < end; a += PAGE_SIZE) {
-		u8 *p = emu_page(a);
-
-		if (!p)
-			continue;
-		if (!(*p & EMU_PG_RAM) || (*p & EMU_PG_ACCEPTED)) {
-			kprintf("emu: sim accepted %llx, which is %s\n", a,
-				*p & EMU_PG_RAM ? "already accepted" : "not RAM");
-			panic("emu_observe_accept: double accept or accept of non-RAM at %llx", a);
-		}
-		*p |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;
-	}
-	emu_count("observed_4k_pages");
+	if (!emu_model_observe_accept(&emu.model, start, end, &bad))
+		panic("emu_observe_accept: sim accepted %llx, which is %s", bad,
+		      *emu_model_page(&emu.model, bad) & EMU_PG_RAM ? "already accepted (double accept)"
+								   : "not RAM");
 }
 
 void emu_report(void)

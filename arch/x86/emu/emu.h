@@ -6,6 +6,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
 #include "arch/x86/emu/faults.h"
+#include "arch/x86/emu/model.h"
 #include "include/boot_info.h"
 #include "mm/memmap.h"
 
@@ -29,22 +30,13 @@ enum emu_mode {
 	EMU_SNP,
 };
 
-/* Per-4 KiB page state in the model. */
-#define EMU_PG_RAM (1u << 0)		/* guest RAM in the firmware map */
-#define EMU_PG_ACCEPTED (1u << 1)	/* TDX: accepted; SNP: validated */
-#define EMU_PG_PRIVATE (1u << 2)	/* SNP: assigned to the guest in the RMP */
-#define EMU_PG_LEVEL_SHIFT 3		/* accepted/validated at 0 = 4K, 1 = 2M, 2 = 1G */
-#define EMU_PG_LEVEL_MASK (3u << EMU_PG_LEVEL_SHIFT)
-#define EMU_PG_HOST_SMALL (1u << 5)	/* the host maps/tracks this 2 MiB unit in 4 KiB pages */
-
 /* The model covers RAM below this; larger guests are not emulated (host memory). */
 #define EMU_MODEL_LIMIT (64 * GiB)
 
 struct emu_state {
 	u32 mode;
 	struct emu_faults faults;
-	u8 *pages;		/* one byte per 4 KiB page below model_end */
-	u64 model_end;
+	struct emu_model model;	/* the page model (arch/x86/emu/model.h) */
 	/* TDX: a #VE staged by a test case, returned by TDG.VP.VEINFO.GET. */
 	bool ve_staged;
 	u32 ve_reason, ve_len;
@@ -69,10 +61,6 @@ void emu_observe_accept(u64 start, u64 end);
 void emu_report(void);
 u32 emu_mode(void);
 
-/* Model helpers for emu_tdx.c and emu_snp.c. */
-u8 *emu_page(u64 pa);		/* NULL outside the model */
-bool emu_range_is_ram(u64 start, u64 end);
-void emu_count(const char *name);	/* bump a named counter (created on first use) */
 __noreturn void emu_host_stops_guest(int code, const char *why);
 
 /* The models (one per mode). */

@@ -49,64 +49,14 @@ void emu_snp_msr(struct trap_frame *f, bool write)
 	f->rdx = v >> 32;
 }
 
-/* ------------------------------------------------------------------ RMP model */
-
-/* Assign pages to the guest (private) or give them back to the hypervisor (shared). */
-static void rmp_set(u64 start, u64 end, bool private)
-{
-	for (u64 a = start; a < end; a += PAGE_SIZE) {
-		u8 *p = emu_page(a);
-
-		if (private)
-			*p |= EMU_PG_PRIVATE;
-		else
-			*p &= (u8) ~(EMU_PG_PRIVATE | EMU_PG_ACCEPTED | EMU_PG_LEVEL_MASK);
-	}
-}
-
-/*
- * PVALIDATE (AMD APM vol. 3): only pages assigned to the guest can be validated; a
- * 2 MiB validate over 4 KiB RMP entries fails with FAIL_SIZEMISMATCH; a page already
- * in the requested state sets CF and changes nothing.
- */
+/* PVALIDATE: the model decides (arch/x86/emu/model.c); here the result goes into EAX and CF. */
 void emu_snp_pvalidate(struct trap_frame *f)
 {
-	u64 va = f->rax;
-	u32 size = (u32)f->rcx & 1, validate = (u32)f->rdx & 1;
-	u64 len = size ? UNIT_SIZE : PAGE_SIZE, end = va + len;
-	u32 rc = PVALIDATE_OK;
-	bool no_update = false;
+	u32 size = (u32)f->rcx, rc;
+	bool no_update;
 
-	emu_count(size ? "pvalidate_2m" : "pvalidate_4k");
-	if (((u32)f->rcx >> 1) || !IS_ALIGNED(va, len) || !emu_range_is_ram(va, end) ||
-	    emu_fault_take(&emu.faults, FAULT_PVALIDATE_INPUT, va, end)) {
-		rc = PVALIDATE_FAIL_INPUT;
-	} else {
-		unsigned assigned = 0, valid = 0, small = 0;
-
-		for (u64 a = va; a < end; a += PAGE_SIZE) {
-			u8 p = *emu_page(a);
-
-			assigned += !!(p & EMU_PG_PRIVATE);
-			valid += !!(p & EMU_PG_ACCEPTED);
-			small += !!(p & EMU_PG_HOST_SMALL);
-		}
-		if (assigned != len / PAGE_SIZE) {
-			emu_count("pvalidate_not_assigned");
-			rc = PVALIDATE_FAIL_INPUT;
-		} else if (size && small) {
-			rc = PVALIDATE_FAIL_SIZEMISMATCH;
-		} else if (validate ? valid != 0 : valid == 0) {
-			no_update = true;
-		} else {
-			for (u64 a = va; a < end; a += PAGE_SIZE) {
-				u8 *p = emu_page(a);
-
-				*p = (u8)((*p & ~(EMU_PG_ACCEPTED | EMU_PG_LEVEL_MASK)) |
-					  (validate ? EMU_PG_ACCEPTED | (size << EMU_PG_LEVEL_SHIFT) : 0));
-			}
-		}
-	}
+	emu_count(size == PVALIDATE_2M ? "pvalidate_2m" : "pvalidate_4k");
+	rc = emu_model_pvalidate(&emu.model, f->rax, size, (u32)f->rdx, &no_update);
 	if (rc)
 		emu_count(rc == PVALIDATE_FAIL_SIZEMISMATCH ? "pvalidate_sizemismatch" : "pvalidate_fail_input");
 	if (no_update)
@@ -154,16 +104,17 @@ static void msr_protocol(u64 v)
 		return;
 	case GHCB_MSR_PSC_REQ: {
 		u64 op = (v >> 52) & 0xf, pa = gfn << PAGE_SHIFT;
-		u64 err = !emu_range_is_ram(pa, pa + PAGE_SIZE) || (op != PSC_OP_PRIVATE && op != PSC_OP_SHARED);
+		u64 err = !emu_model_is_ram(&emu.model, pa, pa + PAGE_SIZE) ||
+			  (op != PSC_OP_PRIVATE && op != PSC_OP_SHARED);
 
 		if (!err)
-			rmp_set(pa, pa + PAGE_SIZE, op == PSC_OP_PRIVATE);
+			emu_model_rmp_set(&emu.model, pa, pa + PAGE_SIZE, op == PSC_OP_PRIVATE);
 		emu.ghcb_msr = GHCB_MSR_PSC_RESP | (err << 32);
 		return;
 	}
 	case GHCB_MSR_REG_GPA_REQ: {
 		u64 pa = gfn << PAGE_SHIFT;
-		u8 *p = emu_page(pa);
+		u8 *p = emu_model_page(&emu.model, pa);
 
 		/* Only a shared page can be a GHCB: answer with another GFN to refuse. */
 		if (p && (*p & EMU_PG_RAM) && !(*p & EMU_PG_PRIVATE)) {
@@ -199,47 +150,15 @@ static void g_set(u8 *g, u32 off, u64 v)
 	g[GHCB_VALID_BITMAP + off / 64] |= (u8)(1u << ((off / 8) % 8));
 }
 
-/*
- * Page State Change (GHCB spec 4.1.6), with the faults a misbehaving hypervisor can
- * show: an error, early returns (psc_partial:N), cur_entry going backwards.
- */
+/* Page State Change (GHCB spec 4.1.6): the descriptor must sit in the GHCB's shared buffer. */
 static void psc(u8 *g)
 {
-	u64 scratch = *g64(g, GHCB_SW_SCRATCH);
 	struct psc_desc *d = (struct psc_desc *)(g + GHCB_SHARED_BUFFER);
-	struct emu_fault *partial = emu_fault_find(&emu.faults, FAULT_PSC_PARTIAL, 0, 0);
-	unsigned budget = partial ? (unsigned)partial->value : PSC_MAX_ENTRIES;
-	u16 before = d->hdr.cur_entry;
 
 	emu_count("vmgexit_psc");
 	*g64(g, GHCB_SW_EXIT_INFO_1) = 0;
-	*g64(g, GHCB_SW_EXIT_INFO_2) = 0;
-	if (scratch != emu.ghcb_gpa + GHCB_SHARED_BUFFER || d->hdr.end_entry >= PSC_MAX_ENTRIES ||
-	    d->hdr.cur_entry > d->hdr.end_entry) {
-		*g64(g, GHCB_SW_EXIT_INFO_2) = PSC_ERROR_INVALID_HDR;
-		return;
-	}
-	if (emu_fault_take(&emu.faults, FAULT_PSC_ERROR, 0, 0)) {
-		*g64(g, GHCB_SW_EXIT_INFO_2) = PSC_ERROR_INVALID_ENTRY;
-		return;
-	}
-	for (; d->hdr.cur_entry <= d->hdr.end_entry && budget; d->hdr.cur_entry++, budget--) {
-		u64 e = d->entries[d->hdr.cur_entry];
-		u64 pa = PSC_ENTRY_GFN(e) << PAGE_SHIFT, len = PSC_ENTRY_2M(e) ? UNIT_SIZE : PAGE_SIZE;
-		u64 op = PSC_ENTRY_OP(e);
-
-		if (PSC_ENTRY_RESERVED(e) || !IS_ALIGNED(pa, len) || !emu_range_is_ram(pa, pa + len) ||
-		    (op != PSC_OP_PRIVATE && op != PSC_OP_SHARED)) {
-			*g64(g, GHCB_SW_EXIT_INFO_2) = PSC_ERROR_INVALID_ENTRY;
-			return;
-		}
-		rmp_set(pa, pa + len, op == PSC_OP_PRIVATE);
-		emu_count("psc_entries");
-	}
-	/* On a re-issued request (the guest already saw progress), go back behind it. */
-	if (d->hdr.cur_entry <= d->hdr.end_entry && before > 0 &&
-	    emu_fault_take(&emu.faults, FAULT_PSC_BACKWARDS, 0, 0))
-		d->hdr.cur_entry = (u16)(before - 1);
+	*g64(g, GHCB_SW_EXIT_INFO_2) = *g64(g, GHCB_SW_SCRATCH) == emu.ghcb_gpa + GHCB_SHARED_BUFFER
+					       ? emu_model_psc(&emu.model, d) : PSC_ERROR_INVALID_HDR;
 }
 
 static void ioio(u8 *g)

@@ -36,57 +36,14 @@ static u64 status(u32 code, u64 operand)
 	return ((u64)code << 32) | operand;
 }
 
-/*
- * TDG.MEM.PAGE.ACCEPT as the module does it on a secure EPT: the range is pending, so
- * it is accepted and zeroed; it is mapped by the host in smaller pages, or partly
- * accepted at a smaller size, so PAGE_SIZE_MISMATCH; it is accepted already, so
- * PAGE_ALREADY_ACCEPTED (a warning). Busy and arbitrary statuses come from emu_fault=.
- */
+/* The module zeroes what it accepts: the guest's allocator contract relies on it. */
 static u64 page_accept(u64 rcx)
 {
-	unsigned level = rcx & 7;
-	u64 gpa = rcx & 0x000ffffffffff000ULL;
+	u64 st = emu_model_tdx_accept(&emu.model, rcx);
 
-	if (level > TDX_LEVEL_1G || (rcx & 0xff8) || !IS_ALIGNED(gpa, TDX_LEVEL_SIZE(level)))
-		return status(TDX_OPERAND_INVALID, 1);	/* operand 1: RCX */
-	u64 end = gpa + TDX_LEVEL_SIZE(level);
-	struct emu_fault *f;
-
-	if (!emu_range_is_ram(gpa, end))
-		return status(TDX_OPERAND_INVALID, 1);
-	if ((f = emu_fault_take(&emu.faults, FAULT_STATUS, gpa, end)))
-		return f->value;
-	if (emu_fault_take(&emu.faults, FAULT_BUSY, gpa, end)) {
-		emu_count("tdx_answered_busy");
-		return status(TDX_OPERAND_BUSY, 1);
-	}
-
-	unsigned accepted = 0, small = 0;
-
-	for (u64 a = gpa; a < end; a += PAGE_SIZE) {
-		u8 p = *emu_page(a);
-
-		accepted += !!(p & EMU_PG_ACCEPTED);
-		small += !!(p & EMU_PG_HOST_SMALL);
-	}
-	u64 pages = TDX_LEVEL_SIZE(level) >> PAGE_SHIFT;
-
-	if (accepted == pages) {
-		emu_count("tdx_answered_already_accepted");
-		return status(TDX_PAGE_ALREADY_ACCEPTED, 0);
-	}
-	if (level > TDX_LEVEL_4K && (accepted || small)) {
-		emu_count("tdx_answered_size_mismatch");
-		return status(TDX_PAGE_SIZE_MISMATCH, 1);
-	}
-	for (u64 a = gpa; a < end; a += PAGE_SIZE)
-		*emu_page(a) = (u8)((*emu_page(a) & ~EMU_PG_LEVEL_MASK) | EMU_PG_ACCEPTED |
-				    EMU_PG_PRIVATE | (level << EMU_PG_LEVEL_SHIFT));
-	/* The module zeroes what it accepts: the guest's allocator contract relies on it. */
-	memset((void *)(uintptr_t)gpa, 0, TDX_LEVEL_SIZE(level));
-	emu_count(level == TDX_LEVEL_1G ? "tdx_accepted_1g" : level == TDX_LEVEL_2M ? "tdx_accepted_2m"
-										   : "tdx_accepted_4k");
-	return 0;
+	if (st == 0)
+		memset((void *)(uintptr_t)(rcx & 0x000ffffffffff000ULL), 0, TDX_LEVEL_SIZE(rcx & 7));
+	return st;
 }
 
 static void plain_io(struct trap_frame *f)

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept (test image): the page model's state transitions (pure logic, host-tested). */
+#include "arch/x86/emu/model.h"
+#include "arch/x86/tdx/tdx.h"
+#include "lib/string.h"
+
+static bool is_ram(u32 kind)
+{
+	return kind != RANGE_MMIO && kind != RANGE_RESERVED && kind != RANGE_SUSPECT;
+}
+
+void emu_model_init(struct emu_model *m, const struct memmap *map, u8 *storage, u64 end,
+		    struct emu_faults *faults)
+{
+	m->pages = storage;
+	m->end = end;
+	m->faults = faults;
+	memset(storage, 0, end >> PAGE_SHIFT);
+	for (unsigned i = 0; i < map->nranges; i++) {
+		const struct mem_range *r = &map->ranges[i];
+		u8 st = EMU_PG_RAM;
+
+		if (!is_ram(r->kind) || r->start >= end)
+			continue;
+		if (r->kind != RANGE_UNACCEPTED)
+			st |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;
+		memset(&storage[r->start >> PAGE_SHIFT], st, (MIN(r->end, end) - r->start) >> PAGE_SHIFT);
+	}
+	for (unsigned i = 0; i < faults->n; i++) {
+		struct emu_fault *f = &faults->f[i];
+
+		if (!emu_model_page(m, f->addr))
+			continue;
+		if (f->kind == FAULT_SIZE_MISMATCH) {
+			for (u64 a = ALIGN_DOWN(f->addr, UNIT_SIZE); a < ALIGN_DOWN(f->addr, UNIT_SIZE) + UNIT_SIZE; a += PAGE_SIZE)
+				if (emu_model_page(m, a))
+					*emu_model_page(m, a) |= EMU_PG_HOST_SMALL;
+		} else if (f->kind == FAULT_ALREADY) {
+			*emu_model_page(m, f->addr) |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;
+		}
+	}
+}
+
+u8 *emu_model_page(struct emu_model *m, u64 pa)
+{
+	return m->pages && pa < m->end ? &m->pages[pa >> PAGE_SHIFT] : NULL;
+}
+
+bool emu_model_is_ram(struct emu_model *m, u64 start, u64 end)
+{
+	if (start >= end || end > m->end)
+		return false;
+	for (u64 a = start; a < end; a += PAGE_SIZE)
+		if (!(*emu_model_page(m, a) & EMU_PG_RAM))
+			return false;
+	return true;
+}
+
+/* ------------------------------------------------------------------ TDX */
+
+static u64 tdx_status(u32 code, u64 operand)
+{
+	return ((u64)code << 32) | operand;
+}
+
+/*
+ * As the module does it on a secure EPT: a pending range is accepted (the caller
+ * zeroes it); a range the host mapped in smaller pages, or partly accepted at a
+ * smaller size, gives PAGE_SIZE_MISMATCH; an accepted one gives PAGE_ALREADY_ACCEPTED
+ * (a warning). Busy and arbitrary statuses come from emu_fault=.
+ */
+u64 emu_model_tdx_accept(struct emu_model *m, u64 rcx)
+{
+	unsigned level = rcx & 7;
+	u64 gpa = rcx & 0x000ffffffffff000ULL;
+
+	if (level > TDX_LEVEL_1G || (rcx & 0xff8) || !IS_ALIGNED(gpa, TDX_LEVEL_SIZE(level)))
+		return tdx_status(TDX_OPERAND_INVALID, 1);	/* operand 1: RCX */
+	u64 end = gpa + TDX_LEVEL_SIZE(level);
+	struct emu_fault *f;
+
+	if (!emu_model_is_ram(m, gpa, end))
+		return tdx_status(TDX_OPERAND_INVALID, 1);
+	if ((f = emu_fault_take(m->faults, FAULT_STATUS, gpa, end)))
+		return f->value;
+	if (emu_fault_take(m->faults, FAULT_BUSY, gpa, end)) {
+		emu_count("tdx_answered_busy");
+		return tdx_status(TDX_OPERAND_BUSY, 1);
+	}
+	u64 pages = TDX_LEVEL_SIZE(level) >> PAGE_SHIFT, accepted = 0, small = 0;
+
+	for (u64 a = gpa; a < end; a += PAGE_SIZE) {
+		u8 p = *emu_model_page(m, a);
+
+		accepted += !!(p & EMU_PG_ACCEPTED);
+		small += !!(p & EMU_PG_HOST_SMALL);
+	}
+	if (accepted == pages) {
+		emu_count("tdx_answered_already_accepted");
+		return tdx_status(TDX_PAGE_ALREADY_ACCEPTED, 0);
+	}
+	if (level > TDX_LEVEL_4K && (accepted || small)) {
+		emu_count("tdx_answered_size_mismatch");
+		return tdx_status(TDX_PAGE_SIZE_MISMATCH, 1);
+	}
+	for (u64 a = gpa; a < end; a += PAGE_SIZE) {
+		u8 *p = emu_model_page(m, a);
+
+		*p = (u8)((*p & ~EMU_PG_LEVEL_MASK) | EMU_PG_ACCEPTED | EMU_PG_PRIVATE |
+			  (level << EMU_PG_LEVEL_SHIFT));
+	}
+	emu_count(level == TDX_LEVEL_1G ? "tdx_accepted_1g" : level == TDX_LEVEL_2M ? "tdx_accepted_2m"
+										   : "tdx_accepted_4k");
+	return 0;
+}
+
+/* ------------------------------------------------------------------ SNP */
+
+void emu_model_rmp_set(struct emu_model *m, u64 start, u64 end, bool private)
+{
+	for (u64 a = start; a < end; a += PAGE_SIZE) {
+		u8 *p = emu_model_page(m, a);
+
+		if (!p)
+			continue;
+		if (private)
+			*p |= EMU_PG_PRIVATE;
+		else	/* a page given back to the hypervisor loses its validation */
+			*p &= (u8) ~(EMU_PG_PRIVATE | EMU_PG_ACCEPTED | EMU_PG_LEVEL_MASK);
+	}
+}
+
+/*
+ * Only pages assigned to the guest can be validated; a 2 MiB validate over 4 KiB RMP
+ * entries fails with FAIL_SIZEMISMATCH; a page already in the requested state sets CF
+ * and changes nothing (the model treats a partly validated 2 MiB range the same way).
+ */
+u32 emu_model_pvalidate(struct emu_model *m, u64 va, u32 size, u32 validate, bool *no_update)
+{
+	u64 len = size ? UNIT_SIZE : PAGE_SIZE, end = va + len;
+	u64 assigned = 0, valid = 0, small = 0;
+
+	*no_update = false;
+	if (size > 1 || validate > 1 || !IS_ALIGNED(va, len) || !emu_model_is_ram(m, va, end) ||
+	    emu_fault_take(m->faults, FAULT_PVALIDATE_INPUT, va, end))
+		return PVALIDATE_FAIL_INPUT;
+	for (u64 a = va; a < end; a += PAGE_SIZE) {
+		u8 p = *emu_model_page(m, a);
+
+		assigned += !!(p & EMU_PG_PRIVATE);
+		valid += !!(p & EMU_PG_ACCEPTED);
+		small += !!(p & EMU_PG_HOST_SMALL);
+	}
+	if (assigned != len / PAGE_SIZE) {
+		emu_count("pvalidate_not_assigned");
+		return PVALIDATE_FAIL_INPUT;
+	}
+	if (size && small)
+		return PVALIDATE_FAIL_SIZEMISMATCH;
+	if (validate ? valid != 0 : valid == 0) {
+		*no_update = true;
+		return PVALIDATE_OK;
+	}
+	for (u64 a = va; a < end; a += PAGE_SIZE) {
+		u8 *p = emu_model_page(m, a);
+
+		*p = (u8)((*p & ~(EMU_PG_ACCEPTED | EMU_PG_LEVEL_MASK)) |
+			  (validate ? EMU_PG_ACCEPTED | (size << EMU_PG_LEVEL_SHIFT) : 0));
+	}
+	return PVALIDATE_OK;
+}
+
+u64 emu_model_psc(struct emu_model *m, struct psc_desc *d)
+{
+	struct emu_fault *partial = emu_fault_find(m->faults, FAULT_PSC_PARTIAL, 0, 0);
+	u64 budget = partial ? partial->value : PSC_MAX_ENTRIES;
+	u16 before = d->hdr.cur_entry;
+
+	if (d->hdr.end_entry >= PSC_MAX_ENTRIES || d->hdr.cur_entry > d->hdr.end_entry)
+		return PSC_ERROR_INVALID_HDR;
+	if (emu_fault_take(m->faults, FAULT_PSC_ERROR, 0, 0))
+		return PSC_ERROR_INVALID_ENTRY;
+	for (; d->hdr.cur_entry <= d->hdr.end_entry && budget; d->hdr.cur_entry++, budget--) {
+		u64 e = d->entries[d->hdr.cur_entry];
+		u64 pa = PSC_ENTRY_GFN(e) << PAGE_SHIFT, len = PSC_ENTRY_2M(e) ? UNIT_SIZE : PAGE_SIZE;
+		u64 op = PSC_ENTRY_OP(e);
+
+		if (PSC_ENTRY_RESERVED(e) || !IS_ALIGNED(pa, len) || !emu_model_is_ram(m, pa, pa + len) ||
+		    (op != PSC_OP_PRIVATE && op != PSC_OP_SHARED))
+			return PSC_ERROR_INVALID_ENTRY;
+		emu_model_rmp_set(m, pa, pa + len, op == PSC_OP_PRIVATE);
+		emu_count("psc_entries");
+	}
+	/* On a re-issued request (the guest already saw progress), go back behind it. */
+	if (d->hdr.cur_entry <= d->hdr.end_entry && before > 0 &&
+	    emu_fault_take(m->faults, FAULT_PSC_BACKWARDS, 0, 0))
+		d->hdr.cur_entry = (u16)(before - 1);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ observe */
+
+bool emu_model_observe_accept(struct emu_model *m, u64 start, u64 end, u64 *bad)
+{
+	for (u64 a = start; a < end; a += PAGE_SIZE) {
+		u8 *p = emu_model_page(m, a);
+
+		if (!p)
+			continue;
+		if (!(*p & EMU_PG_RAM) || (*p & EMU_PG_ACCEPTED)) {
+			*bad = a;
+			return false;
+		}
+		*p |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;
+	}
+	return true;
+}

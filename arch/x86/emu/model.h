@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept (test image): the emulator's page model: what the TDX module and the RMP know of each 4 KiB page. */
+#ifndef ARCH_X86_EMU_MODEL_H
+#define ARCH_X86_EMU_MODEL_H
+
+#include "arch/x86/emu/faults.h"
+#include "arch/x86/sev/snp.h"
+#include "include/types.h"
+#include "mm/memmap.h"
+
+/* One byte per 4 KiB page. */
+#define EMU_PG_RAM (1u << 0)		/* guest RAM in the firmware map */
+#define EMU_PG_ACCEPTED (1u << 1)	/* TDX: accepted; SNP: validated */
+#define EMU_PG_PRIVATE (1u << 2)	/* SNP: assigned to the guest in the RMP */
+#define EMU_PG_LEVEL_SHIFT 3		/* accepted/validated at 0 = 4K, 1 = 2M, 2 = 1G */
+#define EMU_PG_LEVEL_MASK (3u << EMU_PG_LEVEL_SHIFT)
+#define EMU_PG_HOST_SMALL (1u << 5)	/* the host maps/tracks this 2 MiB unit in 4 KiB pages */
+
+struct emu_model {
+	u8 *pages;		/* one byte per 4 KiB page below end */
+	u64 end;
+	struct emu_faults *faults;
+};
+
+/*
+ * The state the firmware leaves: every RAM page the firmware used or handed over is
+ * accepted (TDX) or assigned and validated (SNP); unaccepted memory is pending (TDX) or
+ * still shared with the hypervisor (SNP). Then the faults that describe how the host set
+ * things up (size_mismatch, already) are applied. storage holds end / 4 KiB bytes.
+ */
+void emu_model_init(struct emu_model *m, const struct memmap *map, u8 *storage, u64 end,
+		    struct emu_faults *faults);
+u8 *emu_model_page(struct emu_model *m, u64 pa);	/* NULL outside the model */
+bool emu_model_is_ram(struct emu_model *m, u64 start, u64 end);
+
+/*
+ * TDG.MEM.PAGE.ACCEPT (TDX Module ABI): rcx = GPA | level. Returns the completion status;
+ * on success the caller zeroes the page, as the module does.
+ */
+u64 emu_model_tdx_accept(struct emu_model *m, u64 rcx);
+
+/* PVALIDATE (AMD APM vol. 3): returns EAX; *no_update is the carry flag. */
+u32 emu_model_pvalidate(struct emu_model *m, u64 va, u32 size, u32 validate, bool *no_update);
+/* Page State Change of [start, end) to private (assigned) or shared. */
+void emu_model_rmp_set(struct emu_model *m, u64 start, u64 end, bool private);
+/*
+ * The hypervisor's side of one Page State Change exit on the descriptor in the shared
+ * buffer: processes entries from cur_entry on (all, or psc_partial:N of them) and
+ * returns SW_EXITINFO2 (0, or an error for a bad header or entry, or psc_error).
+ */
+u64 emu_model_psc(struct emu_model *m, struct psc_desc *d);
+
+/* Observe mode: mark [start, end) accepted; false (with *bad) on a double accept or non-RAM. */
+bool emu_model_observe_accept(struct emu_model *m, u64 start, u64 end, u64 *bad);
+
+/* Provided by the emulator (and by the host tests): count a named event. */
+void emu_count(const char *name);
+
+#endif

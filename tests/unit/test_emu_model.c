@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: host tests of the emulator's page model (TDX module, RMP and hypervisor sides). */
+#include <string.h>
+#include "arch/x86/emu/model.h"
+#include "arch/x86/tdx/tdx.h"
+#include "tests/unit/unit.h"
+
+/*
+ * 32 MiB of model: usable [0, 4M), unaccepted [4M, 12M), reserved [12M, 14M),
+ * unaccepted [14M, 32M).
+ */
+#define END (32 * MiB)
+
+static struct emu_model m;
+static u8 storage[END >> PAGE_SHIFT];
+static struct mem_range ranges[8];
+static struct memmap map;
+static struct emu_faults faults;
+
+static void setup(const char *fault_spec)
+{
+	char err[128];
+
+	memset(&map, 0, sizeof(map));
+	map.ranges = ranges;
+	ranges[0] = (struct mem_range){ 0, 4 * MiB, RANGE_USABLE, 7 };
+	ranges[1] = (struct mem_range){ 4 * MiB, 12 * MiB, RANGE_UNACCEPTED, 15 };
+	ranges[2] = (struct mem_range){ 12 * MiB, 14 * MiB, RANGE_RESERVED, 0 };
+	ranges[3] = (struct mem_range){ 14 * MiB, END, RANGE_UNACCEPTED, 15 };
+	map.nranges = 4;
+	if (!emu_faults_parse(fault_spec, &faults, err, sizeof(err)))
+		printf("  bad fault spec in the test: %s\n", err);
+	emu_model_init(&m, &map, storage, END, &faults);
+}
+
+static u8 st(u64 pa)
+{
+	return *emu_model_page(&m, pa);
+}
+
+TEST(model_initial_state_follows_the_map_and_state_faults)
+{
+	setup("size_mismatch@0x600000,already@0xe01000");
+	EXPECT_EQ(st(0x1000), EMU_PG_RAM | EMU_PG_ACCEPTED | EMU_PG_PRIVATE);
+	EXPECT_EQ(st(4 * MiB), EMU_PG_RAM);
+	EXPECT_EQ(st(12 * MiB), 0);
+	/* size_mismatch marks the whole 2 MiB unit; already marks one page. */
+	EXPECT_EQ(st(6 * MiB), EMU_PG_RAM | EMU_PG_HOST_SMALL);
+	EXPECT_EQ(st(8 * MiB - PAGE_SIZE), EMU_PG_RAM | EMU_PG_HOST_SMALL);
+	EXPECT_EQ(st(8 * MiB), EMU_PG_RAM);
+	EXPECT_EQ(st(14 * MiB + PAGE_SIZE), EMU_PG_RAM | EMU_PG_ACCEPTED | EMU_PG_PRIVATE);
+	EXPECT(emu_model_page(&m, END) == NULL);
+	EXPECT(emu_model_is_ram(&m, 4 * MiB, 12 * MiB));
+	EXPECT(!emu_model_is_ram(&m, 10 * MiB, 14 * MiB));
+	EXPECT(!emu_model_is_ram(&m, 30 * MiB, END + PAGE_SIZE));
+}
+
+static u64 code(u64 status)
+{
+	return status >> 32;
+}
+
+TEST(model_tdx_accept_statuses)
+{
+	u64 counted = unit_emu_count("tdx_accepted_2m");
+
+	setup("size_mismatch@0x600000");
+	/* A pending 2 MiB range: accepted at level 2M, and counted. */
+	EXPECT_EQ(emu_model_tdx_accept(&m, 4 * MiB | TDX_LEVEL_2M), 0);
+	EXPECT_EQ(unit_emu_count("tdx_accepted_2m"), counted + 1);
+	EXPECT_EQ(st(5 * MiB), EMU_PG_RAM | EMU_PG_ACCEPTED | EMU_PG_PRIVATE | (1 << EMU_PG_LEVEL_SHIFT));
+	/* Again: a warning, not an error. */
+	EXPECT_EQ(code(emu_model_tdx_accept(&m, 4 * MiB | TDX_LEVEL_2M)), TDX_PAGE_ALREADY_ACCEPTED);
+	/* The host mapped [6M, 8M) in 4 KiB pages: 2M fails, 4K works, then 2M still fails. */
+	EXPECT_EQ(code(emu_model_tdx_accept(&m, 6 * MiB | TDX_LEVEL_2M)), TDX_PAGE_SIZE_MISMATCH);
+	EXPECT_EQ(emu_model_tdx_accept(&m, 6 * MiB | TDX_LEVEL_4K), 0);
+	EXPECT_EQ(code(emu_model_tdx_accept(&m, 6 * MiB | TDX_LEVEL_2M)), TDX_PAGE_SIZE_MISMATCH);
+	/* Part of [8M, 10M) accepted at 4 KiB makes a 2 MiB accept a mismatch too. */
+	EXPECT_EQ(emu_model_tdx_accept(&m, (9 * MiB) | TDX_LEVEL_4K), 0);
+	EXPECT_EQ(code(emu_model_tdx_accept(&m, 8 * MiB | TDX_LEVEL_2M)), TDX_PAGE_SIZE_MISMATCH);
+	/* Invalid operands: misaligned, a level above 1G, reserved bits, not RAM, beyond the model. */
+	EXPECT_EQ(code(emu_model_tdx_accept(&m, (4 * MiB + PAGE_SIZE) | TDX_LEVEL_2M)), TDX_OPERAND_INVALID);
+	EXPECT_EQ(code(emu_model_tdx_accept(&m, 4 * MiB | 3)), TDX_OPERAND_INVALID);
+	EXPECT_EQ(code(emu_model_tdx_accept(&m, 10 * MiB | 0x10 | TDX_LEVEL_4K)), TDX_OPERAND_INVALID);
+	EXPECT_EQ(code(emu_model_tdx_accept(&m, 12 * MiB | TDX_LEVEL_4K)), TDX_OPERAND_INVALID);
+	EXPECT_EQ(code(emu_model_tdx_accept(&m, 0 | TDX_LEVEL_1G)), TDX_OPERAND_INVALID);
+}
+
+TEST(model_tdx_injected_busy_and_status)
+{
+	setup("busy@0x400000:2,status@0x1000000=0xC000000100000000");
+	EXPECT_EQ(code(emu_model_tdx_accept(&m, 4 * MiB | TDX_LEVEL_2M)), TDX_OPERAND_BUSY);
+	EXPECT_EQ(code(emu_model_tdx_accept(&m, 4 * MiB | TDX_LEVEL_2M)), TDX_OPERAND_BUSY);
+	EXPECT_EQ(emu_model_tdx_accept(&m, 4 * MiB | TDX_LEVEL_2M), 0);
+	/* Busy did not change state: nothing was accepted while it answered busy. */
+	EXPECT_EQ(faults.f[0].fired, 2);
+	EXPECT_EQ(emu_model_tdx_accept(&m, 16 * MiB | TDX_LEVEL_2M), 0xC000000100000000ULL);
+	EXPECT_EQ(st(16 * MiB), EMU_PG_RAM);
+}
+
+TEST(model_snp_pvalidate)
+{
+	bool nu;
+
+	setup("size_mismatch@0x600000,already@0xe01000,pvalidate_input@0x1200000");
+	/* Shared (not assigned) memory cannot be validated. */
+	EXPECT_EQ(emu_model_pvalidate(&m, 4 * MiB, PVALIDATE_2M, 1, &nu), PVALIDATE_FAIL_INPUT);
+	emu_model_rmp_set(&m, 4 * MiB, 8 * MiB, true);
+	EXPECT_EQ(emu_model_pvalidate(&m, 4 * MiB, PVALIDATE_2M, 1, &nu), PVALIDATE_OK);
+	EXPECT(!nu);
+	/* Validating again changes nothing: CF. */
+	EXPECT_EQ(emu_model_pvalidate(&m, 4 * MiB, PVALIDATE_2M, 1, &nu), PVALIDATE_OK);
+	EXPECT(nu);
+	/* 4 KiB RMP entries: 2M fails with FAIL_SIZEMISMATCH, 4K works. */
+	EXPECT_EQ(emu_model_pvalidate(&m, 6 * MiB, PVALIDATE_2M, 1, &nu), PVALIDATE_FAIL_SIZEMISMATCH);
+	EXPECT_EQ(emu_model_pvalidate(&m, 6 * MiB, PVALIDATE_4K, 1, &nu), PVALIDATE_OK);
+	EXPECT(!nu);
+	/* Rescind, then rescind again (CF). */
+	EXPECT_EQ(emu_model_pvalidate(&m, 6 * MiB, PVALIDATE_4K, 0, &nu), PVALIDATE_OK);
+	EXPECT(!nu);
+	EXPECT_EQ(emu_model_pvalidate(&m, 6 * MiB, PVALIDATE_4K, 0, &nu), PVALIDATE_OK);
+	EXPECT(nu);
+	/* A page validated behind the guest's back: validating its 2 MiB sets CF. */
+	emu_model_rmp_set(&m, 14 * MiB, 16 * MiB, true);
+	EXPECT_EQ(emu_model_pvalidate(&m, 14 * MiB, PVALIDATE_2M, 1, &nu), PVALIDATE_OK);
+	EXPECT(nu);
+	/* Injected FAIL_INPUT, misalignment, bad size, non-RAM. */
+	emu_model_rmp_set(&m, 18 * MiB, 20 * MiB, true);
+	EXPECT_EQ(emu_model_pvalidate(&m, 18 * MiB, PVALIDATE_2M, 1, &nu), PVALIDATE_FAIL_INPUT);
+	EXPECT_EQ(emu_model_pvalidate(&m, 18 * MiB + PAGE_SIZE, PVALIDATE_2M, 1, &nu), PVALIDATE_FAIL_INPUT);
+	EXPECT_EQ(emu_model_pvalidate(&m, 18 * MiB, 2, 1, &nu), PVALIDATE_FAIL_INPUT);
+	EXPECT_EQ(emu_model_pvalidate(&m, 12 * MiB, PVALIDATE_4K, 1, &nu), PVALIDATE_FAIL_INPUT);
+	/* Making a validated page shared takes its validation away. */
+	emu_model_rmp_set(&m, 4 * MiB, 4 * MiB + PAGE_SIZE, false);
+	EXPECT_EQ(st(4 * MiB), EMU_PG_RAM);
+}
+
+static void psc_desc(struct psc_desc *d, u16 n, u64 first, bool big)
+{
+	memset(d, 0, sizeof(*d));
+	d->hdr.end_entry = (u16)(n - 1);
+	for (u16 i = 0; i < n; i++)
+		d->entries[i] = PSC_ENTRY((first >> 12) + i * (big ? 512 : 1), PSC_OP_PRIVATE, big);
+}
+
+TEST(model_snp_psc)
+{
+	static struct psc_desc d;
+
+	setup("");
+	psc_desc(&d, 4, 4 * MiB, true);
+	EXPECT_EQ(emu_model_psc(&m, &d), 0);
+	EXPECT_EQ(d.hdr.cur_entry, 4);
+	EXPECT(st(11 * MiB) & EMU_PG_PRIVATE);
+	EXPECT(!(st(11 * MiB) & EMU_PG_ACCEPTED));
+	/* Bad header, reserved entry bits, a misaligned 2M entry, non-RAM. */
+	psc_desc(&d, 2, 16 * MiB, false);
+	d.hdr.cur_entry = 2;
+	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_INVALID_HDR);
+	psc_desc(&d, 1, 16 * MiB, false);
+	d.hdr.end_entry = PSC_MAX_ENTRIES;
+	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_INVALID_HDR);
+	psc_desc(&d, 1, 16 * MiB, false);
+	d.entries[0] |= 1ULL << 60;
+	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_INVALID_ENTRY);
+	psc_desc(&d, 1, 16 * MiB + PAGE_SIZE, true);
+	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_INVALID_ENTRY);
+	psc_desc(&d, 1, 12 * MiB, false);
+	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_INVALID_ENTRY);
+}
+
+TEST(model_snp_psc_faults)
+{
+	static struct psc_desc d;
+
+	setup("psc_partial:3,psc_backwards,psc_error");
+	/* The first request meets psc_error. */
+	psc_desc(&d, 8, 14 * MiB, false);
+	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_INVALID_ENTRY);
+	/* Then three entries per exit; on the re-issue cur_entry goes back behind 3. */
+	psc_desc(&d, 8, 14 * MiB, false);
+	EXPECT_EQ(emu_model_psc(&m, &d), 0);
+	EXPECT_EQ(d.hdr.cur_entry, 3);
+	EXPECT_EQ(emu_model_psc(&m, &d), 0);
+	EXPECT_EQ(d.hdr.cur_entry, 2);
+	/* The backwards fault fires once; from here on, progress. */
+	EXPECT_EQ(emu_model_psc(&m, &d), 0);
+	EXPECT_EQ(d.hdr.cur_entry, 5);
+	EXPECT_EQ(emu_model_psc(&m, &d), 0);
+	EXPECT_EQ(d.hdr.cur_entry, 8);
+}
+
+TEST(model_observe_catches_double_accept)
+{
+	u64 bad = 0;
+
+	setup("");
+	EXPECT(emu_model_observe_accept(&m, 4 * MiB, 6 * MiB, &bad));
+	EXPECT(!emu_model_observe_accept(&m, 5 * MiB, 7 * MiB, &bad));
+	EXPECT_EQ(bad, 5 * MiB);
+	EXPECT(!emu_model_observe_accept(&m, 0, PAGE_SIZE, &bad));	/* firmware-accepted */
+	EXPECT_EQ(bad, 0);
+	EXPECT(!emu_model_observe_accept(&m, 12 * MiB, 13 * MiB, &bad));	/* not RAM */
+	EXPECT_EQ(bad, 12 * MiB);
+}
