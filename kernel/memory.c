@@ -360,15 +360,11 @@ static void report_series(const struct series *sr)
 	static u64 t[SERIES_MAX + 1], v[SERIES_MAX + 1];
 	unsigned n = series_points(sr, t, v);
 
+	for (unsigned i = 0; i < n; i++)
+		t[i] /= 1000;
 	ev_begin("accept_series");
-	ev_arr_begin("t_us");
-	for (unsigned i = 0; i < n; i++)
-		ev_arr_u64(t[i] / 1000);
-	ev_arr_end();
-	ev_arr_begin("accepted_bytes");
-	for (unsigned i = 0; i < n; i++)
-		ev_arr_u64(v[i]);
-	ev_arr_end();
+	ev_u64_array("t_us", t, n);
+	ev_u64_array("accepted_bytes", v, n);
 	ev_end();
 }
 
@@ -473,10 +469,7 @@ __noreturn void memory_report_unaccepted_access(const struct trap_frame *f, u64 
 	ev_str("source", source);
 	ev_u64("rip", f->rip);
 	ev_u64("image_base", kernel_image_base());
-	ev_arr_begin("backtrace");
-	for (unsigned i = 0; i < nbt; i++)
-		ev_arr_u64(bt[i]);
-	ev_arr_end();
+	ev_u64_array("backtrace", bt, nbt);
 	ev_end();
 	kernel_exit_reason(EXIT_UNACCEPTED_ACCESS, FC_UNACCEPTED_ACCESS);
 }

@@ -143,6 +143,14 @@ void ev_arr_end(void)
 	close(']');
 }
 
+void ev_u64_array(const char *k, const u64 *v, unsigned n)
+{
+	ev_arr_begin(k);
+	for (unsigned i = 0; i < n; i++)
+		ev_arr_u64(v[i]);
+	ev_arr_end();
+}
+
 void ev_end(void)
 {
 	while (depth)

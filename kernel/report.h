@@ -21,6 +21,8 @@ void ev_obj_end(void);
 void ev_arr_begin(const char *key);
 void ev_arr_u64(u64 v);
 void ev_arr_end(void);
+/* key: [v0, v1, ...] */
+void ev_u64_array(const char *key, const u64 *v, unsigned n);
 void ev_end(void);
 
 #endif

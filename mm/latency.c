@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: latency histogram and percentiles (pure logic, host-tested). */
 #include "mm/latency.h"
+#include "lib/sort.h"
 #include "lib/string.h"
 
 void latency_init(struct latency *l, u32 *samples, u64 cap)
@@ -48,30 +49,6 @@ void latency_add(struct latency *l, u64 ns)
 
 		if (j < l->cap)
 			l->samples[j] = s;
-	}
-}
-
-/* Heapsort: in place, O(n log n), no recursion (up to ~10^5 samples). */
-static void sort_u32(u32 *a, u64 n)
-{
-	for (u64 start = n / 2; start-- > 0;) {
-		for (u64 root = start, child; (child = 2 * root + 1) < n; root = child) {
-			if (child + 1 < n && a[child + 1] > a[child])
-				child++;
-			if (a[root] >= a[child])
-				break;
-			u32 t = a[root]; a[root] = a[child]; a[child] = t;
-		}
-	}
-	for (u64 end = n; end-- > 1;) {
-		u32 t = a[0]; a[0] = a[end]; a[end] = t;
-		for (u64 root = 0, child; (child = 2 * root + 1) < end; root = child) {
-			if (child + 1 < end && a[child + 1] > a[child])
-				child++;
-			if (a[root] >= a[child])
-				break;
-			t = a[root]; a[root] = a[child]; a[child] = t;
-		}
 	}
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: memory map validation and normalisation (pure logic, host-tested and fuzzed). */
 #include "mm/memmap.h"
+#include "lib/sort.h"
 #include "lib/string.h"
 
 /*
@@ -78,30 +79,6 @@ static bool kind_is_ram(u32 kind)
 {
 	return kind == RANGE_USABLE || kind == RANGE_UNACCEPTED || kind == RANGE_RECLAIMABLE ||
 	       kind == RANGE_IMAGE;
-}
-
-/* In-place heapsort: O(n log n), no recursion, no allocation. */
-static void sort_u64(u64 *a, size_t n)
-{
-	for (size_t start = n / 2; start-- > 0;) {
-		for (size_t root = start, child; (child = 2 * root + 1) < n; root = child) {
-			if (child + 1 < n && a[child + 1] > a[child])
-				child++;
-			if (a[root] >= a[child])
-				break;
-			u64 t = a[root]; a[root] = a[child]; a[child] = t;
-		}
-	}
-	for (size_t end = n; end-- > 1;) {
-		u64 t = a[0]; a[0] = a[end]; a[end] = t;
-		for (size_t root = 0, child; (child = 2 * root + 1) < end; root = child) {
-			if (child + 1 < end && a[child + 1] > a[child])
-				child++;
-			if (a[root] >= a[child])
-				break;
-			t = a[root]; a[root] = a[child]; a[child] = t;
-		}
-	}
 }
 
 /* First index i with a[i] >= key. */

@@ -102,10 +102,7 @@ __noreturn void trap_report_fatal(const struct trap_frame *f, const char *why, i
 	ev_u64("cr2", cr2);
 	ev_u64("rsp", f->rsp);
 	ev_u64("image_base", kernel_image_base());
-	ev_arr_begin("backtrace");
-	for (unsigned i = 0; i < nbt; i++)
-		ev_arr_u64(bt[i]);
-	ev_arr_end();
+	ev_u64_array("backtrace", bt, nbt);
 	ev_end();
 	kernel_exit(code);
 }

@@ -9,7 +9,7 @@ FUZZ_SECONDS ?= 600
 FUZZ_DIR := $(B)/fuzz
 FUZZ_BIN := $(FUZZ_DIR)/fuzz_memmap
 FUZZ_CORPUS := $(FUZZ_DIR)/corpus
-FUZZ_SRCS := tests/fuzz/fuzz_memmap.c mm/memmap.c mm/bitmap.c
+FUZZ_SRCS := tests/fuzz/fuzz_memmap.c mm/memmap.c mm/bitmap.c lib/sort.c
 # -O1 keeps the sanitizers' reports readable; -fno-sanitize-recover makes every UB a crash.
 FUZZ_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter
