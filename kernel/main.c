@@ -63,10 +63,28 @@ static struct {
 } phases[12];
 static unsigned nphases;
 
-static void phase_done(const char *name)
+static void phase_at(const char *name, u64 us)
 {
 	if (nphases < ARRAY_SIZE(phases))
-		phases[nphases++] = (typeof(phases[0])){ name, tsc_now_us() };
+		phases[nphases++] = (typeof(phases[0])){ name, us };
+}
+
+static void phase_done(const char *name)
+{
+	phase_at(name, tsc_now_us());
+}
+
+/* A bad workload= falls back to the default, like any other bad option. */
+static void choose_workload(struct boot_info *bi, struct workload_spec *w)
+{
+	char err[160];
+
+	if (workload_parse(bi->config.workload[0] ? bi->config.workload : WORKLOAD_DEFAULT, w, err,
+			   sizeof(err)))
+		return;
+	bi->config.bad_options++;
+	kprintf("cmdline: %s; using %s\n", err, WORKLOAD_DEFAULT);
+	workload_parse(WORKLOAD_DEFAULT, w, err, sizeof(err));
 }
 
 static void report_phases(void)
@@ -151,22 +169,16 @@ __noreturn void kernel_main(struct boot_info *bi)
 
 	platform_set(kind, bi);
 	platform_setup_early(kind);
-	phases[nphases++] = (typeof(phases[0])){ "efi_main_to_ebs", tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_at_entry) / 1000 };
+	u64 ebs_us = tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_at_entry) / 1000;
+
+	phase_at("efi_main_to_ebs", ebs_us);
 	phase_done("descriptor_tables");
 	kprintf("kernel: boot services exited after %u attempt(s), %llu us after efi_main\n",
-		bi->ebs_attempts, tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_at_entry) / 1000);
+		bi->ebs_attempts, ebs_us);
 	report_timing(bi);
-
-	/* A bad workload= falls back to the default, like any other bad option. */
 	struct workload_spec workload;
-	char err[160];
 
-	if (!workload_parse(bi->config.workload[0] ? bi->config.workload : WORKLOAD_DEFAULT,
-			    &workload, err, sizeof(err))) {
-		bi->config.bad_options++;
-		kprintf("cmdline: %s; using %s\n", err, WORKLOAD_DEFAULT);
-		workload_parse(WORKLOAD_DEFAULT, &workload, err, sizeof(err));
-	}
+	choose_workload(bi, &workload);
 
 	/* Only the final map counts: the firmware may change it inside ExitBootServices. */
 	memory_parse_map(bi, kind != PLATFORM_NONE, fake_allowed(bi));
@@ -182,7 +194,7 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* Our identity map: OVMF's page tables live in boot-services memory. Unaccepted
 	 * units stay unmapped. */
 	memory_build_page_tables(platform->private_pte_bits);
-	/* SNP: the kernel's own GHCB, which needs our page tables; the console resumes. */
+	/* SNP: the kernel's own GHCB, which needs our page tables (and makes port I/O work). */
 	platform_setup_late(kind);
 	phase_done("page_tables");
 	/* One bit per unaccepted 2 MiB unit, from the final map. */
