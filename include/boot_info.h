@@ -10,7 +10,7 @@
 #define BOOT_MAP_BUFFER (4096 * 40)
 
 /* Bump the version whenever a field changes; kernel_main refuses any other version. */
-#define BOOT_INFO_VERSION 1
+#define BOOT_INFO_VERSION 2
 
 enum cmdline_source {
 	CMDLINE_NONE,		/* defaults only */
@@ -66,11 +66,17 @@ struct boot_info {
 	u32 snp_protocol;		/* enum snp_protocol_status */
 	u32 snp_cbit;			/* CPUID 0x8000001F EBX[5:0] */
 	u64 sev_status;			/* MSR 0xC0010131 */
+	/*
+	 * CPU facts the kernel needs, read with CPUID here: after ExitBootServices an SNP
+	 * guest cannot execute CPUID until its own GHCB exists (it raises #VC).
+	 */
+	u32 phys_bits;			/* physical address width (checked, 36..52) */
+	u32 has_1g_pages;		/* 1 GiB pages can be used in page tables */
 
 	/* EFI runtime ResetSystem(), callable after ExitBootServices with the identity map. */
 	u64 efi_reset_system;
 };
 
-_Static_assert(sizeof(struct boot_info) == 1472, "struct boot_info changed: bump BOOT_INFO_VERSION");
+_Static_assert(sizeof(struct boot_info) == 1480, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
 #endif

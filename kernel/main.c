@@ -193,7 +193,7 @@ __noreturn void kernel_main(struct boot_info *bi)
 #endif
 	/* Our identity map: OVMF's page tables live in boot-services memory. Unaccepted
 	 * units stay unmapped. */
-	memory_build_page_tables(platform->private_pte_bits);
+	memory_build_page_tables(platform->private_pte_bits, bi->has_1g_pages);
 	/* SNP: the kernel's own GHCB, which needs our page tables (and makes port I/O work). */
 	platform_setup_late(kind);
 	phase_done("page_tables");

@@ -50,7 +50,7 @@ void memory_parse_map(const struct boot_info *bi, bool can_accept, bool fake_all
 		.size = bi->map_size,
 		.desc_size = bi->desc_size,
 		.desc_version = bi->desc_version,
-		.phys_bits = cpu_phys_bits(),
+		.phys_bits = bi->phys_bits,
 		.fake_set = fake_allowed,
 		.fake_start = bi->config.fake_unaccepted_start,
 		.can_accept = can_accept,
@@ -103,7 +103,7 @@ static void pt_pool_top_up(void)
  * instead of reaching the host), and so do suspect ranges. Below 4 GiB, holes between
  * ranges are MMIO (local APIC, flash, PCI windows) and mapped shared.
  */
-void memory_build_page_tables(u64 private_bits)
+void memory_build_page_tables(u64 private_bits, bool use_1g)
 {
 	const struct memmap *m = &kernel_memmap;
 	u64 gap = 0;
@@ -111,7 +111,7 @@ void memory_build_page_tables(u64 private_bits)
 	u64 run_start = 0, run_end = 0;
 	int run_kind = -1;
 
-	paging_init(pt_alloc, private_bits, cpu_has_1g_pages());
+	paging_init(pt_alloc, private_bits, use_1g);
 
 #define FLUSH()                                                                           \
 	do {                                                                              \

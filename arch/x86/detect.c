@@ -50,6 +50,8 @@ static bool is_snp(struct boot_info *bi)
 
 void detect_platform(struct boot_info *bi)
 {
+	bi->phys_bits = cpu_phys_bits();
+	bi->has_1g_pages = cpu_has_1g_pages();
 	bi->detected = DETECTED_NONE;
 	if (is_tdx())
 		bi->detected = DETECTED_TDX;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: SEV-SNP #VC test cases (platform=snp-emu): a #VC cannot be raised under plain
  * QEMU, so each case builds the frame the CPU would push and runs the handlers on it. */
+#include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/sev/snp.h"
@@ -78,6 +79,20 @@ TESTCASE(snp_vc_cpuid, "a #VC for CPUID goes to the hypervisor through the GHCB"
 	CHECK(f.rip == (u64)(uintptr_t)cpuid + 2);
 	CHECK((f.rax & (1u << 4)) != 0);	/* SEV-SNP */
 	CHECK((f.rbx & 0x3f) == (u64)__builtin_ctzll(platform->private_pte_bits));
+	return EXIT_OK;
+}
+
+TESTCASE(snp_vc_rdtsc, "a #VC for RDTSC (a hypervisor that intercepts it) goes through the GHCB")
+{
+	static const u8 rdtsc[] = { 0x0f, 0x31 };
+	struct trap_frame f;
+	u64 before = rdtsc_ordered();
+
+	CHECK(emu_mode() == EMU_SNP);
+	vc_frame(&f, SVM_EXIT_RDTSC, rdtsc);
+	trap_dispatch(&f);
+	CHECK(f.rip == (u64)(uintptr_t)rdtsc + 2);
+	CHECK(((f.rdx << 32) | f.rax) >= before);
 	return EXIT_OK;
 }
 

@@ -58,9 +58,27 @@ bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
 	if (emu.mode == EMU_TDX)
 		return emu_tdx_cpuid(leaf, subleaf, r);
+	/*
+	 * On SNP hardware CPUID raises #VC, which the kernel can serve only through its GHCB:
+	 * after ExitBootServices, guest code must not run it (the #VC path asks the emulated
+	 * hypervisor directly). The trap cannot happen under QEMU, so the emulator says so.
+	 */
+	if (emu.mode == EMU_SNP && emu.installed)
+		emu_host_stops_guest(EXIT_PLATFORM_FATAL, "CPUID after ExitBootServices on SNP: real "
+				     "hardware raises #VC here; read CPU facts in boot/");
 	if (emu.mode == EMU_SNP)
 		return emu_snp_cpuid(leaf, subleaf, r);
 	return false;
+}
+
+/* The values an emulated VMM returns for CPUID (TDVMCALL or GHCB exit), any time. */
+void emu_cpuid_values(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+{
+	bool done = emu.mode == EMU_TDX ? emu_tdx_cpuid(leaf, subleaf, r)
+		  : emu.mode == EMU_SNP ? emu_snp_cpuid(leaf, subleaf, r) : false;
+
+	if (!done)
+		cpuid_raw(leaf, subleaf, r);
 }
 
 #define MSR_SEV_GHCB 0xC0010130
@@ -135,6 +153,7 @@ void emu_install(const struct boot_info *bi)
 		kprintf("%s; no faults injected\n", err);
 	trap_register(VEC_UD, on_ud);
 	trap_register(VEC_GP, on_gp);
+	emu.installed = true;
 	static const char *const names[] = { "off", "observe", "tdx", "snp" };
 
 	kprintf("emu: platform emulator in %s mode, %u fault(s) armed\n", names[emu.mode],

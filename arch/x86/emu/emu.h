@@ -35,6 +35,7 @@ enum emu_mode {
 
 struct emu_state {
 	u32 mode;
+	bool installed;		/* after ExitBootServices: the trap handlers are in place */
 	struct emu_faults faults;
 	struct emu_model model;	/* the page model (arch/x86/emu/model.h) */
 	/* TDX: a #VE staged by a test case, returned by TDG.VP.VEINFO.GET. */
@@ -70,6 +71,9 @@ void emu_snp_vmgexit(struct trap_frame *f);
 void emu_snp_msr(struct trap_frame *f, bool write);
 bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 bool emu_tdx_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
+
+/* CPUID as the emulated VMM answers it (for TDVMCALL<CPUID> and the GHCB CPUID exit). */
+void emu_cpuid_values(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 
 /* Test hook: the next TDG.VP.VEINFO.GET returns this #VE. */
 void emu_stage_ve(u32 reason, u64 qual, u64 gla, u64 gpa, u32 len);

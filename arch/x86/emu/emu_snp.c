@@ -188,7 +188,7 @@ static void cpuid(u8 *g)
 		*g64(g, GHCB_SW_EXIT_INFO_1) = 1;
 		return;
 	}
-	cpu_cpuid((u32)*g64(g, GHCB_RAX), (u32)*g64(g, GHCB_RCX), &r);
+	emu_cpuid_values((u32)*g64(g, GHCB_RAX), (u32)*g64(g, GHCB_RCX), &r);
 	g_set(g, GHCB_RAX, r.eax);
 	g_set(g, GHCB_RBX, r.ebx);
 	g_set(g, GHCB_RCX, r.ecx);
@@ -218,6 +218,15 @@ void emu_snp_vmgexit(struct trap_frame *f)
 	case SVM_EXIT_CPUID:
 		cpuid(g);
 		return;
+	case SVM_EXIT_RDTSC: {
+		u64 t = rdtsc_ordered();
+
+		emu_count("vmgexit_rdtsc");
+		g_set(g, GHCB_RAX, (u32)t);
+		g_set(g, GHCB_RDX, t >> 32);
+		*g64(g, GHCB_SW_EXIT_INFO_1) = 0;
+		return;
+	}
 	case SVM_VMGEXIT_PSC:
 		psc(g);
 		return;

@@ -79,7 +79,7 @@ static void vmcall(struct trap_frame *f)
 		struct cpuid_regs r;
 
 		emu_count("tdvmcall_cpuid");
-		cpu_cpuid((u32)f->r12, (u32)f->r13, &r);
+		emu_cpuid_values((u32)f->r12, (u32)f->r13, &r);
 		f->r12 = r.eax, f->r13 = r.ebx, f->r14 = r.ecx, f->r15 = r.edx;
 		f->r10 = 0;
 		return;

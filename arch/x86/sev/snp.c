@@ -277,6 +277,20 @@ bool snp_vc(struct trap_frame *f)
 			return true;
 		}
 		break;
+	case SVM_EXIT_RDTSC:
+		/* Only if the hypervisor intercepts RDTSC (KVM does not): before the GHCB
+		 * exists this is fatal, which is why boot/ calibrates the TSC. */
+		if (ghcb) {
+			ghcb_clear();
+			if (ghcb_exit(SVM_EXIT_RDTSC, 0, 0) == 0 && ghcb_valid(GHCB_RAX) &&
+			    ghcb_valid(GHCB_RDX)) {
+				f->rax = (u32)*ghcb_u64(GHCB_RAX);
+				f->rdx = (u32)*ghcb_u64(GHCB_RDX);
+				f->rip += 2;
+				return true;
+			}
+		}
+		break;
 	case SVM_EXIT_PAGE_NOT_VALIDATED: {
 		u64 addr = read_cr2();
 

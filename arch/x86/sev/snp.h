@@ -56,6 +56,7 @@
 #define GHCB_USAGE 0xffc		/* u32: 0 = standard */
 
 /* Exit codes (AMD APM vol. 2, appendix C; GHCB spec 4.1 for the 0x8000xxxx ones). */
+#define SVM_EXIT_RDTSC 0x6e
 #define SVM_EXIT_CPUID 0x72
 #define SVM_EXIT_IOIO 0x7b
 #define SVM_EXIT_MSR 0x7c
