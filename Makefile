@@ -148,9 +148,11 @@ unit: $(UNIT_BINS)
 
 # Fuzzing and host benchmarks (before `test`, which needs $(FUZZ_BIN) defined).
 -include $(wildcard tests/fuzz/*.mk tests/bench/*.mk)
+BENCH_BINS := $(B)/bench/bench_bitmap $(B)/bench/bench_palloc
 
 # Everything: host unit tests, QEMU cases from tests/qemu/manifest.toml, host tool tests.
-test: deps-test all $(UNIT_BINS) $(B)/memaccept.img $(FUZZ_BIN)
+# The host benchmarks are built (not run) so that they cannot rot unnoticed.
+test: deps-test all $(UNIT_BINS) $(B)/memaccept.img $(FUZZ_BIN) $(BENCH_BINS)
 	@$(PYTHON) tests/run.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
 		--unit $(UNIT_BINS) --fuzz $(FUZZ_BIN)
 

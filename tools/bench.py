@@ -7,8 +7,9 @@ Boots the production image (build/memaccept.efi) once per cell, every cell with
 fake_unaccepted_start=1G, so that memory above 1 GiB counts as unaccepted (platform sim):
 
   (a) time to ready, workload=none: lazy at 1G, 4G, 64G, 256G and eager at 1G, 4G,
-      each booted 7 times, one boot at a time (a second guest on a 2-core host would
-      share the cores and add its noise to a 20-30 ms figure); median, min, max of
+      each booted 11 times, one boot at a time and in rounds over the sizes (a second
+      guest on a 2-core host would share the cores and add its noise to a 20-30 ms
+      figure); median, min, max of
       `ready` and each lazy size against 1G lazy (the goal: 256G lazy within 10% of 1G
       lazy).
   (b) policies lazy, eager, ahead (accept_ahead=64M) x 1G, 4G, 16G, 64G with
@@ -122,7 +123,7 @@ def matrix_cells(quick, runs=None):
     else:
         ready = [("lazy", m) for m in ("1G", "4G", "64G", "256G")] + \
                 [("eager", m) for m in ("1G", "4G")]
-        runs = runs or 7
+        runs = runs or 11
         pol_sizes = ("1G", "4G", "16G", "64G")
     for policy, mem in ready:
         for r in range(1, runs + 1):
@@ -237,8 +238,9 @@ def boot_cell(cell, o):
     return cell
 
 
-def run_cells(cells, o, t0):
-    """Runs the cells o.jobs at a time, longest first, as long as their host memory fits."""
+def run_cells(cells, o, t0, longest_first=True):
+    """Runs the cells o.jobs at a time (longest first unless told to keep their order), as
+    long as their host memory fits."""
     avail = _meminfo("MemAvailable") or 8 * GIB
     budget = max(avail - HOST_MARGIN, GIB)
     todo = []
@@ -249,7 +251,8 @@ def run_cells(cells, o, t0):
                 ml.format_size(c.host_bytes), ml.format_size(avail // GIB * GIB))
         else:
             todo.append(c)
-    todo.sort(key=lambda c: -c.est_seconds)
+    if longest_first:
+        todo.sort(key=lambda c: -c.est_seconds)
     total, done = len(todo), 0
     lock = threading.Lock()
     print("bench: %d boots, up to %d at a time (host memory budget %.1f GiB)" %
@@ -533,7 +536,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer cells, one run each")
     ap.add_argument("--jobs", type=int, default=2, help="boots at a time (default 2)")
-    ap.add_argument("--runs", type=int, help="boots per time-to-ready cell (default 7)")
+    ap.add_argument("--runs", type=int, help="boots per time-to-ready cell (default 11)")
     ap.add_argument("--efi", default=os.path.join(ROOT, "build", "memaccept.efi"))
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--qemu", default=runqemu.DEFAULT_QEMU)
@@ -571,10 +574,13 @@ def main(argv=None):
     cells, skipped = matrix_cells(o.quick, o.runs)
     for c in skipped:
         print("bench: skip %s: %s" % (c.name, c.reason), flush=True)
-    # Time to ready one boot at a time; the policy matrix with o.jobs boots at a time.
+    # Time to ready one boot at a time, in rounds (every size once, then again), so that
+    # drift in the host's state spreads over all sizes instead of favouring one; then the
+    # policy matrix with o.jobs boots at a time.
     jobs = o.jobs
     o.jobs = 1
-    run_cells([c for c in cells if c.matrix == "a"], o, t0)
+    run_cells(sorted((c for c in cells if c.matrix == "a"), key=lambda c: c.run), o, t0,
+              longest_first=False)
     o.jobs = jobs
     run_cells([c for c in cells if c.matrix != "a"], o, t0)
     host = {"status": "absent", "note": "--no-host", "results": [], "targets": []} \

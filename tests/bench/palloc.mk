@@ -11,11 +11,15 @@ PALLOC_BENCH_CFLAGS := -std=gnu11 -O2 -g -I. -DHOSTED -Wall -Wextra -Werror -Wno
 
 .PHONY: bench-host-palloc
 
-$(B)/bench/bench_palloc: tests/bench/bench_palloc.c $(UNIT_LIB_SRCS) tests/bench/palloc.mk \
+# The allocator and what it calls, nothing else.
+PALLOC_BENCH_SRCS := mm/page_alloc.c mm/bitmap.c mm/memmap.c mm/latency.c mm/policy.c \
+	mm/series.c lib/string.c lib/format.c lib/sort.c
+
+$(B)/bench/bench_palloc: tests/bench/bench_palloc.c $(PALLOC_BENCH_SRCS) tests/bench/palloc.mk \
 		$(wildcard mm/*.h kernel/*.h lib/*.h include/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	$(Q)$(HOSTCC) $(PALLOC_BENCH_CFLAGS) -o $@ tests/bench/bench_palloc.c $(UNIT_LIB_SRCS)
+	$(Q)$(HOSTCC) $(PALLOC_BENCH_CFLAGS) -o $@ tests/bench/bench_palloc.c $(PALLOC_BENCH_SRCS)
 
 # valgrind is optional: without it the table says n/a for instructions.
 bench-host-palloc: $(B)/bench/bench_palloc

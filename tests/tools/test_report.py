@@ -354,7 +354,7 @@ class BenchMatrix(unittest.TestCase):
         cells, skipped = bench.matrix_cells(quick=False)
         a = [c for c in cells if c.matrix == "a"]
         b = [c for c in cells if c.matrix == "b"]
-        self.assertEqual(len(a), 6 * 7)   # six cells, seven boots each
+        self.assertEqual(len(a), 6 * 11)   # six cells, eleven boots each
         self.assertEqual(len(b), 11)
         self.assertEqual([(c.policy, c.mem) for c in skipped], [("eager", "64G")])
         self.assertEqual(len({c.name for c in cells}), len(cells))
