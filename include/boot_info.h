@@ -10,7 +10,7 @@
 #define BOOT_MAP_BUFFER (4096 * 40)
 
 /* Bump the version whenever a field changes; kernel_main refuses any other version. */
-#define BOOT_INFO_VERSION 2
+#define BOOT_INFO_VERSION 3
 
 enum cmdline_source {
 	CMDLINE_NONE,		/* defaults only */
@@ -77,6 +77,6 @@ struct boot_info {
 	u64 efi_reset_system;
 };
 
-_Static_assert(sizeof(struct boot_info) == 1480, "struct boot_info changed: bump BOOT_INFO_VERSION");
+_Static_assert(sizeof(struct boot_info) == 1472, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
 #endif

@@ -137,18 +137,13 @@ static void apply(struct parser *p, const char *key, const char *val)
 			c->verbose = val[0] == '1';
 		else
 			complain(p, "cmdline: verbose=%s is not 0 or 1; ignored", val);
-	} else if (strcmp(key, "test") == 0 || strcmp(key, "emu_fault") == 0 ||
-		   strcmp(key, "emu_log") == 0) {
-		if (!p->test_image) {
+	} else if (strcmp(key, "test") == 0 || strcmp(key, "emu_fault") == 0) {
+		if (!p->test_image)
 			complain(p, "cmdline: %s= is only understood by the test image; ignored", key);
-		} else if (key[0] == 't') {
+		else if (key[0] == 't')
 			set_string(p, key, c->test, sizeof(c->test), val);
-		} else if (strcmp(key, "emu_log") == 0) {
-			if (!parse_size(val, strlen(val), &c->emu_log))
-				complain(p, "cmdline: emu_log=%s is not a number; ignored", val);
-		} else {
+		else
 			set_string(p, key, c->emu_fault, sizeof(c->emu_fault), val);
-		}
 	} else {
 		complain(p, "cmdline: unknown option '%s=%s' ignored", key, val);
 	}

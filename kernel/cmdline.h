@@ -35,7 +35,6 @@ struct config {
 	char workload[96];		/* checked by workload_parse() */
 	char test[48];			/* test image: in-guest test case to run */
 	char emu_fault[128];		/* test image: emulator fault injection */
-	u64 emu_log;			/* test image: log each emulated call */
 };
 
 #define ACCEPT_AHEAD_DEFAULT (64 * MiB)

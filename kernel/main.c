@@ -39,11 +39,6 @@ u64 kernel_image_base(void)
 	return boot ? boot->image_base : 0;
 }
 
-const struct boot_info *kernel_boot_info(void)
-{
-	return boot;
-}
-
 static void check_boot_info(struct boot_info *bi)
 {
 	/* boot/ and kernel/ are linked together, so this only trips on a build mix-up. */

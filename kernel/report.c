@@ -81,15 +81,6 @@ void ev_u64(const char *k, u64 v)
 	puts_raw(buf);
 }
 
-void ev_s64(const char *k, s64 v)
-{
-	char buf[24];
-
-	key(k);
-	format_buf(buf, sizeof(buf), "%lld", (long long)v);
-	puts_raw(buf);
-}
-
 void ev_str(const char *k, const char *v)
 {
 	key(k);

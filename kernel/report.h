@@ -13,7 +13,6 @@
  */
 void ev_begin(const char *event);
 void ev_u64(const char *key, u64 v);
-void ev_s64(const char *key, s64 v);
 void ev_str(const char *key, const char *v);
 void ev_bool(const char *key, bool v);
 void ev_obj_begin(const char *key);

@@ -89,11 +89,8 @@ static u64 *next_table(u64 *e, int level)
 	return t;
 }
 
-/*
- * Walk [start, end) at `level`. leaf != 0: install leaves with these attribute bits.
- * leaf == 0 and unmap: clear. leaf == 0 and !unmap: only create tables down to stop_level.
- */
-static int walk(u64 *t, int level, u64 start, u64 end, u64 leaf, bool unmap, int stop_level)
+/* Walk [start, end) at `level`: install leaves with the attribute bits `leaf`, or clear them (unmap). */
+static int walk(u64 *t, int level, u64 start, u64 end, u64 leaf, bool unmap)
 {
 	u64 size = level_size(level);
 
@@ -108,12 +105,10 @@ static int walk(u64 *t, int level, u64 start, u64 end, u64 leaf, bool unmap, int
 			*e = unmap ? 0 : (a | leaf | (level > 1 ? PTE_PS : 0));
 		} else if (unmap && !(*e & PTE_P)) {
 			/* nothing mapped here */
-		} else if (!unmap && !leaf && level == stop_level) {
-			/* prepared down to here */
 		} else {
 			u64 *sub = next_table(e, level);
 
-			if (!sub || walk(sub, level - 1, a, stop, leaf, unmap, stop_level))
+			if (!sub || walk(sub, level - 1, a, stop, leaf, unmap))
 				return -1;
 		}
 		a = stop;
@@ -130,7 +125,7 @@ int paging_map(u64 start, u64 end, enum map_kind kind)
 	if (!IS_ALIGNED(start, PAGE_SIZE) || !IS_ALIGNED(end, PAGE_SIZE) || start >= end)
 		panic("paging_map: bad range [%llx, %llx)", (unsigned long long)start,
 		      (unsigned long long)end);
-	return walk(root, LEVELS, start, end, leaf, false, 0);
+	return walk(root, LEVELS, start, end, leaf, false);
 }
 
 int paging_unmap(u64 start, u64 end)
@@ -138,16 +133,11 @@ int paging_unmap(u64 start, u64 end)
 	if (!IS_ALIGNED(start, PAGE_SIZE) || !IS_ALIGNED(end, PAGE_SIZE) || start >= end)
 		panic("paging_unmap: bad range [%llx, %llx)", (unsigned long long)start,
 		      (unsigned long long)end);
-	if (walk(root, LEVELS, start, end, 0, true, 0))
+	if (walk(root, LEVELS, start, end, 0, true))
 		return -1;
 	/* A reload of CR3 is simpler than invlpg per page and happens rarely. */
 	write_cr3(read_cr3());
 	return 0;
-}
-
-int paging_prepare_2m(u64 start, u64 end)
-{
-	return walk(root, LEVELS, ALIGN_DOWN(start, UNIT_SIZE), ALIGN_UP(end, UNIT_SIZE), 0, false, 2);
 }
 
 void paging_activate(void)

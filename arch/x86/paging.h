@@ -29,9 +29,6 @@ void paging_init(pt_alloc_fn alloc, u64 private_bits, bool use_1g);
 int paging_map(u64 start, u64 end, enum map_kind kind);
 /* Remove [start, end) from the map, splitting large pages; flushes the TLB entries. */
 int paging_unmap(u64 start, u64 end);
-/* Create the tables down to the 2 MiB level for [start, end) without mapping anything,
- * so that later 2 MiB maps there never need to allocate. */
-int paging_prepare_2m(u64 start, u64 end);
 /* Load the new tree into CR3 (wrapped in a PML5 when the firmware runs with LA57). */
 void paging_activate(void);
 /* Is addr mapped? Returns the leaf size in bytes, or 0. */

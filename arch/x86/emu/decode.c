@@ -23,11 +23,3 @@ struct emu_decoded emu_decode(const u8 *bytes, size_t avail)
 	return (struct emu_decoded){ INSN_UNKNOWN, 0 };
 }
 
-const char *emu_insn_name(u32 insn)
-{
-	static const char *const names[] = {
-		[INSN_UNKNOWN] = "unknown", [INSN_TDCALL] = "tdcall", [INSN_PVALIDATE] = "pvalidate",
-		[INSN_VMGEXIT] = "vmgexit", [INSN_RDMSR] = "rdmsr", [INSN_WRMSR] = "wrmsr",
-	};
-	return insn < ARRAY_SIZE(names) ? names[insn] : "?";
-}

@@ -25,6 +25,5 @@ struct emu_decoded {
  * real #UD or #GP elsewhere is still reported as one.
  */
 struct emu_decoded emu_decode(const u8 *bytes, size_t avail);
-const char *emu_insn_name(u32 insn);
 
 #endif
