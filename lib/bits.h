@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: bit-counting helpers that need no POPCNT instruction (kernel code targets plain x86-64). */
+/* memaccept: helpers for arrays of u64 bit words (kernel code targets plain x86-64: no POPCNT). */
 #ifndef LIB_BITS_H
 #define LIB_BITS_H
 
@@ -12,6 +12,21 @@ static inline u64 popcount64(u64 v)
 	v = (v & 0x3333333333333333ULL) + ((v >> 2) & 0x3333333333333333ULL);
 	v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
 	return (v * 0x0101010101010101ULL) >> 56;
+}
+
+/* The index of the first set bit at or after from in bits [0, nbits) of w, or nbits if none. */
+static inline u64 bits_find_next(const u64 *w, u64 nbits, u64 from)
+{
+	for (u64 i = from / 64; from < nbits; i++, from = i * 64) {
+		u64 v = w[i] & (~0ULL << (from % 64));
+
+		if (v) {
+			u64 found = i * 64 + (u64)__builtin_ctzll(v);
+
+			return found < nbits ? found : nbits;
+		}
+	}
+	return nbits;
 }
 
 #endif

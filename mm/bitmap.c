@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: building and querying the unaccepted bitmap (pure logic, host-tested and fuzzed). */
 #include "kernel/panic.h"
+#include "lib/bits.h"
 #include "lib/string.h"
 #include "mm/bitmap.h"
 
@@ -102,15 +103,6 @@ static void set_bits(u64 *w, u64 lo, u64 hi)
 	}
 }
 
-/* Population count without the POPCNT instruction (kernel code is built for plain x86-64). */
-static u64 popcount(u64 v)
-{
-	v = v - ((v >> 1) & 0x5555555555555555ULL);
-	v = (v & 0x3333333333333333ULL) + ((v >> 2) & 0x3333333333333333ULL);
-	v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-	return (v * 0x0101010101010101ULL) >> 56;
-}
-
 void bitmap_build(struct unaccepted_bitmap *b, const struct memmap *m, void *storage,
 		  void (*edge)(void *ctx, u64 start, u64 end), void *ctx)
 {
@@ -202,19 +194,11 @@ bool bitmap_next(const struct unaccepted_bitmap *b, u64 from, u64 *unit)
 	for (const struct bitmap_segment *s = seg_at_or_after(b, from);
 	     s && s < b->segs + b->nsegs; s++) {
 		u64 bit = from > s->base ? (from - s->base) >> UNIT_SHIFT : 0;
-		const u64 *w = b->words + s->word;
+		u64 found = bits_find_next(b->words + s->word, s->units, bit);
 
-		for (u64 i = bit / WORD_BITS; bit < s->units; i++, bit = i * WORD_BITS) {
-			u64 v = w[i] & (~0ULL << (bit % WORD_BITS));
-
-			if (v) {
-				u64 found = i * WORD_BITS + (u64)__builtin_ctzll(v);
-
-				if (found >= s->units)
-					break;
-				*unit = s->base + (found << UNIT_SHIFT);
-				return true;
-			}
+		if (found < s->units) {
+			*unit = s->base + (found << UNIT_SHIFT);
+			return true;
 		}
 	}
 	return false;
@@ -243,6 +227,6 @@ u64 bitmap_recount(const struct unaccepted_bitmap *b)
 	u64 n = 0;
 
 	for (u64 i = 0; i < b->nwords; i++)
-		n += popcount(b->words[i]);
+		n += popcount64(b->words[i]);
 	return n;
 }

@@ -182,14 +182,11 @@ static u64 lowest_free_unit(void)
 		if (end <= free_unit_hint)
 			continue;
 		u64 bit = free_unit_hint > z->base ? (free_unit_hint - z->base) >> UNIT_SHIFT : 0;
+		u64 found = bits_find_next(z->free_units, z->units, bit);
 
-		for (u64 w = bit / 64; w * 64 < z->units; w++) {
-			u64 v = z->free_units[w] & (w == bit / 64 ? ~0ULL << (bit % 64) : ~0ULL);
-
-			if (v) {
-				free_unit_hint = z->base + ((w * 64 + (u64)__builtin_ctzll(v)) << UNIT_SHIFT);
-				return free_unit_hint;
-			}
+		if (found < z->units) {
+			free_unit_hint = z->base + (found << UNIT_SHIFT);
+			return free_unit_hint;
 		}
 	}
 	panic("lowest_free_unit: %llu free units counted, none found from %llx",
