@@ -9,7 +9,7 @@
  * Layout of the state:
  *
  * - Zones are the runs of RAM in the memory map (a gap of 1 GiB or more starts a new
- *   one), each with one u16 per 2 MiB unit: 512 KiB of state for a 1 TiB guest, zero
+ *   one), each with one u16 per 2 MiB unit: 1 MiB of state for a 1 TiB guest, zero
  *   for holes between zones.
  * - A unit is OUTSIDE (not RAM, used by the firmware or the kernel, or unaccepted:
  *   the bitmap tells which), FREE (a whole free 2 MiB block), USED (handed out whole),
@@ -444,14 +444,14 @@ void palloc_init(const struct memmap *m, struct unaccepted_bitmap *bm,
 void palloc_populate(const struct memmap *m, const struct palloc_reserved *reserved,
 		     unsigned nreserved)
 {
-	struct palloc_reserved res[PALLOC_MAX_ZONES];
+	struct palloc_reserved res[PALLOC_MAX_RESERVED];
 	unsigned nres = 0;
 
 	/* Page 0 is never handed out: it is unmapped, so that NULL faults. */
 	res[nres++] = (struct palloc_reserved){ 0, PAGE_SIZE };
 	for (unsigned i = 0; i < nreserved; i++) {
 		if (nres == ARRAY_SIZE(res))
-			panic("palloc_init: more than %zu reserved ranges", ARRAY_SIZE(res));
+			panic("palloc_populate: more than %zu reserved ranges", ARRAY_SIZE(res));
 		res[nres++] = reserved[i];
 	}
 	/* Sort by start (a handful of entries). */
@@ -618,8 +618,11 @@ void palloc_set_hooks(bool (*refill)(unsigned order), void (*after_alloc)(void))
 	after_alloc_hook = after_alloc;
 }
 
-/* One platform call for [start, end), all of whose units the caller has claimed. */
-static void accept_run(u64 start, u64 end, enum accept_path path)
+/*
+ * One timed platform call for [start, end): counts the call and its latency and, when the
+ * platform accepted, the bytes (by path) and a point of the accepted-memory series.
+ */
+static int timed_accept(u64 start, u64 end, enum accept_path path)
 {
 	u64 t0 = env.now_ns();
 	int rc = env.accept(env.ctx, start, end);
@@ -629,6 +632,19 @@ static void accept_run(u64 start, u64 end, enum accept_path path)
 
 	stats.accept_calls++;
 	latency_add(&stats.accept_lat, ns);
+	if (!rc) {
+		stats.accepted_bytes += end - start;
+		stats.accepted_by_path[path] += end - start;
+		series_add(&stats.accepted_over_time, t0 + ns, stats.accepted_bytes);
+	}
+	return rc;
+}
+
+/* Accept whole units [start, end), all of which the caller has claimed, into the free map. */
+static void accept_run(u64 start, u64 end, enum accept_path path)
+{
+	int rc = timed_accept(start, end, path);
+
 	stats.unaccepted_bytes -= end - start;
 	for (u64 u = start; u < end; u += UNIT_SIZE) {
 		u16 *info = unit_info(u);
@@ -641,11 +657,6 @@ static void accept_run(u64 start, u64 end, enum accept_path path)
 		}
 		unit_free_push(u, info);
 		stats.managed_bytes += UNIT_SIZE;
-	}
-	if (!rc) {
-		stats.accepted_bytes += end - start;
-		stats.accepted_by_path[path] += end - start;
-		series_add(&stats.accepted_over_time, t0 + ns, stats.accepted_bytes);
 	}
 }
 
@@ -681,19 +692,10 @@ u64 palloc_accept_range(u64 start, u64 end, enum accept_path path)
 
 void palloc_accept_edge(u64 start, u64 end)
 {
-	u64 t0 = env.now_ns();
-	int rc = env.accept(env.ctx, start, end);
-	u64 t1 = env.now_ns();
-
-	stats.accept_calls++;
-	latency_add(&stats.accept_lat, t1 > t0 ? t1 - t0 : 0);
-	if (rc) {
+	if (timed_accept(start, end, ACCEPT_BOOT_EDGE)) {
 		stats.accept_failures++;
 		return;
 	}
-	stats.accepted_bytes += end - start;
-	stats.accepted_by_path[ACCEPT_BOOT_EDGE] += end - start;
-	series_add(&stats.accepted_over_time, env.now_ns(), stats.accepted_bytes);
 	palloc_add_free(start, end);
 }
 
@@ -709,10 +711,10 @@ bool palloc_accept_next(enum accept_path path)
 
 	if (!bitmap_next(bitmap, next_cursor, &unit))
 		return false;
-	next_cursor = unit;
-	bitmap_clear(bitmap, unit);
 	if (!unit_info(unit))
 		panic("palloc_accept_next: unaccepted unit %llx is outside every zone", unit);
+	next_cursor = unit;
+	bitmap_clear(bitmap, unit);
 	accept_run(unit, unit + UNIT_SIZE, path);
 	return true;
 }

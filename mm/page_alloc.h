@@ -23,6 +23,7 @@
 
 #define PALLOC_MAX_ORDER 9	/* 2^9 pages = 2 MiB = one acceptance unit */
 #define PALLOC_MAX_ZONES 64
+#define PALLOC_MAX_RESERVED 64	/* ranges palloc_populate() excludes, page 0 included */
 
 /* Which path accepted memory, for the statistics. */
 enum accept_path {
@@ -43,7 +44,7 @@ struct palloc_stats {
 	u64 accepted_bytes;	/* by this allocator, all paths */
 	u64 accepted_by_path[ACCEPT_PATH_COUNT];
 	u64 accept_calls;	/* platform accept calls made through palloc */
-	u64 accept_failures;	/* units lost because the platform refused them */
+	u64 accept_failures;	/* units, and partial-unit edges, the platform refused: lost */
 	u64 unaccepted_bytes;	/* what is still unaccepted (Linux's Unaccepted: in /proc/meminfo) */
 	struct latency accept_lat;	/* ns per accept call */
 	struct series accepted_over_time;	/* (ns since env.now_ns's origin, accepted_bytes) */
@@ -55,7 +56,7 @@ struct palloc_stats {
  * the kernel; an arena in the host tests).
  */
 struct palloc_env {
-	/* Map and accept [start, end); both 4 KiB aligned. 0, or -1 (the range is lost). */
+	/* Map and accept [start, end); both 4 KiB aligned. 0, or negative: the range is lost. */
 	int (*accept)(void *ctx, u64 start, u64 end);
 	void *ctx;
 	/* Zeroed, 8-byte aligned memory that is never freed (per-unit state). */
