@@ -342,7 +342,9 @@ void memory_init_allocator(const struct boot_info *bi)
 		counters_after_edges[i] = platform->counters[i].count;
 
 	policy_init(bi->config.policy, bi->config.accept_ahead);
-	palloc_set_hooks(kernel_refill, policy_after_alloc);
+	/* Only accept-ahead has work after an allocation: the others keep the fast path bare. */
+	palloc_set_hooks(kernel_refill,
+			 bi->config.policy == POLICY_AHEAD ? policy_after_alloc : NULL);
 	policy_boot(eager_progress);
 	kprintf("palloc: %llu MiB free, %llu MiB unaccepted, %llu boot-time bytes reserved\n",
 		palloc_stats()->free_bytes >> 20, palloc_stats()->unaccepted_bytes >> 20,

@@ -16,7 +16,7 @@ void policy_init(u32 policy, u64 ahead_bytes);
 void policy_boot(void (*progress)(u64 done, u64 total));
 /* palloc's refill hook: accept more because nothing of `order` is free. */
 bool policy_refill(unsigned order);
-/* After an allocation: accept-ahead tops up here. */
+/* palloc's after-allocation hook, installed for accept-ahead only: tops up. */
 void policy_after_alloc(void);
 
 #endif

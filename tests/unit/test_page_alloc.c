@@ -301,7 +301,7 @@ static void fixture_start(void)
 static void use_policy(u32 policy, u64 ahead)
 {
 	policy_init(policy, ahead);
-	palloc_set_hooks(policy_refill, policy_after_alloc);
+	palloc_set_hooks(policy_refill, policy == POLICY_AHEAD ? policy_after_alloc : NULL);
 }
 
 /* ------------------------------------------------------------------ the model */
