@@ -71,28 +71,34 @@ void memory_parse_map(const struct boot_info *bi, bool can_accept, bool fake_all
  * free: mapping a unit that is being accepted because memory ran out must not need
  * memory that only that unit could provide.
  */
+static u64 pt_page_from_palloc(void)
+{
+	u64 pa = palloc_alloc_accepted(0);
+
+	if (pa)
+		memset((void *)(uintptr_t)pa, 0, PAGE_SIZE);
+	return pa;
+}
+
 static u64 pt_alloc(void)
 {
 	u64 pa;
 
 	if (!palloc_ready)
 		return early_alloc_page();
-	pa = palloc_alloc_accepted(0);
-	if (pa) {
-		memset((void *)(uintptr_t)pa, 0, PAGE_SIZE);
+	pa = pt_page_from_palloc();
+	if (pa)
 		return pa;
-	}
 	return pt_pool_n ? pt_pool[--pt_pool_n] : 0;
 }
 
 static void pt_pool_top_up(void)
 {
 	while (pt_pool_n < PT_POOL) {
-		u64 pa = palloc_alloc_accepted(0);
+		u64 pa = pt_page_from_palloc();
 
 		if (!pa)
 			return;
-		memset((void *)(uintptr_t)pa, 0, PAGE_SIZE);
 		pt_pool[pt_pool_n++] = pa;
 	}
 }
@@ -184,12 +190,11 @@ void memory_report_firmware(const struct boot_info *bi)
 			ev_u64("attr", d.attribute);
 			ev_end();
 		}
-	}
-	if (bi->config.verbose)
 		for (unsigned i = 0; i < m->nranges; i++)
 			kprintf("  [%016llx, %016llx) %s\n", (unsigned long long)m->ranges[i].start,
 				(unsigned long long)m->ranges[i].end,
 				memmap_kind_name(m->ranges[i].kind));
+	}
 
 	static const char *const snp_names[] = { "not-applicable", "absent", "called", "failed" };
 
@@ -442,10 +447,7 @@ void memory_report_summary(void)
 
 bool memory_in_unaccepted_span(u64 addr)
 {
-	for (unsigned i = 0; i < bitmap.nsegs; i++)
-		if (addr - bitmap.segs[i].base < bitmap.segs[i].units * UNIT_SIZE)
-			return true;
-	return false;
+	return bitmap_covers(&bitmap, addr);
 }
 
 __noreturn void memory_report_unaccepted_access(const struct trap_frame *f, u64 addr,

@@ -145,6 +145,13 @@ void bitmap_build(struct unaccepted_bitmap *b, const struct memmap *m, void *sto
 	}
 }
 
+bool bitmap_covers(const struct unaccepted_bitmap *b, u64 addr)
+{
+	const struct bitmap_segment *s = seg_at_or_after(b, addr);
+
+	return s && addr >= s->base;
+}
+
 bool bitmap_test(const struct unaccepted_bitmap *b, u64 addr)
 {
 	const struct bitmap_segment *s = seg_at_or_after(b, addr);

@@ -53,6 +53,8 @@ static inline u64 bitmap_storage_bytes(struct bitmap_layout l)
 void bitmap_build(struct unaccepted_bitmap *b, const struct memmap *m, void *storage,
 		  void (*edge)(void *ctx, u64 start, u64 end), void *ctx);
 
+/* Is addr inside a segment of the bitmap (accepted since, or not)? */
+bool bitmap_covers(const struct unaccepted_bitmap *b, u64 addr);
 /* Is the unit containing addr unaccepted? */
 bool bitmap_test(const struct unaccepted_bitmap *b, u64 addr);
 /* Does [start, end) overlap any unaccepted unit? Word at a time. */

@@ -263,6 +263,13 @@ TEST(bitmap_segments)
 	EXPECT(!bitmap_test(&bm, 5 * GiB));	/* inside a segment, in its gap */
 	EXPECT(bitmap_test(&bm, 6 * GiB - 1));
 	EXPECT(!bitmap_test(&bm, 6 * GiB));
+	/* Coverage is the segments' span, whatever the bits say. */
+	EXPECT(!bitmap_covers(&bm, 2 * MiB - 1));
+	EXPECT(bitmap_covers(&bm, 2 * MiB));
+	EXPECT(!bitmap_covers(&bm, 2 * GiB));
+	EXPECT(bitmap_covers(&bm, 5 * GiB));
+	EXPECT(bitmap_covers(&bm, 6 * GiB - 1));
+	EXPECT(!bitmap_covers(&bm, 6 * GiB));
 }
 
 /* The 256 GiB q35 guest of DESIGN.md: two segments, under 16 KiB of storage. */
