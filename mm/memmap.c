@@ -289,9 +289,10 @@ int memmap_parse(const struct memmap_input *in, struct memmap *m, struct mem_ran
 
 		if (kind == KIND_HOLE)
 			continue;
-		if (kind == RANGE_UNACCEPTED && !in->can_accept) {
-			kind = RANGE_SUSPECT;
-			/* Report it here: merged with a suspect neighbour, its type reads as mixed. */
+		/* Checked per interval: once merged with a neighbour, its type may read as mixed. */
+		if (ei[k].type == EFI_UNACCEPTED_MEMORY && !in->can_accept) {
+			if (kind == RANGE_UNACCEPTED)
+				kind = RANGE_SUSPECT;
 			if (!reported_no_platform) {
 				reported_no_platform = true;
 				anomaly(m, ANOM_UNACCEPTED_NO_PLATFORM, UINT32_MAX, s, e);
@@ -313,13 +314,8 @@ int memmap_parse(const struct memmap_input *in, struct memmap *m, struct mem_ran
 	for (unsigned r = 0; r < m->nranges; r++) {
 		struct mem_range *x = &m->ranges[r];
 
-		if (x->kind == RANGE_SUSPECT) {
+		if (x->kind == RANGE_SUSPECT)
 			m->suspect_bytes += x->end - x->start;
-			if (x->efi_type == EFI_UNACCEPTED_MEMORY && !in->can_accept && !reported_no_platform) {
-				reported_no_platform = true;
-				anomaly(m, ANOM_UNACCEPTED_NO_PLATFORM, UINT32_MAX, x->start, x->end);
-			}
-		}
 		if (x->kind != RANGE_UNACCEPTED)
 			continue;
 		m->unaccepted_bytes += x->end - x->start;
