@@ -2,6 +2,7 @@
 /* memaccept: TSC calibration and conversion to nanoseconds. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
+#include "lib/sort.h"
 
 /*
  * Five 2 ms stalls, and the fastest one counts. A stall is timed by the firmware's
@@ -40,12 +41,8 @@ void tsc_calibrate(void (*stall)(void *ctx, u32 us), void *ctx, struct tsc_calib
 		stall(ctx, CAL_STALL_US);
 		v[i] = (rdtsc_ordered() - t0) * (1000000ULL / CAL_STALL_US);
 	}
-	/* Five values: sort them by hand. */
-	for (int i = 0; i < CAL_RUNS; i++)
-		for (int j = i + 1; j < CAL_RUNS; j++)
-			if (v[j] < v[i]) {
-				u64 t = v[i]; v[i] = v[j]; v[j] = t;
-			}
+	sort_u64(v, CAL_RUNS);
+	/* The fastest run is the least disturbed; the spread is its distance to the median. */
 	out->hz = v[0];
 	out->spread_ppm = out->hz ? (v[2] - v[0]) * 1000000ULL / out->hz : 0;
 	out->cpuid_hz = cpuid_tsc_hz();

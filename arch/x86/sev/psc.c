@@ -2,7 +2,6 @@
 /* memaccept: SNP Page State Change batching and PVALIDATE fallback (pure logic, host-tested). */
 #include "arch/x86/sev/snp.h"
 #include "kernel/panic.h"
-#include "lib/string.h"
 
 /* How many exits may pass without the hypervisor processing an entry before we give up. */
 #define PSC_STALL_LIMIT 16
@@ -62,7 +61,6 @@ void snp_psc_range(u64 start, u64 end, u64 op, const struct snp_psc_ops *ops, st
 
 	if (!IS_ALIGNED(start, PAGE_SIZE) || !IS_ALIGNED(end, PAGE_SIZE) || start >= end)
 		panic("snp_psc_range: bad range [%llx, %llx)", start, end);
-	memset(&desc, 0, sizeof(desc));
 	while (start < end) {
 		/* 2 MiB entries wherever a whole aligned 2 MiB fits: 3 exits per GiB instead of 1,036. */
 		bool big = IS_ALIGNED(start, UNIT_SIZE) && end - start >= UNIT_SIZE;

@@ -25,7 +25,7 @@ static void accept_piece(u64 gpa, unsigned level, const struct tdx_accept_ops *o
 		u32 code = TDX_STATUS_CODE(status);
 
 		st->tdcalls++;
-		if (status == 0) {
+		if (status == TDX_SUCCESS) {
 			st->accepted[level]++;
 			return;
 		}

@@ -103,7 +103,6 @@ static u64 page_accept(u64 gpa_level)
 {
 	struct tdx_regs r = { .rax = TDG_MEM_PAGE_ACCEPT, .rcx = gpa_level };
 
-	counters[C_ACCEPT].count++;
 	return tdx_tdcall(&r);
 }
 
@@ -139,6 +138,7 @@ static int tdx_accept(u64 start, u64 end)
 	struct tdx_accept_stats st = { 0 };
 
 	tdx_accept_range(start, end, &accept_ops, &st);
+	counters[C_ACCEPT].count += st.tdcalls;
 	counters[C_ACCEPT_1G].count += st.accepted[TDX_LEVEL_1G];
 	counters[C_ACCEPT_2M].count += st.accepted[TDX_LEVEL_2M];
 	counters[C_ACCEPT_4K].count += st.accepted[TDX_LEVEL_4K];
