@@ -156,7 +156,7 @@ __noreturn void kernel_main(struct boot_info *bi)
 	memory_trap_init();
 #ifdef CONFIG_EMULATOR
 	/* Test image: catch TDCALL/PVALIDATE/VMGEXIT before the backends run any. */
-	emu_install(bi);
+	emu_install();
 #endif
 
 	/* Port I/O (and so the console) the way this platform needs it. */

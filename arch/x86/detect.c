@@ -3,6 +3,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/detect.h"
 #include "arch/x86/emu_hooks.h"
+#include "arch/x86/sev/snp.h"
 #include "lib/string.h"
 
 /* CPUID leaf 0x21, subleaf 0: "IntelTDX    " in EBX, EDX, ECX (Intel TDX GHCI spec; Linux asm/shared/tdx.h). */
@@ -11,8 +12,7 @@
 #define CPUID_SEV_LEAF 0x8000001F
 #define CPUID_SEV_EAX_SEV (1u << 1)
 #define CPUID_SEV_EBX_CBIT_MASK 0x3f
-/* SEV_STATUS MSR (AMD APM vol. 2, 15.34.10): bit 2 = SEV-SNP active in this guest. */
-#define MSR_SEV_STATUS 0xC0010131
+/* SEV_STATUS MSR (sev/snp.h; AMD APM vol. 2, 15.34.10): bit 2 = SEV-SNP active in this guest. */
 #define SEV_STATUS_SNP (1ULL << 2)
 
 static bool is_tdx(void)

@@ -12,12 +12,14 @@
  * 0xC0010130). So detection and the SNP backend go through cpu_cpuid(), cpu_rdmsr() and
  * cpu_wrmsr(), which ask the emulator first. In the production image these hooks are
  * constant false and the compiler drops the calls: no emulator code is linked (checked
- * by tools/check-image.sh).
+ * by tools/check-image.sh). The sim platform also tells the emulator what it accepted,
+ * so that the page model catches a double accept (observe mode).
  */
 #ifdef CONFIG_EMULATOR
 bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 bool emu_rdmsr(u32 msr, u64 *val);
 bool emu_wrmsr(u32 msr, u64 val);
+void emu_observe_accept(u64 start, u64 end);
 #else
 static inline bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
@@ -33,6 +35,10 @@ static inline bool emu_wrmsr(u32 msr, u64 val)
 {
 	(void)msr, (void)val;
 	return false;
+}
+static inline void emu_observe_accept(u64 start, u64 end)
+{
+	(void)start, (void)end;
 }
 #endif
 

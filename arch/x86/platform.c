@@ -23,11 +23,6 @@ const char *fatal_condition_name(u32 condition)
 	return condition < ARRAY_SIZE(names) ? names[condition] : "?";
 }
 
-static __noreturn void none_terminate(u32 reason)
-{
-	machine_exit(FATAL_REASON_CODE(reason));
-}
-
 static int none_accept(u64 start, u64 end)
 {
 	/* Only reached if mm/ has a bug: "none" never has unaccepted memory to accept. */
@@ -40,7 +35,7 @@ static const struct cc_platform none_platform = {
 	.accept = none_accept,
 	.io_out = plain_io_out,
 	.io_in = plain_io_in,
-	.terminate = none_terminate,
+	.terminate = plain_terminate,
 };
 
 u32 platform_resolve(u32 detected, const struct config *cfg)

@@ -76,7 +76,7 @@ void platform_setup_early(u32 kind);
 /* Once the kernel's page tables are live: the SNP GHCB. */
 void platform_setup_late(u32 kind);
 
-/* The platform in use; the plain-VM ops until platform_select() runs. */
+/* The platform in use; the plain-VM ops until platform_set() runs. */
 extern const struct cc_platform *platform;
 
 #ifdef CONFIG_EMULATOR
@@ -86,6 +86,8 @@ void platform_use_plain_io(void);
 /* Plain port I/O, used by "none" and "sim" and before a CC platform is set up. */
 void plain_io_out(u16 port, u32 val, int size);
 u32 plain_io_in(u16 port, int size);
+/* Nobody to report to but QEMU's debug-exit device (or EFI ResetSystem). */
+__noreturn void plain_terminate(u32 reason);
 
 static inline void io_out8(u16 port, u8 v)
 {

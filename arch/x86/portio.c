@@ -29,19 +29,18 @@ static int early_accept(u64 start, u64 end)
 	return -1; /* nothing can be accepted before a platform is chosen */
 }
 
-/* Nobody to report to but QEMU's debug-exit device (or EFI ResetSystem). */
-static __noreturn void early_terminate(u32 reason)
+__noreturn void plain_terminate(u32 reason)
 {
 	machine_exit(FATAL_REASON_CODE(reason));
 }
 
-/* Until platform_select(): plain port I/O, nothing to accept. */
+/* Until platform_set(): plain port I/O, nothing to accept. */
 static const struct cc_platform early_platform = {
 	.name = "early",
 	.accept = early_accept,
 	.io_out = plain_io_out,
 	.io_in = plain_io_in,
-	.terminate = early_terminate,
+	.terminate = plain_terminate,
 };
 
 const struct cc_platform *platform = &early_platform;

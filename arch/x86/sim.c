@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: software acceptance: what TDX guarantees (accepted memory reads as zero), done by hand. */
 #include "arch/x86/sim.h"
-#include "drivers/exit.h"
+#include "arch/x86/emu_hooks.h"
 #include "lib/string.h"
-#ifdef CONFIG_EMULATOR
-#include "arch/x86/emu/emu.h"
-#endif
 
 enum { SIM_ACCEPT, SIM_ACCEPT_PAGES };
 
@@ -20,16 +17,9 @@ static int sim_accept(u64 start, u64 end)
 	counters[SIM_ACCEPT_PAGES].count += (end - start) >> PAGE_SHIFT;
 	/* rep stosb, as fast as plain writes get: this is the whole cost of a sim accept. */
 	memset((void *)(uintptr_t)start, 0, end - start);
-#ifdef CONFIG_EMULATOR
 	/* Test image: the page model checks that nothing is accepted twice. */
 	emu_observe_accept(start, end);
-#endif
 	return 0;
-}
-
-static __noreturn void sim_terminate(u32 reason)
-{
-	machine_exit(FATAL_REASON_CODE(reason));
 }
 
 static const struct cc_platform sim = {
@@ -37,7 +27,7 @@ static const struct cc_platform sim = {
 	.accept = sim_accept,
 	.io_out = plain_io_out,
 	.io_in = plain_io_in,
-	.terminate = sim_terminate,
+	.terminate = plain_terminate,
 	.counters = counters,
 	.ncounters = ARRAY_SIZE(counters),
 };

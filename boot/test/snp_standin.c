@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept (test image): a stand-in for OVMF's SEV memory acceptance protocol under platform=snp-emu. */
-#include "arch/x86/emu/faults.h"
+#include "arch/x86/emu/emu.h"
 #include "boot/boot.h"
 #include "drivers/console.h"
 
@@ -42,17 +42,14 @@ void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 {
 	EFI_GUID guid = SEV_MEMORY_ACCEPTANCE_GUID;
 	EFI_HANDLE handle = NULL;
-	struct emu_faults faults;
-	char err[128];
 
 	if (bi->config.platform != PLAT_SNP_EMU)
 		return;
 	sys = st;
-	if (!emu_faults_parse(bi->config.emu_fault, &faults, err, sizeof(err)))
-		faults.n = 0;
-	fail = emu_fault_find(&faults, FAULT_OPTIN_FAIL, 0, 0) != NULL;
+	/* boot_emulator_select parsed emu_fault=; taking a fault counts it as fired. */
+	fail = emu_fault_take(&emu.faults, FAULT_OPTIN_FAIL, 0, 0) != NULL;
 	active = true;
-	if (emu_fault_find(&faults, FAULT_OPTIN_ABSENT, 0, 0))
+	if (emu_fault_take(&emu.faults, FAULT_OPTIN_ABSENT, 0, 0))
 		return;
 	if (EFI_ERROR(st->BootServices->InstallProtocolInterface(&handle, &guid, EFI_NATIVE_INTERFACE,
 								 &standin)))

@@ -46,6 +46,11 @@ u32 emu_mode(void)
 
 void boot_emulator_select(struct boot_info *bi)
 {
+	char err[160];
+
+	/* Parsed once, here: the SNP opt-in stand-in uses the faults before ExitBootServices. */
+	if (!emu_faults_parse(bi->config.emu_fault, &emu.faults, err, sizeof(err)))
+		kprintf("%s; no faults injected\n", err);
 	if (bi->config.platform == PLAT_TDX_EMU)
 		emu.mode = EMU_TDX;
 	else if (bi->config.platform == PLAT_SNP_EMU)
@@ -80,9 +85,6 @@ void emu_cpuid_values(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 	if (!done)
 		cpuid_raw(leaf, subleaf, r);
 }
-
-#define MSR_SEV_GHCB 0xC0010130
-#define MSR_SEV_STATUS 0xC0010131
 
 /* The SEV MSRs as an SNP guest sees them (see emu_hooks.h for why they do not trap). */
 bool emu_rdmsr(u32 msr, u64 *val)
@@ -130,34 +132,18 @@ static bool on_ud(struct trap_frame *f)
 	return true;
 }
 
-/* Where the SEV MSRs do fault (not TCG), the #GP path reaches the same model. */
-static bool on_gp(struct trap_frame *f)
+static const char *mode_name(void)
 {
-	struct emu_decoded d = decode_at(f->rip);
-	u32 msr = (u32)f->rcx;
-
-	emu_count("gp_traps");
-	if (emu.mode != EMU_SNP || (d.insn != INSN_RDMSR && d.insn != INSN_WRMSR) ||
-	    (msr != MSR_SEV_GHCB && msr != MSR_SEV_STATUS))
-		return false;
-	emu_snp_msr(f, d.insn == INSN_WRMSR);
-	f->rip += d.len;
-	return true;
-}
-
-void emu_install(const struct boot_info *bi)
-{
-	char err[160];
-
-	if (!emu_faults_parse(bi->config.emu_fault, &emu.faults, err, sizeof(err)))
-		kprintf("%s; no faults injected\n", err);
-	trap_register(VEC_UD, on_ud);
-	trap_register(VEC_GP, on_gp);
-	emu.installed = true;
 	static const char *const names[] = { "off", "observe", "tdx", "snp" };
 
-	kprintf("emu: platform emulator in %s mode, %u fault(s) armed\n", names[emu.mode],
-		emu.faults.n);
+	return names[emu.mode];
+}
+
+void emu_install(void)
+{
+	trap_register(VEC_UD, on_ud);
+	emu.installed = true;
+	kprintf("emu: platform emulator in %s mode, %u fault(s) armed\n", mode_name(), emu.faults.n);
 }
 
 /* ------------------------------------------------------------------ page model */
@@ -210,10 +196,8 @@ void emu_observe_accept(u64 start, u64 end)
 
 void emu_report(void)
 {
-	static const char *const names[] = { "off", "observe", "tdx", "snp" };
-
 	ev_obj_begin("emulator");
-	ev_str("mode", names[emu.mode]);
+	ev_str("mode", mode_name());
 	for (unsigned i = 0; i < ncounters; i++)
 		ev_u64(counters[i].name, counters[i].count);
 	/* How often each injected fault fired: a test can tell that it took effect. */

@@ -12,12 +12,12 @@
 
 /*
  * Under plain QEMU the confidential-computing instructions fault: TDCALL, PVALIDATE
- * and VMGEXIT raise #UD, RDMSR/WRMSR of the SEV MSRs raise #GP. The emulator catches
- * those faults, recognises the instruction by its bytes, does what the TDX module or
- * the SNP hardware and hypervisor would do to a per-4 KiB model of guest memory, and
- * resumes after the instruction. The real backends (arch/x86/tdx, arch/x86/sev) run
- * unchanged on top. CPUID cannot be caught this way, so detection asks cpu_cpuid(),
- * which consults the emulator first (arch/x86/emu_hooks.h).
+ * and VMGEXIT raise #UD. The emulator catches that fault, recognises the instruction
+ * by its bytes, does what the TDX module or the SNP hardware and hypervisor would do to
+ * a per-4 KiB model of guest memory, and resumes after the instruction. The real
+ * backends (arch/x86/tdx, arch/x86/sev) run unchanged on top. CPUID and the SEV MSRs
+ * cannot be caught this way (TCG does not fault on them), so the code asks cpu_cpuid(),
+ * cpu_rdmsr() and cpu_wrmsr(), which consult the emulator first (arch/x86/emu_hooks.h).
  *
  * Modes: tdx (platform=tdx-emu), snp (platform=snp-emu), observe (any other platform
  * in the test image: no instruction is emulated, but every accept is checked against
@@ -45,19 +45,16 @@ struct emu_state {
 	/* SNP: the GHCB MSR's current value and the registered GHCB. */
 	u64 ghcb_msr;
 	u64 ghcb_gpa;
-	u64 last_psc_cur;
 };
 
 extern struct emu_state emu;
 
-/* Called from efi_main before detection: choose the mode from the command line (boot/boot.h). */
+/* Called from efi_main before detection: the mode, and the emu_fault= faults (boot/boot.h). */
 void boot_emulator_select(struct boot_info *bi);
-/* Called from kernel_main: trap handlers and fault injection, after idt_init(). */
-void emu_install(const struct boot_info *bi);
+/* Called from kernel_main after idt_init(): the trap handlers. */
+void emu_install(void);
 /* The page model, once the final map is known and boot-time allocation works. */
 void emu_setup_model(const struct memmap *m);
-/* Observe mode: the sim platform accepted [start, end). */
-void emu_observe_accept(u64 start, u64 end);
 /* Add an "emulator" object with the mode and counters to the event being built. */
 void emu_report(void);
 u32 emu_mode(void);
@@ -68,7 +65,6 @@ __noreturn void emu_host_stops_guest(int code, const char *why);
 void emu_tdx_tdcall(struct trap_frame *f);
 void emu_snp_pvalidate(struct trap_frame *f);
 void emu_snp_vmgexit(struct trap_frame *f);
-void emu_snp_msr(struct trap_frame *f, bool write);
 bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 bool emu_tdx_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 

@@ -36,19 +36,6 @@ bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 	return false;
 }
 
-void emu_snp_msr(struct trap_frame *f, bool write)
-{
-	u64 v;
-
-	if (write) {
-		emu_wrmsr((u32)f->rcx, (f->rdx << 32) | (u32)f->rax);
-		return;
-	}
-	emu_rdmsr((u32)f->rcx, &v);
-	f->rax = (u32)v;
-	f->rdx = v >> 32;
-}
-
 /* PVALIDATE: the model decides (arch/x86/emu/model.c); here the result goes into EAX and CF. */
 void emu_snp_pvalidate(struct trap_frame *f)
 {
@@ -73,9 +60,12 @@ static __noreturn void terminate(u64 v)
 	u32 condition = set == GHCB_TERM_SET_MEMACCEPT ? code >> 4 : 0;
 	int exit_code = set == GHCB_TERM_SET_MEMACCEPT ? (int)(code & 0xf) : EXIT_PLATFORM_FATAL;
 
-	/* The host's console: what the guest printed while it had no GHCB comes out too. */
+	/*
+	 * From here the emulated host prints, with plain port I/O. (What the guest held back
+	 * before it had a GHCB is lost: kernel_exit_reason flushed it through snp_io_out,
+	 * which has nowhere to send it, as on real hardware.)
+	 */
 	platform_use_plain_io();
-	console_flush_held();
 	emu_count("msr_terminate");
 	kprintf("emu: the guest requested termination: reason set %u, code %#x (condition %s, "
 		"exit code %d)\n", set, code, fatal_condition_name(condition), exit_code);
@@ -134,49 +124,33 @@ static void msr_protocol(u64 v)
 	}
 }
 
-static u64 *g64(u8 *g, u32 off)
-{
-	return (u64 *)(g + off);
-}
-
-static bool g_valid(u8 *g, u32 off)
-{
-	return g[GHCB_VALID_BITMAP + off / 64] & (1u << ((off / 8) % 8));
-}
-
-static void g_set(u8 *g, u32 off, u64 v)
-{
-	*g64(g, off) = v;
-	g[GHCB_VALID_BITMAP + off / 64] |= (u8)(1u << ((off / 8) % 8));
-}
-
 /* Page State Change (GHCB spec 4.1.6): the descriptor must sit in the GHCB's shared buffer. */
 static void psc(u8 *g)
 {
 	struct psc_desc *d = (struct psc_desc *)(g + GHCB_SHARED_BUFFER);
 
 	emu_count("vmgexit_psc");
-	*g64(g, GHCB_SW_EXIT_INFO_1) = 0;
-	*g64(g, GHCB_SW_EXIT_INFO_2) = *g64(g, GHCB_SW_SCRATCH) == emu.ghcb_gpa + GHCB_SHARED_BUFFER
+	*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = 0;
+	*ghcb_field(g, GHCB_SW_EXIT_INFO_2) = *ghcb_field(g, GHCB_SW_SCRATCH) == emu.ghcb_gpa + GHCB_SHARED_BUFFER
 					       ? emu_model_psc(&emu.model, d) : PSC_ERROR_INVALID_HDR;
 }
 
 static void ioio(u8 *g)
 {
-	u64 info = *g64(g, GHCB_SW_EXIT_INFO_1);
+	u64 info = *ghcb_field(g, GHCB_SW_EXIT_INFO_1);
 	u16 port = (u16)(info >> IOIO_PORT_SHIFT);
 	int size = info & IOIO_SZ8 ? 1 : info & IOIO_SZ16 ? 2 : 4;
 
 	emu_count("vmgexit_ioio");
-	if (info & (IOIO_STR | IOIO_REP) || (!(info & IOIO_TYPE_IN) && !g_valid(g, GHCB_RAX))) {
-		*g64(g, GHCB_SW_EXIT_INFO_1) = 1;
+	if (info & (IOIO_STR | IOIO_REP) || (!(info & IOIO_TYPE_IN) && !ghcb_field_valid(g, GHCB_RAX))) {
+		*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = 1;
 		return;
 	}
 	if (info & IOIO_TYPE_IN)
-		g_set(g, GHCB_RAX, plain_io_in(port, size));
+		ghcb_field_set(g, GHCB_RAX, plain_io_in(port, size));
 	else
-		plain_io_out(port, (u32)*g64(g, GHCB_RAX), size);
-	*g64(g, GHCB_SW_EXIT_INFO_1) = 0;
+		plain_io_out(port, (u32)*ghcb_field(g, GHCB_RAX), size);
+	*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = 0;
 }
 
 static void cpuid(u8 *g)
@@ -184,16 +158,16 @@ static void cpuid(u8 *g)
 	struct cpuid_regs r;
 
 	emu_count("vmgexit_cpuid");
-	if (!g_valid(g, GHCB_RAX) || !g_valid(g, GHCB_RCX)) {
-		*g64(g, GHCB_SW_EXIT_INFO_1) = 1;
+	if (!ghcb_field_valid(g, GHCB_RAX) || !ghcb_field_valid(g, GHCB_RCX)) {
+		*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = 1;
 		return;
 	}
-	emu_cpuid_values((u32)*g64(g, GHCB_RAX), (u32)*g64(g, GHCB_RCX), &r);
-	g_set(g, GHCB_RAX, r.eax);
-	g_set(g, GHCB_RBX, r.ebx);
-	g_set(g, GHCB_RCX, r.ecx);
-	g_set(g, GHCB_RDX, r.edx);
-	*g64(g, GHCB_SW_EXIT_INFO_1) = 0;
+	emu_cpuid_values((u32)*ghcb_field(g, GHCB_RAX), (u32)*ghcb_field(g, GHCB_RCX), &r);
+	ghcb_field_set(g, GHCB_RAX, r.eax);
+	ghcb_field_set(g, GHCB_RBX, r.ebx);
+	ghcb_field_set(g, GHCB_RCX, r.ecx);
+	ghcb_field_set(g, GHCB_RDX, r.edx);
+	*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = 0;
 }
 
 void emu_snp_vmgexit(struct trap_frame *f)
@@ -208,10 +182,10 @@ void emu_snp_vmgexit(struct trap_frame *f)
 		emu_host_stops_guest(EXIT_PLATFORM_FATAL, "VMGEXIT with a GHCB that was never registered");
 	u8 *g = (u8 *)(uintptr_t)emu.ghcb_gpa;
 
-	if (!g_valid(g, GHCB_SW_EXIT_CODE) || !g_valid(g, GHCB_SW_EXIT_INFO_1) ||
-	    !g_valid(g, GHCB_SW_EXIT_INFO_2))
+	if (!ghcb_field_valid(g, GHCB_SW_EXIT_CODE) || !ghcb_field_valid(g, GHCB_SW_EXIT_INFO_1) ||
+	    !ghcb_field_valid(g, GHCB_SW_EXIT_INFO_2))
 		emu_host_stops_guest(EXIT_PLATFORM_FATAL, "VMGEXIT without valid exit fields in the GHCB");
-	switch (*g64(g, GHCB_SW_EXIT_CODE)) {
+	switch (*ghcb_field(g, GHCB_SW_EXIT_CODE)) {
 	case SVM_EXIT_IOIO:
 		ioio(g);
 		return;
@@ -222,9 +196,9 @@ void emu_snp_vmgexit(struct trap_frame *f)
 		u64 t = rdtsc_ordered();
 
 		emu_count("vmgexit_rdtsc");
-		g_set(g, GHCB_RAX, (u32)t);
-		g_set(g, GHCB_RDX, t >> 32);
-		*g64(g, GHCB_SW_EXIT_INFO_1) = 0;
+		ghcb_field_set(g, GHCB_RAX, (u32)t);
+		ghcb_field_set(g, GHCB_RDX, t >> 32);
+		*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = 0;
 		return;
 	}
 	case SVM_VMGEXIT_PSC:
@@ -232,7 +206,7 @@ void emu_snp_vmgexit(struct trap_frame *f)
 		return;
 	default:
 		emu_count("vmgexit_unsupported");
-		*g64(g, GHCB_SW_EXIT_INFO_1) = 1;
+		*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = 1;
 		return;
 	}
 }

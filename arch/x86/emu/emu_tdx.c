@@ -31,18 +31,14 @@ bool emu_tdx_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 	return false;
 }
 
-static u64 status(u32 code, u64 operand)
-{
-	return ((u64)code << 32) | operand;
-}
-
 /* The module zeroes what it accepts: the guest's allocator contract relies on it. */
 static u64 page_accept(u64 rcx)
 {
 	u64 st = emu_model_tdx_accept(&emu.model, rcx);
 
 	if (st == 0)
-		memset((void *)(uintptr_t)(rcx & 0x000ffffffffff000ULL), 0, TDX_LEVEL_SIZE(rcx & 7));
+		memset((void *)(uintptr_t)(rcx & TDX_ACCEPT_GPA_MASK), 0,
+		       TDX_LEVEL_SIZE(rcx & TDX_ACCEPT_LEVEL_MASK));
 	return st;
 }
 
@@ -131,7 +127,7 @@ void emu_tdx_tdcall(struct trap_frame *f)
 		emu_count("tdcall_veinfo_get");
 		if (!emu.ve_staged) {
 			/* No #VE is pending: the module answers with an error, like for a bad call. */
-			f->rax = status(TDX_OPERAND_INVALID, 0);
+			f->rax = TDX_STATUS(TDX_OPERAND_INVALID, 0);
 			return;
 		}
 		emu.ve_staged = false;
@@ -145,7 +141,7 @@ void emu_tdx_tdcall(struct trap_frame *f)
 		return;
 	default:
 		emu_count("tdcall_unsupported");
-		f->rax = status(TDX_OPERAND_INVALID, 0);
+		f->rax = TDX_STATUS(TDX_OPERAND_INVALID, 0);
 		return;
 	}
 }

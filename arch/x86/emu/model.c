@@ -58,11 +58,6 @@ bool emu_model_is_ram(struct emu_model *m, u64 start, u64 end)
 
 /* ------------------------------------------------------------------ TDX */
 
-static u64 tdx_status(u32 code, u64 operand)
-{
-	return ((u64)code << 32) | operand;
-}
-
 /*
  * As the module does it on a secure EPT: a pending range is accepted (the caller
  * zeroes it); a range the host mapped in smaller pages, or partly accepted at a
@@ -71,21 +66,21 @@ static u64 tdx_status(u32 code, u64 operand)
  */
 u64 emu_model_tdx_accept(struct emu_model *m, u64 rcx)
 {
-	unsigned level = rcx & 7;
-	u64 gpa = rcx & 0x000ffffffffff000ULL;
+	unsigned level = rcx & TDX_ACCEPT_LEVEL_MASK;
+	u64 gpa = rcx & TDX_ACCEPT_GPA_MASK;
 
 	if (level > TDX_LEVEL_1G || (rcx & 0xff8) || !IS_ALIGNED(gpa, TDX_LEVEL_SIZE(level)))
-		return tdx_status(TDX_OPERAND_INVALID, 1);	/* operand 1: RCX */
+		return TDX_STATUS(TDX_OPERAND_INVALID, 1);	/* operand 1: RCX */
 	u64 end = gpa + TDX_LEVEL_SIZE(level);
 	struct emu_fault *f;
 
 	if (!emu_model_is_ram(m, gpa, end))
-		return tdx_status(TDX_OPERAND_INVALID, 1);
+		return TDX_STATUS(TDX_OPERAND_INVALID, 1);
 	if ((f = emu_fault_take(m->faults, FAULT_STATUS, gpa, end)))
 		return f->value;
 	if (emu_fault_take(m->faults, FAULT_BUSY, gpa, end)) {
 		emu_count("tdx_answered_busy");
-		return tdx_status(TDX_OPERAND_BUSY, 1);
+		return TDX_STATUS(TDX_OPERAND_BUSY, 1);
 	}
 	u64 pages = TDX_LEVEL_SIZE(level) >> PAGE_SHIFT, accepted = 0, small = 0;
 
@@ -97,11 +92,11 @@ u64 emu_model_tdx_accept(struct emu_model *m, u64 rcx)
 	}
 	if (accepted == pages) {
 		emu_count("tdx_answered_already_accepted");
-		return tdx_status(TDX_PAGE_ALREADY_ACCEPTED, 0);
+		return TDX_STATUS(TDX_PAGE_ALREADY_ACCEPTED, 0);
 	}
 	if (level > TDX_LEVEL_4K && (accepted || small)) {
 		emu_count("tdx_answered_size_mismatch");
-		return tdx_status(TDX_PAGE_SIZE_MISMATCH, 1);
+		return TDX_STATUS(TDX_PAGE_SIZE_MISMATCH, 1);
 	}
 	for (u64 a = gpa; a < end; a += PAGE_SIZE) {
 		u8 *p = emu_model_page(m, a);

@@ -84,36 +84,19 @@ static __noreturn void ghcb_fail(const char *what, u64 value)
 
 /* ------------------------------------------------------------------ GHCB exits */
 
-static inline u64 *ghcb_u64(u32 off)
-{
-	return (u64 *)(ghcb + off);
-}
-
-static void ghcb_set(u32 off, u64 v)
-{
-	*ghcb_u64(off) = v;
-	/* Mark the field valid (bit = offset / 8): the hypervisor reads only marked fields. */
-	ghcb[GHCB_VALID_BITMAP + off / 64] |= (u8)(1u << ((off / 8) % 8));
-}
-
-static bool ghcb_valid(u32 off)
-{
-	return ghcb[GHCB_VALID_BITMAP + off / 64] & (1u << ((off / 8) % 8));
-}
-
 /* One exit through the GHCB. Returns SW_EXITINFO1's low 32 bits (0 = success). */
 static u32 ghcb_exit(u64 code, u64 info1, u64 info2)
 {
 	if (!ghcb)
 		ghcb_fail("an exit before the GHCB was set up", code);
-	ghcb_set(GHCB_SW_EXIT_CODE, code);
-	ghcb_set(GHCB_SW_EXIT_INFO_1, info1);
-	ghcb_set(GHCB_SW_EXIT_INFO_2, info2);
+	ghcb_field_set(ghcb, GHCB_SW_EXIT_CODE, code);
+	ghcb_field_set(ghcb, GHCB_SW_EXIT_INFO_1, info1);
+	ghcb_field_set(ghcb, GHCB_SW_EXIT_INFO_2, info2);
 	*(u16 *)(ghcb + GHCB_PROTOCOL_VERSION) = GHCB_PROTOCOL_MAX;
 	*(u32 *)(ghcb + GHCB_USAGE) = 0;
 	counters[C_VMGEXIT].count++;
 	snp_vmgexit();
-	return (u32)*ghcb_u64(GHCB_SW_EXIT_INFO_1);
+	return (u32)*ghcb_field(ghcb, GHCB_SW_EXIT_INFO_1);
 }
 
 static void ghcb_clear(void)
@@ -128,10 +111,10 @@ static u32 ioio(u16 port, int size, bool in, u32 out_value, bool *ok)
 
 	ghcb_clear();
 	if (!in)
-		ghcb_set(GHCB_RAX, out_value);
+		ghcb_field_set(ghcb, GHCB_RAX, out_value);
 	counters[C_IOIO].count++;
-	*ok = ghcb_exit(SVM_EXIT_IOIO, info, 0) == 0 && (!in || ghcb_valid(GHCB_RAX));
-	return in ? (u32)*ghcb_u64(GHCB_RAX) : 0;
+	*ok = ghcb_exit(SVM_EXIT_IOIO, info, 0) == 0 && (!in || ghcb_field_valid(ghcb, GHCB_RAX));
+	return in ? (u32)*ghcb_field(ghcb, GHCB_RAX) : 0;
 }
 
 static void snp_io_out(u16 port, u32 val, int size)
@@ -155,13 +138,13 @@ static u32 snp_io_in(u16 port, int size)
 static bool cpuid_exit(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
 	ghcb_clear();
-	ghcb_set(GHCB_RAX, leaf);
-	ghcb_set(GHCB_RCX, subleaf);
+	ghcb_field_set(ghcb, GHCB_RAX, leaf);
+	ghcb_field_set(ghcb, GHCB_RCX, subleaf);
 	counters[C_CPUID].count++;
 	if (ghcb_exit(SVM_EXIT_CPUID, 0, 0))
 		return false;
-	r->eax = (u32)*ghcb_u64(GHCB_RAX), r->ebx = (u32)*ghcb_u64(GHCB_RBX);
-	r->ecx = (u32)*ghcb_u64(GHCB_RCX), r->edx = (u32)*ghcb_u64(GHCB_RDX);
+	r->eax = (u32)*ghcb_field(ghcb, GHCB_RAX), r->ebx = (u32)*ghcb_field(ghcb, GHCB_RBX);
+	r->ecx = (u32)*ghcb_field(ghcb, GHCB_RCX), r->edx = (u32)*ghcb_field(ghcb, GHCB_RDX);
 	return true;
 }
 
@@ -183,9 +166,9 @@ static u64 psc_exit(struct psc_desc *desc, unsigned n)
 	/* The descriptor lives in the shared buffer: the hypervisor reads and updates it there. */
 	memcpy(buf, desc, sizeof(desc->hdr) + n * sizeof(u64));
 	ghcb_clear();
-	ghcb_set(GHCB_SW_SCRATCH, ghcb_gpa + GHCB_SHARED_BUFFER);
+	ghcb_field_set(ghcb, GHCB_SW_SCRATCH, ghcb_gpa + GHCB_SHARED_BUFFER);
 	ghcb_exit(SVM_VMGEXIT_PSC, 0, 0);
-	info2 = *ghcb_u64(GHCB_SW_EXIT_INFO_2);
+	info2 = *ghcb_field(ghcb, GHCB_SW_EXIT_INFO_2);
 	desc->hdr = buf->hdr;
 	return info2;
 }
@@ -282,10 +265,10 @@ bool snp_vc(struct trap_frame *f)
 		 * exists this is fatal, which is why boot/ calibrates the TSC. */
 		if (ghcb) {
 			ghcb_clear();
-			if (ghcb_exit(SVM_EXIT_RDTSC, 0, 0) == 0 && ghcb_valid(GHCB_RAX) &&
-			    ghcb_valid(GHCB_RDX)) {
-				f->rax = (u32)*ghcb_u64(GHCB_RAX);
-				f->rdx = (u32)*ghcb_u64(GHCB_RDX);
+			if (ghcb_exit(SVM_EXIT_RDTSC, 0, 0) == 0 && ghcb_field_valid(ghcb, GHCB_RAX) &&
+			    ghcb_field_valid(ghcb, GHCB_RDX)) {
+				f->rax = (u32)*ghcb_field(ghcb, GHCB_RAX);
+				f->rdx = (u32)*ghcb_field(ghcb, GHCB_RDX);
 				f->rip += 2;
 				return true;
 			}

@@ -31,8 +31,6 @@
 
 /* Termination reasons: set 0 is the GHCB spec's own; memaccept uses set 1 for its own
  * codes, as Linux does for its: code = (enum fatal_condition << 4) | exit code. */
-#define GHCB_TERM_SET_GENERAL 0
-#define GHCB_TERM_GENERAL_REQ 0
 #define GHCB_TERM_SET_MEMACCEPT 1
 #define SNP_TERM_CODE(reason) \
 	((u32)((FATAL_REASON_CONDITION(reason) & 0xf) << 4) | (u32)(FATAL_REASON_CODE(reason) & 0xf))
@@ -55,12 +53,29 @@
 #define GHCB_PROTOCOL_VERSION 0xffa	/* u16 */
 #define GHCB_USAGE 0xffc		/* u32: 0 = standard */
 
+/* A save-area field of the GHCB page g, for the guest and for the emulated hypervisor. */
+static inline u64 *ghcb_field(u8 *g, u32 off)
+{
+	return (u64 *)(g + off);
+}
+
+static inline bool ghcb_field_valid(const u8 *g, u32 off)
+{
+	return g[GHCB_VALID_BITMAP + off / 64] & (1u << ((off / 8) % 8));
+}
+
+/* Set a field and mark it valid: the other side reads only marked fields. */
+static inline void ghcb_field_set(u8 *g, u32 off, u64 v)
+{
+	*ghcb_field(g, off) = v;
+	g[GHCB_VALID_BITMAP + off / 64] |= (u8)(1u << ((off / 8) % 8));
+}
+
 /* Exit codes (AMD APM vol. 2, appendix C; GHCB spec 4.1 for the 0x8000xxxx ones). */
 #define SVM_EXIT_RDTSC 0x6e
 #define SVM_EXIT_CPUID 0x72
 #define SVM_EXIT_IOIO 0x7b
 #define SVM_EXIT_MSR 0x7c
-#define SVM_EXIT_NPF 0x400
 #define SVM_EXIT_PAGE_NOT_VALIDATED 0x404	/* #VC error code, address in CR2 (APM vol. 2, 15.36.10) */
 #define SVM_VMGEXIT_PSC 0x80000010
 

@@ -21,13 +21,16 @@
  * (which operand was busy, for example). Statuses are compared on bits 63:32.
  */
 #define TDX_STATUS_CODE(s) ((u32)((s) >> 32))
+#define TDX_STATUS(code, operand) (((u64)(code) << 32) | (operand))
 #define TDX_SUCCESS 0x00000000u
 #define TDX_PAGE_ALREADY_ACCEPTED 0x00000B0Au	/* a warning, not an error: bit 63 clear */
 #define TDX_PAGE_SIZE_MISMATCH 0xC0000B0Bu
 #define TDX_OPERAND_BUSY 0x80000200u
 #define TDX_OPERAND_INVALID 0xC0000100u
 
-/* TDG.MEM.PAGE.ACCEPT: RCX = GPA | level (bits 2:0); the GPA must be aligned to the level. */
+/* TDG.MEM.PAGE.ACCEPT: RCX = GPA (bits 51:12) | level (bits 2:0); the GPA is aligned to the level. */
+#define TDX_ACCEPT_GPA_MASK 0x000ffffffffff000ULL
+#define TDX_ACCEPT_LEVEL_MASK 7
 #define TDX_LEVEL_4K 0
 #define TDX_LEVEL_2M 1
 #define TDX_LEVEL_1G 2
@@ -58,7 +61,6 @@
 #define EXIT_REASON_HLT 12
 #define EXIT_REASON_IO 30
 #define EXIT_REASON_MSR_READ 31
-#define EXIT_REASON_MSR_WRITE 32
 #define EXIT_REASON_EPT_VIOLATION 48
 /* I/O exit qualification (Intel SDM vol. 3C, table 28-5). */
 #define IO_QUAL_SIZE(q) (((q) & 7) + 1)
