@@ -64,9 +64,12 @@ static void phase_at(const char *name, u64 us)
 		phases[nphases++] = (typeof(phases[0])){ name, us };
 }
 
-static void phase_done(const char *name)
+static u64 phase_done(const char *name)
 {
-	phase_at(name, tsc_now_us());
+	u64 us = tsc_now_us();
+
+	phase_at(name, us);
+	return us;
 }
 
 /* A bad workload= falls back to the default, like any other bad option. */
@@ -142,8 +145,8 @@ __noreturn void kernel_main(struct boot_info *bi)
 	check_boot_info(bi);
 	/*
 	 * The boot report waits in memory until the allocator is ready: time to ready is the
-	 * kernel's work, not the serial line's (about 3 us a character under QEMU's TCG, two
-	 * exits to the host on TDX and SNP). console=sync prints at once, for debugging.
+	 * kernel's work, not the serial line's (cheap under QEMU's TCG, but an exit to the
+	 * host per character on TDX and SNP). console=sync prints at once, for debugging.
 	 */
 	if (!bi->config.console_sync)
 		console_hold();
@@ -197,8 +200,8 @@ __noreturn void kernel_main(struct boot_info *bi)
 	phase_done("bitmap");
 	/* Boot-services memory becomes free, edges are accepted, the policy runs. */
 	memory_init_allocator(bi);
-	phase_done("allocator");
-	u64 ready_us = tsc_now_us();
+	/* Ready is the end of the last phase: the phases add up to it exactly. */
+	u64 ready_us = phase_done("allocator");
 
 	if (!bi->config.console_sync)
 		console_release();

@@ -36,5 +36,7 @@ int testcase_run(const char *name);
 		}                                                                     \
 	} while (0)
 void testcase_fail(const char *file, int line, const char *cond);
+/* Before touching unaccepted memory on purpose: a stray_target event the runner compares with the report. */
+void testcase_announce_stray(u64 addr);
 
 #endif

@@ -7,6 +7,7 @@
 #include "kernel/report.h"
 #include "kernel/workload.h"
 #include "lib/format.h"
+#include "lib/sort.h"
 #include "lib/string.h"
 #include "mm/page_alloc.h"
 
@@ -147,7 +148,7 @@ static u64 timed_alloc(struct step *s, unsigned order)
 }
 
 /* Quantiles (in thousandths) reported with each latency, enough to draw a CDF. */
-static const unsigned quantiles[] = { 10, 50, 100, 200, 300, 400, 500, 600, 700, 800, 900,
+static const u64 quantiles[] = { 10, 50, 100, 200, 300, 400, 500, 600, 700, 800, 900,
 				      950, 990, 999 };
 
 static void ev_latency(const char *key, struct latency *l)
@@ -161,13 +162,10 @@ static void ev_latency(const char *key, struct latency *l)
 	ev_u64("p999_ns", latency_percentile(l, 999));
 	ev_u64("max_ns", l->max_ns);
 	ev_bool("exact", latency_exact(l));
-	ev_arr_begin("quantiles_permille");
-	for (unsigned i = 0; i < ARRAY_SIZE(quantiles); i++)
-		ev_arr_u64(quantiles[i]);
-	ev_arr_end();
+	ev_u64_array("quantiles_permille", quantiles, ARRAY_SIZE(quantiles));
 	ev_arr_begin("quantiles_ns");
 	for (unsigned i = 0; i < ARRAY_SIZE(quantiles); i++)
-		ev_arr_u64(l->count ? latency_percentile(l, quantiles[i]) : 0);
+		ev_arr_u64(latency_percentile(l, (unsigned)quantiles[i]));
 	ev_arr_end();
 	ev_obj_end();
 }
@@ -210,57 +208,61 @@ static void report_oom(const char *what, u64 done, u64 want)
 
 /* ------------------------------------------------------------------ the steps */
 
+/* Allocate up to count blocks of order and write each whole, as a real workload would. */
+static u64 alloc_and_write(struct step *s, unsigned order, u64 count)
+{
+	u64 done = 0;
+
+	for (; done < count; done++) {
+		u64 pa = timed_alloc(s, order);
+
+		if (!pa)
+			break;
+		memset((void *)(uintptr_t)pa, 0x5a, PAGE_SIZE << order);
+	}
+	return done;
+}
+
+/* The event of a step that wanted count blocks of block_bytes and got done of them. */
+static int end_alloc_step(struct step *s, u64 done, u64 count, u64 block_bytes)
+{
+	step_event(s, done == count);
+	ev_u64("bytes", count * block_bytes);
+	ev_u64("done_bytes", done * block_bytes);
+	ev_end();
+	return done == count ? EXIT_OK : EXIT_OUT_OF_MEMORY;
+}
+
 static int touch(const struct workload_step *w)
 {
 	const struct palloc_stats *st = palloc_stats();
 	u64 size = w->size_auto ? st->free_bytes / 10 * 9 + MIN(AUTO_EXTRA, st->unaccepted_bytes)
 				: w->size;
-	u64 pages = ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT, done = 0;
+	u64 pages = ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT, done;
 	struct step s;
 
 	step_begin(&s, "touch");
 	kprintf("workload: touch %llu MiB in 4 KiB pages (%llu MiB free, %llu MiB unaccepted)\n",
 		(pages << PAGE_SHIFT) >> 20, st->free_bytes >> 20, st->unaccepted_bytes >> 20);
-	for (; done < pages; done++) {
-		u64 pa = timed_alloc(&s, 0);
-
-		if (!pa)
-			break;
-		/* Write the whole page: accepted memory gets used, as a real workload would. */
-		memset((void *)(uintptr_t)pa, 0x5a, PAGE_SIZE);
-	}
+	done = alloc_and_write(&s, 0, pages);
 	if (done < pages)
 		report_oom("pages", done, pages);
 	kprintf("workload: touched %llu MiB, accepted %llu MiB on the way\n",
 		(done << PAGE_SHIFT) >> 20, (st->accepted_bytes - s.accepted_before) >> 20);
-	step_event(&s, done == pages);
-	ev_u64("bytes", pages << PAGE_SHIFT);
-	ev_u64("done_bytes", done << PAGE_SHIFT);
-	ev_end();
-	return done == pages ? EXIT_OK : EXIT_OUT_OF_MEMORY;
+	return end_alloc_step(&s, done, pages, PAGE_SIZE);
 }
 
 static int alloc2m(const struct workload_step *w)
 {
-	u64 blocks = ALIGN_UP(w->size, UNIT_SIZE) >> UNIT_SHIFT, done = 0;
+	u64 blocks = ALIGN_UP(w->size, UNIT_SIZE) >> UNIT_SHIFT, done;
 	struct step s;
 
 	step_begin(&s, "alloc2m");
 	kprintf("workload: alloc2m %llu MiB in 2 MiB blocks\n", blocks * 2);
-	for (; done < blocks; done++) {
-		u64 pa = timed_alloc(&s, PALLOC_MAX_ORDER);
-
-		if (!pa)
-			break;
-		memset((void *)(uintptr_t)pa, 0x5a, UNIT_SIZE);
-	}
+	done = alloc_and_write(&s, PALLOC_MAX_ORDER, blocks);
 	if (done < blocks)
 		report_oom("2 MiB blocks", done, blocks);
-	step_event(&s, done == blocks);
-	ev_u64("bytes", blocks * UNIT_SIZE);
-	ev_u64("done_bytes", done * UNIT_SIZE);
-	ev_end();
-	return done == blocks ? EXIT_OK : EXIT_OUT_OF_MEMORY;
+	return end_alloc_step(&s, done, blocks, UNIT_SIZE);
 }
 
 static u64 rng_next(u64 *x)
@@ -369,9 +371,8 @@ static int bandwidth(const struct workload_step *w)
 			memset((void *)(uintptr_t)live_addr[i], 0x22 + p, UNIT_SIZE);
 		pass_ns[p] = tsc_now_ns() - t;
 	}
-	/* Median of three passes. */
-	u64 a = pass_ns[0], b = pass_ns[1], c = pass_ns[2];
-	u64 median = MAX(MIN(a, b), MIN(MAX(a, b), c));
+	sort_u64(pass_ns, BANDWIDTH_PASSES);
+	u64 median = pass_ns[BANDWIDTH_PASSES / 2];
 	u64 bytes = n * UNIT_SIZE;
 
 	while (n)

@@ -6,7 +6,6 @@
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/sev/snp.h"
 #include "kernel/panic.h"
-#include "kernel/report.h"
 #include "kernel/testcase.h"
 #include "mm/page_alloc.h"
 
@@ -33,10 +32,7 @@ TESTCASE(snp_vc_unvalidated, "a #VC PAGE_NOT_VALIDATED inside the unaccepted spa
 
 	CHECK(emu_mode() == EMU_SNP);
 	CHECK(bitmap_next(palloc_bitmap(), 0, &unit));
-	ev_begin("stray_target");
-	ev_u64("addr", unit + 0x80);
-	ev_u64("unit", unit);
-	ev_end();
+	testcase_announce_stray(unit + 0x80);
 	vc_frame(&f, SVM_EXIT_PAGE_NOT_VALIDATED, load);
 	f.rax = unit + 0x80;
 	write_cr2(unit + 0x80);

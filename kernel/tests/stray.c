@@ -2,18 +2,8 @@
 /* memaccept: test cases that touch unaccepted memory on purpose, to check that it is caught. */
 #include "arch/x86/paging.h"
 #include "kernel/panic.h"
-#include "kernel/report.h"
 #include "kernel/testcase.h"
 #include "mm/page_alloc.h"
-
-/* Tell the log which address the test is about to touch, so the runner can compare. */
-static void announce(u64 addr, u64 unit)
-{
-	ev_begin("stray_target");
-	ev_u64("addr", addr);
-	ev_u64("unit", unit);
-	ev_end();
-}
 
 static u64 read_u64(u64 addr)
 {
@@ -28,7 +18,7 @@ TESTCASE(stray_read, "a read inside an unaccepted unit is reported with its addr
 	u64 unit;
 
 	CHECK(bitmap_next(palloc_bitmap(), 0, &unit));
-	announce(unit + 0x123, unit);
+	testcase_announce_stray(unit + 0x123);
 	read_u64(unit + 0x123);
 	return EXIT_TEST_FAILED;	/* not reached: the #PF handler terminates */
 }
@@ -45,7 +35,7 @@ TESTCASE(stray_cross, "an unaligned read across the end of accepted memory into 
 	/* The lowest unaccepted unit; with fake_unaccepted_start=1G the page below it is RAM. */
 	CHECK(bitmap_next(palloc_bitmap(), 0, &unit));
 	CHECK(paging_lookup(unit - PAGE_SIZE) != 0);
-	announce(unit, unit);
+	testcase_announce_stray(unit);
 	read_u64(unit - 3);
 	return EXIT_TEST_FAILED;
 }

@@ -4,7 +4,6 @@
 #include "arch/x86/tdx/tdx.h"
 #include "drivers/exit.h"
 #include "kernel/panic.h"
-#include "kernel/report.h"
 #include "kernel/testcase.h"
 #include "mm/page_alloc.h"
 
@@ -20,10 +19,7 @@ TESTCASE(tdx_ve_unaccepted, "a #VE for an EPT violation on an unaccepted GPA is 
 
 	CHECK(emu_mode() == EMU_TDX);
 	CHECK(bitmap_next(palloc_bitmap(), 0, &unit));
-	ev_begin("stray_target");
-	ev_u64("addr", unit + 0x40);
-	ev_u64("unit", unit);
-	ev_end();
+	testcase_announce_stray(unit + 0x40);
 	emu_stage_ve(EXIT_REASON_EPT_VIOLATION, 0x181, unit + 0x40, unit + 0x40, 0);
 	raise_ve();
 	return EXIT_TEST_FAILED;

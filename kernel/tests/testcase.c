@@ -18,6 +18,14 @@ void testcase_fail(const char *file, int line, const char *cond)
 	ev_end();
 }
 
+void testcase_announce_stray(u64 addr)
+{
+	ev_begin("stray_target");
+	ev_u64("addr", addr);
+	ev_u64("unit", ALIGN_DOWN(addr, UNIT_SIZE));
+	ev_end();
+}
+
 int testcase_run(const char *name)
 {
 	for (const struct testcase *const *p = __testcases_start; p < __testcases_end; p++) {
