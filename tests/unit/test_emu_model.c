@@ -91,8 +91,9 @@ TEST(model_tdx_injected_busy_and_status)
 	setup("busy@0x400000:2,status@0x1000000=0xC000000100000000");
 	EXPECT_EQ(code(emu_model_tdx_accept(&m, 4 * MiB | TDX_LEVEL_2M)), TDX_OPERAND_BUSY);
 	EXPECT_EQ(code(emu_model_tdx_accept(&m, 4 * MiB | TDX_LEVEL_2M)), TDX_OPERAND_BUSY);
-	EXPECT_EQ(emu_model_tdx_accept(&m, 4 * MiB | TDX_LEVEL_2M), 0);
 	/* Busy did not change state: nothing was accepted while it answered busy. */
+	EXPECT_EQ(st(4 * MiB), EMU_PG_RAM);
+	EXPECT_EQ(emu_model_tdx_accept(&m, 4 * MiB | TDX_LEVEL_2M), 0);
 	EXPECT_EQ(faults.f[0].fired, 2);
 	EXPECT_EQ(emu_model_tdx_accept(&m, 16 * MiB | TDX_LEVEL_2M), 0xC000000100000000ULL);
 	EXPECT_EQ(st(16 * MiB), EMU_PG_RAM);

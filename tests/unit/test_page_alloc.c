@@ -417,15 +417,26 @@ static bool check_counters(void)
 	ok &= EXPECT_EQ(s->accept_lat.count, fx.ncalls);
 	ok &= EXPECT_EQ(s->allocs - s->frees, nlive);
 	ok &= EXPECT_EQ(fx.bad_accepts, 0);
-	/* A set bit means nobody ever asked for any page of the unit; a clear one, the reverse. */
+	/*
+	 * A set bit means nobody ever asked for any page of the unit; a clear bit on a unit
+	 * that is wholly unaccepted in the map, that the platform was asked for it.
+	 */
 	for (u64 u = FB; u < FB + fx.span; u += UNIT_SIZE) {
-		bool asked = false;
+		bool asked = false, whole = true;
 
-		for (u64 p = pg(u); p < pg(u + UNIT_SIZE) && p < fx.span >> PAGE_SHIFT; p++)
-			asked |= (fx.ps[p] & PS_ASKED) != 0;
+		for (u64 p = pg(u); p < pg(u + UNIT_SIZE); p++) {
+			bool in = p < fx.span >> PAGE_SHIFT;
+
+			asked |= in && (fx.ps[p] & PS_ASKED);
+			whole &= in && (fx.ps[p] & PS_UNACCEPTED);
+		}
 		if (bitmap_test(&fx.bm, u) && asked) {
 			printf("  unit %llx is still unaccepted in the bitmap but was accepted\n", u);
 			ok = EXPECT(!"bit set for an accepted unit");
+		}
+		if (whole && !bitmap_test(&fx.bm, u) && !asked) {
+			printf("  unit %llx was cleared in the bitmap but never accepted\n", u);
+			ok = EXPECT(!"bit clear for a unit never accepted");
 		}
 	}
 	return ok;

@@ -84,7 +84,7 @@ TEST(tdx_largest_level_that_fits)
 	struct tdx_accept_stats st;
 
 	reset();
-	/* [1G - 4K, 3G + 2M + 4K): 4K, then 511 x 4K... no: 4K at 1G-4K, 1G, 1G, 2M, 4K. */
+	/* [1G - 4K, 3G + 2M + 4K): 4K at 1G - 4K, then 1G, 1G, 2M and a last 4K. */
 	EXPECT(!accept(GiB - PAGE_SIZE, 3 * GiB + UNIT_SIZE + PAGE_SIZE, &st));
 	EXPECT_EQ(mock.n, 5);
 	EXPECT_EQ(mock.gpa_level[0], (GiB - PAGE_SIZE) | TDX_LEVEL_4K);
