@@ -148,7 +148,6 @@ unit: $(UNIT_BINS)
 
 # Fuzzing and host benchmarks (before `test`, which needs $(FUZZ_BIN) defined).
 -include $(wildcard tests/fuzz/*.mk tests/bench/*.mk)
-BENCH_BINS := $(B)/bench/bench_bitmap $(B)/bench/bench_palloc
 
 # Everything: host unit tests, QEMU cases from tests/qemu/manifest.toml, host tool tests.
 # The host benchmarks are built (not run) so that they cannot rot unnoticed.

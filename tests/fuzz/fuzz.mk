@@ -3,7 +3,7 @@
 #
 #   make fuzz-build                build $(B)/fuzz/fuzz_memmap with $(FUZZCC)
 #   make fuzz [FUZZ_SECONDS=600]   fuzz from tests/fuzz/seeds/; crashes land in $(B)/fuzz/
-#   make fuzz-smoke                the same for 20 seconds (a quick check for `make test`)
+# (make test runs a 20-second smoke run of the same binary: tests/run.py --fuzz.)
 
 FUZZ_SECONDS ?= 600
 FUZZ_DIR := $(B)/fuzz
@@ -14,11 +14,11 @@ FUZZ_SRCS := tests/fuzz/fuzz_memmap.c mm/memmap.c mm/bitmap.c lib/sort.c
 FUZZ_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter
 
-.PHONY: fuzz-build fuzz fuzz-smoke
+.PHONY: fuzz-build fuzz
 
 fuzz-build: $(FUZZ_BIN)
 
-$(FUZZ_BIN): $(FUZZ_SRCS) $(wildcard mm/*.h include/*.h kernel/panic.h lib/string.h) tests/fuzz/fuzz.mk
+$(FUZZ_BIN): $(FUZZ_SRCS) $(wildcard mm/*.h include/*.h kernel/panic.h lib/*.h) tests/fuzz/fuzz.mk
 	@$(DEPS) fuzz
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $@"
@@ -40,6 +40,3 @@ fuzz: $(FUZZ_BIN)
 		echo "fuzz: FAILED (status $$rc) after $${execs:-?} executions; input: $$(ls -t $(FUZZ_DIR)/crash-* $(FUZZ_DIR)/leak-* $(FUZZ_DIR)/timeout-* 2>/dev/null | head -n 1)"; \
 	fi; \
 	exit $$rc
-
-fuzz-smoke:
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
