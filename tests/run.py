@@ -60,28 +60,28 @@ def check_case(case, res, events):
     problems = []
     if res.timed_out:
         return ["timed out after %.0f s" % res.seconds]
+    exits = [e for e in events if e.get("event") == "exit"]
     if case.get("poweroff"):
         # The one case that checks the fallback when isa-debug-exit is absent: the guest
         # must power off through EFI ResetSystem (QEMU exits 0) after its exit event.
-        exits = [e for e in events if e.get("event") == "exit"]
         if res.qemu_rc != 0:
             problems.append("QEMU exited %s, expected 0 (ResetSystem power-off)" % res.qemu_rc)
         if not exits or exits[-1].get("code") != case.get("exit", 0):
             problems.append("no exit event with code %s" % case.get("exit", 0))
-        return problems
-    if res.qemu_rc == 0:
-        return ["QEMU exited 0: the guest never wrote a verdict to isa-debug-exit"]
-    if res.guest_code is None:
-        return ["QEMU failed (status %s)" % res.qemu_rc]
-    want_code = case.get("exit", 0)
-    if res.guest_code != want_code:
-        problems.append("guest exit code %d, expected %d" % (res.guest_code, want_code))
-    exits = [e for e in events if e.get("event") == "exit"]
-    if not exits:
-        if not case.get("allow_no_exit_event"):
-            problems.append("no exit event")
-    elif exits[-1].get("code") != res.guest_code:
-        problems.append("exit event says %s, debug-exit said %d" % (exits[-1].get("code"), res.guest_code))
+    else:
+        if res.qemu_rc == 0:
+            return ["QEMU exited 0: the guest never wrote a verdict to isa-debug-exit"]
+        if res.guest_code is None:
+            return ["QEMU failed (status %s)" % res.qemu_rc]
+        want_code = case.get("exit", 0)
+        if res.guest_code != want_code:
+            problems.append("guest exit code %d, expected %d" % (res.guest_code, want_code))
+        if not exits:
+            if not case.get("allow_no_exit_event"):
+                problems.append("no exit event")
+        elif exits[-1].get("code") != res.guest_code:
+            problems.append("exit event says %s, debug-exit said %d" % (exits[-1].get("code"),
+                                                                       res.guest_code))
     for want in case.get("expect", []):
         if not any(event_matches(want, e) for e in events):
             problems.append("no event matching %s" % json.dumps(want))
@@ -143,6 +143,10 @@ def run_unit(binary):
     if p.returncode != 0 and all(o.ok for o in out):
         # Crashed (sanitizer report, abort) before it could say which test failed.
         out.append(Outcome(name, False, "exited %d:\n%s" % (p.returncode, text[-3000:])))
+    elif not out:
+        # Exited 0 without running a test: nothing passed, so nothing may count as passed.
+        out.append(Outcome(name, False, "exited 0 but printed no ok/FAIL lines:\n%s" %
+                           text[-3000:]))
     for o in out:
         if not o.ok and "see output" in o.detail:
             o.detail = "\n" + "\n".join(l for l in text.splitlines() if l.startswith("  "))[-3000:]
@@ -194,6 +198,19 @@ def run_tool_tests():
         def addError(self, test, err):
             outcomes.append(Outcome("tools/" + test.id(), False, self._exc_info_to_string(err, test),
                                     error=True))
+
+        def addSubTest(self, test, subtest, err):
+            # A passing subTest adds nothing: its test reports once, through addSuccess.
+            if err is None:
+                return
+            error = not issubclass(err[0], test.failureException)
+            outcomes.append(Outcome("tools/" + subtest.id(), False,
+                                    self._exc_info_to_string(err, test), error=error))
+
+        def addSkip(self, test, reason):
+            # Under make test every dependency is installed (tools/deps.sh test image report
+            # fuzz) and the images are built: a skip means something is missing.
+            outcomes.append(Outcome("tools/" + test.id(), False, "skipped: %s" % reason))
 
     suite.run(Collect())
     return outcomes

@@ -22,7 +22,7 @@ Guests are reserve=off, so a lazy 256G guest costs the host only what it touches
 
 Writes DIR/logs/NAME.log (+ NAME.meta.json, read by report.py), DIR/results.json,
 DIR/report.md and the PNGs, and runs the host benchmarks (make bench-host-bitmap
-bench-host-palloc) when those targets exist.
+bench-host-palloc) unless --no-host.
 """
 import argparse
 import concurrent.futures
@@ -34,7 +34,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -114,7 +113,7 @@ def _strip(ev):
 
 def matrix_cells(quick, runs=None):
     """The cells to boot and those skipped (eager above EAGER_MAX). runs: boots per
-    time-to-ready cell (default 3, --quick 1)."""
+    time-to-ready cell (default 11, --quick 1)."""
     cells, skipped = [], []
     if quick:
         ready = [("lazy", m) for m in ("1G", "256G")] + [("eager", "1G")]
@@ -238,9 +237,10 @@ def boot_cell(cell, o):
     return cell
 
 
-def run_cells(cells, o, t0, longest_first=True):
-    """Runs the cells o.jobs at a time (longest first unless told to keep their order), as
-    long as their host memory fits."""
+def run_cells(cells, o, t0, jobs, longest_first=True):
+    """Runs the cells jobs at a time (longest first unless told to keep their order), as
+    long as their host memory fits. Only the boots run in the pool's threads: the progress
+    count and the lines printed are the calling thread's alone."""
     avail = _meminfo("MemAvailable") or 8 * GIB
     budget = max(avail - HOST_MARGIN, GIB)
     todo = []
@@ -254,13 +254,12 @@ def run_cells(cells, o, t0, longest_first=True):
     if longest_first:
         todo.sort(key=lambda c: -c.est_seconds)
     total, done = len(todo), 0
-    lock = threading.Lock()
     print("bench: %d boots, up to %d at a time (host memory budget %.1f GiB)" %
-          (total, o.jobs, budget / GIB), flush=True)
+          (total, jobs, budget / GIB), flush=True)
     running = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=o.jobs) as pool:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         while todo or running:
-            while todo and len(running) < o.jobs:
+            while todo and len(running) < jobs:
                 used = sum(c.host_bytes for c in running.values())
                 fit = next((c for c in todo if not running or used + c.host_bytes <= budget), None)
                 if fit is None:
@@ -271,28 +270,18 @@ def run_cells(cells, o, t0, longest_first=True):
                                                   return_when=concurrent.futures.FIRST_COMPLETED)
             for f in finished:
                 c = running.pop(f)
-                with lock:
-                    done += 1
-                    us = c.boot.ready_us if c.boot is not None else None
-                    print("[%2d/%d %4.0fs] %-18s %-7s %s(%.1f s)%s" % (
-                        done, total, time.monotonic() - t0, c.name, c.status,
-                        "ready %.1f ms " % (us / 1000.0) if us is not None else "",
-                        c.seconds or 0, ": " + c.reason if c.reason else ""), flush=True)
+                done += 1
+                us = c.boot.ready_us if c.boot is not None else None
+                print("[%2d/%d %4.0fs] %-18s %-7s %s(%.1f s)%s" % (
+                    done, total, time.monotonic() - t0, c.name, c.status,
+                    "ready %.1f ms " % (us / 1000.0) if us is not None else "",
+                    c.seconds or 0, ": " + c.reason if c.reason else ""), flush=True)
 
 
 def host_benchmarks(o):
-    """Runs the host benchmark targets that exist; collects their {"bench": ...} lines."""
-    out = {"targets": [], "missing": [], "results": [], "status": "absent", "note": ""}
-    for t in HOST_TARGETS:
-        try:
-            p = subprocess.run(["make", "-n", t], cwd=ROOT, capture_output=True, text=True,
-                               timeout=120)
-            (out["targets"] if p.returncode == 0 else out["missing"]).append(t)
-        except (OSError, subprocess.SubprocessError):
-            out["missing"].append(t)
-    if not out["targets"]:
-        out["note"] = "no make target %s yet: skipped" % " or ".join(HOST_TARGETS)
-        return out
+    """Runs the host benchmark targets (tests/bench/*.mk); collects their {"bench": ...}
+    lines."""
+    out = {"targets": list(HOST_TARGETS)}
     print("bench: host benchmarks: make -s %s" % " ".join(out["targets"]), flush=True)
     start = time.monotonic()
     try:
@@ -315,8 +304,6 @@ def host_benchmarks(o):
         notes.append("make exited %s: %s" % (rc, (err or "").strip().splitlines()[-1:] or ""))
     if bad:
         notes.append("%d malformed {\"bench\": ...} line(s) skipped" % bad)
-    if out["missing"]:
-        notes.append("no make target %s: skipped" % ", ".join(out["missing"]))
     out["note"] = "; ".join(str(n) for n in notes)
     print("bench: host benchmarks %s: %d result line(s) (%.1f s)%s" % (
         out["status"], len(out["results"]), out["seconds"],
@@ -577,12 +564,9 @@ def main(argv=None):
     # Time to ready one boot at a time, in rounds (every size once, then again), so that
     # drift in the host's state spreads over all sizes instead of favouring one; then the
     # policy matrix with o.jobs boots at a time.
-    jobs = o.jobs
-    o.jobs = 1
-    run_cells(sorted((c for c in cells if c.matrix == "a"), key=lambda c: c.run), o, t0,
+    run_cells(sorted((c for c in cells if c.matrix == "a"), key=lambda c: c.run), o, t0, 1,
               longest_first=False)
-    o.jobs = jobs
-    run_cells([c for c in cells if c.matrix != "a"], o, t0)
+    run_cells([c for c in cells if c.matrix != "a"], o, t0, o.jobs)
     host = {"status": "absent", "note": "--no-host", "results": [], "targets": []} \
         if o.no_host else host_benchmarks(o)
 

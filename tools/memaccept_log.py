@@ -6,17 +6,19 @@ the console (firmware output, human-readable lines) is ignored. A line that star
 an event but is not valid JSON (a truncated log, a garbled serial line) is returned in
 `bad` so that callers can say so instead of crashing.
 
-parse_events() is the raw reader (tests/run.py). read_boot()/parse_boot() build on it
-for the host tools (tools/report.py, tools/bench.py): one Boot per log, with the events
-checked against the field types the kernel emits, and every problem found written down
-as a one-line message instead of an exception. A serial log comes from a machine that
-may have crashed, from a cable that may have dropped bytes, or from a file cut short;
-none of that may stop a report over the other logs."""
+parse_events() is the raw reader (tests/run.py). read_boot()/parse_boot(), for the host
+tools (tools/report.py, tools/bench.py), decode event lines the same way (_decode) and
+make one Boot per log, with the events checked against the field types the kernel
+emits, and every problem found written down as a one-line message instead of an
+exception. A serial log comes from a machine that may have crashed, from a cable that
+may have dropped bytes, or from a file cut short; none of that may stop a report over
+the other logs."""
 import json
 import os
 import re
 
 EVENT_PREFIX = '{"event":'
+BENCH_PREFIX = '{"bench":'
 
 # Mirrors include/exit_codes.h.
 EXIT_CODES = {
@@ -28,55 +30,50 @@ EXIT_CODES = {
 MIB = 1 << 20
 GIB = 1 << 30
 
+_NOT_THERE = object()  # _decode: the line holds no object of that kind
+
+
+def _decode(line, prefix, key, anywhere=True):
+    """The JSON object that starts at prefix in line (at its very start unless anywhere),
+    if it is one with a string field key; None if the line starts such an object but it is
+    broken (not JSON, not an object, key missing or not a string); _NOT_THERE if the line
+    has no prefix."""
+    i = line.find(prefix) if anywhere else (0 if line.startswith(prefix) else -1)
+    if i < 0:
+        return _NOT_THERE
+    try:
+        obj = json.loads(line[i:])
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) and isinstance(obj.get(key), str) else None
+
+
+def _parse_lines(text, strip, prefix, key, anywhere):
+    good, bad = [], []
+    for line in text.splitlines():
+        line = line.strip(strip)
+        obj = _decode(line, prefix, key, anywhere)
+        if obj is None:
+            bad.append(line)
+        elif obj is not _NOT_THERE:
+            good.append(obj)
+    return good, bad
+
 
 def parse_events(text):
     """Returns (events, bad_lines)."""
-    events, bad = [], []
-    for line in text.splitlines():
-        line = line.strip("\r\n\x00 ")
-        i = line.find(EVENT_PREFIX)
-        if i < 0:
-            continue
-        try:
-            ev = json.loads(line[i:])
-        except ValueError:
-            bad.append(line)
-            continue
-        if isinstance(ev, dict) and isinstance(ev.get("event"), str):
-            events.append(ev)
-        else:
-            bad.append(line)
-    return events, bad
-
-
-BENCH_PREFIX = '{"bench":'
+    return _parse_lines(text, "\r\n\x00 ", EVENT_PREFIX, "event", True)
 
 
 def parse_bench_lines(text):
     """The host benchmarks' results (tests/bench/*.mk print one {"bench": ...} object a
-    line): returns (results, bad_lines), like parse_events."""
-    results, bad = [], []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith(BENCH_PREFIX):
-            continue
-        try:
-            r = json.loads(line)
-        except ValueError:
-            bad.append(line)
-            continue
-        if isinstance(r, dict) and isinstance(r.get("bench"), str):
-            results.append(r)
-        else:
-            bad.append(line)
-    return results, bad
+    line, at its start): returns (results, bad_lines), like parse_events."""
+    return _parse_lines(text, None, BENCH_PREFIX, "bench", False)
 
 
 def first(events, name):
-    for e in events:
-        if e.get("event") == name:
-            return e
-    return None
+    """The first event called name, or None."""
+    return next((e for e in events if e.get("event") == name), None)
 
 
 def all_of(events, name):
@@ -369,14 +366,10 @@ def parse_boot(text, path="<log>"):
             if m:
                 b.cmdline_source, b.cmdline = m.group(1), m.group(2).strip()
                 b.options = parse_options(b.cmdline)
-        j = line.find(EVENT_PREFIX)
-        if j < 0:
+        ev = _decode(line, EVENT_PREFIX, "event")
+        if ev is _NOT_THERE:
             continue
-        try:
-            ev = json.loads(line[j:])
-        except ValueError:
-            ev = None
-        if not isinstance(ev, dict) or not isinstance(ev.get("event"), str):
+        if ev is None:
             b.bad.append((i + 1, line))
             if i == last_nonempty:
                 b.ends_mid_event = True

@@ -14,13 +14,14 @@ Used by `make run` and by tests/run.py (as a module: see run()).
 import argparse
 import ctypes
 import os
-import re
 import select
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+
+import memaccept_log
 
 DEFAULT_QEMU = "qemu-system-x86_64"
 DEFAULT_CODE = "/usr/share/OVMF/OVMF_CODE_4M.fd"
@@ -37,6 +38,11 @@ def no_host_thp():
     on whatever guest code touches that memory first, and that a guest with more fresh
     memory pays more often. With 4 KiB host pages the first-touch cost is per page and
     small, so guest timings measure the guest. --thp keeps THP on.
+
+    The setting belongs to this process and is inherited by every child (fork and exec):
+    run() calls this in the parent instead of in a preexec_fn, which is unsafe when
+    threads exist (tests/run.py and tools/bench.py boot from a thread pool). It stays
+    set for the rest of this process: no caller mixes THP on and off in one process.
     """
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)
@@ -66,10 +72,10 @@ class Result:
 
 
 def parse_size(text):
-    m = re.fullmatch(r"(\d+)([KMGT]?)", text.strip().upper())
-    if not m:
+    size = memaccept_log.parse_size(text)
+    if size is None:
         raise ValueError("bad size %r (use e.g. 512M, 4G)" % text)
-    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30, "T": 40}[m.group(2)]
+    return size
 
 
 def qemu_command(esp, mem, smp, qemu=DEFAULT_QEMU, ovmf_code=DEFAULT_CODE,
@@ -109,14 +115,16 @@ def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU
     """Boot once. echo: a file to copy the console to as it arrives (or None).
     disk: boot this disk image (make image) instead of a fresh ESP with efi and args."""
     res = Result()
-    esp = make_esp(efi, args) if not disk else tempfile.mkdtemp(prefix="memaccept-esp-")
+    if not thp:
+        no_host_thp()
+    esp = None if disk else make_esp(efi, args)
     res.command = qemu_command(esp, mem, smp, qemu, ovmf_code, ovmf_vars, extra, gdb, debug_exit,
                                disk)
     start = time.monotonic()
     chunks = []
     try:
         proc = subprocess.Popen(res.command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, preexec_fn=None if thp else no_host_thp)
+                                stderr=subprocess.STDOUT)
         fd = proc.stdout.fileno()
         while True:
             left = timeout - (time.monotonic() - start) if timeout else None
@@ -136,7 +144,8 @@ def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU
         proc.wait()
         res.qemu_rc = None if res.timed_out else proc.returncode
     finally:
-        shutil.rmtree(esp, ignore_errors=True)
+        if esp:
+            shutil.rmtree(esp, ignore_errors=True)
     res.seconds = time.monotonic() - start
     res.output = b"".join(chunks).decode("utf-8", "replace").replace("\r", "")
     if res.qemu_rc is not None and res.qemu_rc % 2 == 1:

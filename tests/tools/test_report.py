@@ -341,9 +341,10 @@ class Plots(unittest.TestCase):
         self.addCleanup(shutil.rmtree, d)
         plt, why = report.matplotlib_or_reason()
         self.assertIsNone(why)
-        # Lines: CDF: 5 runs x all + 4 x fast (1G none has no steps) ... counted per panel.
+        # Lines, per panel: only the 3 runs with workload steps (lazy, eager, ahead 4G; the
+        # two workload=none runs have none) draw: all 3, fast 3, accepting 2 (lazy, ahead).
         self.assertEqual(report.plot_latency_cdf(plt, runs, os.path.join(d, "a.png")),
-                         3 + 3 + 2)  # all: 3 runs with steps, fast: 3, accepting: lazy, ahead
+                         3 + 3 + 2)
         self.assertEqual(report.plot_series(plt, runs, os.path.join(d, "b.png")), 4)
         self.assertEqual(report.plot_ready(plt, runs, os.path.join(d, "c.png")), 3)
 
