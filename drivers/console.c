@@ -57,7 +57,6 @@ void console_release(void)
 		console_flush_held();
 }
 
-
 void console_write(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)

@@ -11,7 +11,7 @@
 typedef uint8_t u8;
 typedef uint16_t u16;
 typedef uint32_t u32;
-typedef unsigned long long u64;	/* as in Linux: printf with %llu, no casts */
+typedef unsigned long long u64;	/* as in Linux: printf with %llu on every 64-bit target */
 typedef int8_t s8;
 typedef int16_t s16;
 typedef int32_t s32;

@@ -10,7 +10,10 @@
 void memory_parse_map(const struct boot_info *bi, bool can_accept, bool fake_allowed);
 /* Build and load the kernel's identity map: every range except unaccepted and suspect ones. */
 void memory_build_page_tables(u64 private_bits, bool use_1g);
-/* The `firmware` event and, with verbose=1, one line per range. */
+/*
+ * The `firmware` and `range` events and one line per anomaly; with verbose=1 also the raw
+ * descriptors (`memdesc` events) and one line per range.
+ */
 void memory_report_firmware(const struct boot_info *bi);
 /* Build the unaccepted bitmap (storage from accepted memory); `bitmap` event. */
 void memory_build_bitmap(void);

@@ -153,8 +153,7 @@ void emu_setup_model(const struct memmap *m)
 	u64 end = 0;
 
 	for (unsigned i = 0; i < m->nranges; i++)
-		if (m->ranges[i].kind != RANGE_MMIO && m->ranges[i].kind != RANGE_RESERVED &&
-		    m->ranges[i].kind != RANGE_SUSPECT)
+		if (emu_model_ram_kind(m->ranges[i].kind))
 			end = MAX(end, m->ranges[i].end);
 	end = MIN(end, EMU_MODEL_LIMIT);
 	emu_model_init(&emu.model, m, (u8 *)(uintptr_t)early_alloc(end >> PAGE_SHIFT, PAGE_SIZE), end,

@@ -4,7 +4,7 @@
 #include "arch/x86/tdx/tdx.h"
 #include "lib/string.h"
 
-static bool is_ram(u32 kind)
+bool emu_model_ram_kind(u32 kind)
 {
 	return kind != RANGE_MMIO && kind != RANGE_RESERVED && kind != RANGE_SUSPECT;
 }
@@ -20,7 +20,7 @@ void emu_model_init(struct emu_model *m, const struct memmap *map, u8 *storage, 
 		const struct mem_range *r = &map->ranges[i];
 		u8 st = EMU_PG_RAM;
 
-		if (!is_ram(r->kind) || r->start >= end)
+		if (!emu_model_ram_kind(r->kind) || r->start >= end)
 			continue;
 		if (r->kind != RANGE_UNACCEPTED)
 			st |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;

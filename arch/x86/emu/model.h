@@ -32,6 +32,8 @@ void emu_model_init(struct emu_model *m, const struct memmap *map, u8 *storage, 
 		    struct emu_faults *faults);
 u8 *emu_model_page(struct emu_model *m, u64 pa);	/* NULL outside the model */
 bool emu_model_is_ram(struct emu_model *m, u64 start, u64 end);
+/* Is memory of this map kind (mm/memmap.h) RAM the model tracks? */
+bool emu_model_ram_kind(u32 kind);
 
 /*
  * TDG.MEM.PAGE.ACCEPT (TDX Module ABI): rcx = GPA | level. Returns the completion status;
