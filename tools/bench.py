@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # memaccept: run the QEMU measurement matrix (make bench) and write results.json and report.md.
-"""Usage: bench.py [--quick] [--runs N] [--jobs N] [--no-host] [--out DIR] [--qemu Q ...]
+"""Usage: bench.py [--quick] [--runs N] [--jobs N] [--no-host] [--out DIR] [--machine PROPS]
+                [--qemu Q ...]
 
 Boots the production image (build/memaccept.efi) once per cell, every cell with
 fake_unaccepted_start=1G, so that memory above 1 GiB counts as unaccepted (platform sim):
@@ -19,6 +20,11 @@ Eager acceptance writes every byte of guest memory, so an eager guest costs the 
 full size: eager cells above 16G are never booted (marked skipped), and boots run in
 parallel only while their estimated host memory fits in what the host has free.
 Guests are reserve=off, so a lazy 256G guest costs the host only what it touches.
+
+--machine adds q35 properties to every boot, for example max-ram-below-4g=1G: QEMU then
+puts 1 GiB of RAM below 4 GiB instead of 2 GiB, so OVMF's own allocations (which it takes
+from the top of low RAM) lie below fake_unaccepted_start=1G and no 2 MiB unit is shared
+between firmware memory and unaccepted memory.
 
 Writes DIR/logs/NAME.log (+ NAME.meta.json, read by report.py), DIR/results.json,
 DIR/report.md and the PNGs, and runs the host benchmarks (make bench-host-bitmap
@@ -200,7 +206,8 @@ def host_info(o):
         git = "?"
     return {"cpu": cpu, "cpus": os.cpu_count(), "mem_total_bytes": _meminfo("MemTotal"),
             "mem_available_bytes": _meminfo("MemAvailable"), "kernel": pyplatform.release(),
-            "qemu": qv, "ovmf_code": o.ovmf_code, "image": o.efi, "git": git}
+            "qemu": qv, "machine": o.machine, "ovmf_code": o.ovmf_code, "image": o.efi,
+            "git": git}
 
 
 # ---------------------------------------------------------------- running
@@ -210,8 +217,9 @@ def boot_cell(cell, o):
     cell.log = os.path.relpath(log, o.out)
     start = time.monotonic()
     try:
+        extra = ["-machine", o.machine] if o.machine else []
         res = runqemu.run(o.efi, cell.args, cell.mem, 1, cell.timeout(o.timeout), None, o.qemu,
-                          o.ovmf_code, o.ovmf_vars)
+                          o.ovmf_code, o.ovmf_vars, extra=extra)
         with open(log, "w") as f:
             f.write(res.output)
         cell.seconds = round(res.seconds, 1)
@@ -312,6 +320,17 @@ def host_benchmarks(o):
 
 
 # ---------------------------------------------------------------- analysis
+def edge_accept_us(boot):
+    """Time the boot spent accepting the partial units at range edges, when every accept
+    of the boot was one of those (workload=none, not eager); else None."""
+    s = boot.summary or {}
+    paths = s.get("accepted_by_path") or {}
+    if not isinstance(s.get("accept_ns_total"), int) or \
+            any(v for k, v in paths.items() if k != "boot_edge"):
+        return None
+    return s["accept_ns_total"] / 1000.0
+
+
 def ready_matrix(cells):
     """Per (policy, RAM) of matrix (a): the ready times and the median boot phases."""
     groups = {}
@@ -333,12 +352,15 @@ def ready_matrix(cells):
             for k, v in (c.boot.boot_phases or {}).items():
                 if k != "event":
                     phases.setdefault(k, []).append(v)
+        edges = [e for e in (edge_accept_us(c.boot) for c in ok) if e is not None]
         row = {"policy": policy, "mem": mem, "mem_bytes": mb, "runs": len(cs),
                "ok_runs": len(ok), "ready_us": us,
                "median_us": statistics.median(us) if us else None,
                "min_us": min(us) if us else None, "max_us": max(us) if us else None,
                "kernel_median_us": statistics.median(kern) if kern else None,
-               "phases_median_us": {k: statistics.median(v) for k, v in phases.items()}}
+               "phases_median_us": {k: statistics.median(v) for k, v in phases.items()},
+               # Inside the allocator phase: accepting the partial units at range edges.
+               "edge_accept_median_us": statistics.median(edges) if edges else None}
         if policy == "lazy" and mem == "1G":
             base = row
         rows.append(row)
@@ -358,6 +380,7 @@ def ready_matrix(cells):
                 "lazy_4g_median_us": next((r["median_us"] for r in rows
                                            if r["policy"] == "lazy" and r["mem"] == "4G"), None),
                 "lazy_median_us": top["median_us"], "ratio": top["ratio_to_lazy_1g"],
+                "edge_accept_median_us": top["edge_accept_median_us"],
                 "kernel_ratio": top["kernel_ratio_to_lazy_1g"],
                 "met": top["ratio_to_lazy_1g"] <= GOAL_RATIO}
     return rows, goal
@@ -394,10 +417,13 @@ def ready_tables(rows, goal):
             if k not in cols:
                 cols.append(k)
     p = report.Table(
-        "Median boot phases (ms)", ["policy", "RAM"] + cols,
-        [[r["policy"], r["mem"]] + [ms(r["phases_median_us"].get(k), 2) for k in cols]
-         for r in rows],
-        "Median over the runs of each phase's own duration.")
+        "Median boot phases (ms)", ["policy", "RAM"] + cols + ["of which edge accept"],
+        [[r["policy"], r["mem"]] + [ms(r["phases_median_us"].get(k), 2) for k in cols] +
+         [ms(r["edge_accept_median_us"], 2)] for r in rows],
+        "Median over the runs of each phase's own duration. of which edge accept: the part "
+        "of the allocator phase spent accepting the partial 2 MiB units at range edges "
+        "(sim: zeroing them; the host backs each page on its first write), '-' where other "
+        "accepts ran too.")
     return [t, p]
 
 
@@ -425,10 +451,18 @@ def goal_text(goal):
                "partial 2 MiB units at range edges at boot; against lazy 4G, which does "
                "the same work, lazy %s is %+.1f%%." % (
                    goal["size"], (goal["lazy_median_us"] / goal["lazy_4g_median_us"] - 1) * 100))
+    edge = ""
+    if goal.get("edge_accept_median_us") and goal["lazy_median_us"] > goal["lazy_1g_median_us"]:
+        edge = (" Of the %s ms difference, %s ms (median) is accepting the partial units at "
+                "range edges, which DESIGN section 3 requires at boot; the 10%% allowance is "
+                "%s ms." % (ms(goal["lazy_median_us"] - goal["lazy_1g_median_us"]),
+                            ms(goal["edge_accept_median_us"]),
+                            ms(goal["lazy_1g_median_us"] * (GOAL_RATIO - 1))))
     return ("Goal: lazy %s within 10%% of lazy 1G. Measured: %s ms against %s ms median, "
-            "%+.1f%%: %s.%s%s%s" % (goal["size"], ms(goal["lazy_median_us"]),
-                                    ms(goal["lazy_1g_median_us"]), pct,
-                                    "MET" if goal["met"] else "NOT MET", kern, vs4, noise))
+            "%+.1f%%: %s.%s%s%s%s" % (goal["size"], ms(goal["lazy_median_us"]),
+                                      ms(goal["lazy_1g_median_us"]), pct,
+                                      "MET" if goal["met"] else "NOT MET", kern, edge, vs4,
+                                      noise))
 
 
 # ---------------------------------------------------------------- output
@@ -441,8 +475,9 @@ def write_report(o, info, cells, skipped, rows, goal, runs_b, host, messages, pl
              wall, wall / 60, sum(1 for c in cells if c.status != "skipped"), o.jobs),
          "- Host: %s, %s CPUs, %s RAM; %s" % (info["cpu"], info["cpus"],
                                              ml.format_size(host_mem_total()), info["kernel"]),
-         "- QEMU: %s, TCG, q35, 1 vCPU, guest RAM reserve=off, host THP off; OVMF %s" % (
-             info["qemu"], info["ovmf_code"]),
+         "- QEMU: %s, TCG, q35%s, 1 vCPU, guest RAM reserve=off, host THP off; OVMF %s" % (
+             info["qemu"], "," + o.machine if o.machine else " (default memory layout)",
+             info["ovmf_code"]),
          "- Image: `%s` (git %s)" % (os.path.relpath(o.efi, ROOT), info["git"]),
          "- Every boot: `%s` (platform sim: acceptance zeroes the memory). In a 1G guest "
          "nothing lies above 1G, so the 1G cells accept nothing: they are the baseline." % FAKE,
@@ -527,6 +562,8 @@ def main(argv=None):
     ap.add_argument("--efi", default=os.path.join(ROOT, "build", "memaccept.efi"))
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--qemu", default=runqemu.DEFAULT_QEMU)
+    ap.add_argument("--machine", default="",
+                    help="q35 properties for every boot, e.g. max-ram-below-4g=1G")
     ap.add_argument("--ovmf-code", default=runqemu.DEFAULT_CODE)
     ap.add_argument("--ovmf-vars", default=runqemu.DEFAULT_VARS)
     ap.add_argument("--timeout", type=int, default=300,

@@ -376,6 +376,27 @@ class BenchMatrix(unittest.TestCase):
         self.assertAlmostEqual(goal["ratio"], 45012 / 81166)
         self.assertTrue(goal["met"])
         self.assertIn("MET", bench.goal_text(goal))
+        # The 256G boot accepted only boot edges: its whole accept time is edge time.
+        self.assertEqual(rows[1]["edge_accept_median_us"], 3379091 / 1000.0)
+        self.assertEqual(goal["edge_accept_median_us"], 3379091 / 1000.0)
+
+    def test_edge_accept_only_when_every_accept_was_an_edge(self):
+        import bench
+        self.assertEqual(bench.edge_accept_us(ml.read_boot(log("lazy-256g-none"))), 3379.091)
+        # A workload accepted units lazily too: the edges' share is not known.
+        self.assertIsNone(bench.edge_accept_us(ml.read_boot(log("lazy-4g"))))
+
+    def test_goal_text_names_the_edge_share(self):
+        import bench
+        goal = {"size": "256G", "lazy_1g_median_us": 20000, "lazy_1g_min_us": 19000,
+                "lazy_1g_max_us": 21000, "lazy_1g_runs": 11, "lazy_4g_median_us": 25000,
+                "lazy_median_us": 26000, "ratio": 1.3, "kernel_ratio": None,
+                "edge_accept_median_us": 3500, "met": False}
+        text = bench.goal_text(goal)
+        self.assertIn("NOT MET", text)
+        self.assertIn("Of the 6.0 ms difference, 3.5 ms (median) is accepting the partial "
+                      "units", text)
+        self.assertIn("the 10% allowance is 2.0 ms", text)
 
 
 if __name__ == "__main__":
