@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import statistics
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -364,6 +365,24 @@ class BenchMatrix(unittest.TestCase):
             # The host rule: eager never above 16G.
             self.assertFalse(c.policy == "eager" and c.mem_bytes > 16 * GIB, c.name)
 
+    def test_ready_order_rounds_shuffled(self):
+        import bench
+        cells, _ = bench.matrix_cells(quick=False)
+        order = bench.ready_order(cells)
+        a = [c for c in cells if c.matrix == "a"]
+        self.assertEqual(sorted(c.name for c in order), sorted(c.name for c in a))
+        kinds = len({(c.policy, c.mem) for c in a})
+        rounds = [order[i:i + kinds] for i in range(0, len(order), kinds)]
+        # Every round boots each cell once, and the rounds are in order.
+        for i, r in enumerate(rounds, 1):
+            self.assertEqual({c.run for c in r}, {i})
+            self.assertEqual(len({(c.policy, c.mem) for c in r}), kinds)
+        # Not one fixed order: the cell after eager 4G is not always the same one.
+        after = {order[i + 1].name.rsplit("-r", 1)[0] for i, c in enumerate(order[:-1])
+                 if c.policy == "eager" and c.mem == "4G"}
+        self.assertGreater(len(after), 1)
+        self.assertEqual([c.name for c in order], [c.name for c in bench.ready_order(cells)])
+
     def test_ready_matrix_ratio(self):
         import bench
         cells = []
@@ -386,6 +405,26 @@ class BenchMatrix(unittest.TestCase):
         # A workload accepted units lazily too: the edges' share is not known.
         self.assertIsNone(bench.edge_accept_us(ml.read_boot(log("lazy-4g"))))
 
+    def test_ratio_interval(self):
+        import bench
+        # Identical boots: every resample gives the same ratio.
+        self.assertEqual(bench.ratio_interval([22.0] * 5, [20.0] * 5), [1.1, 1.1])
+        # Spread boots: the interval holds the ratio of medians and is not a point.
+        num, den = [20, 21, 22, 26, 30, 31], [18, 19, 20, 21, 24, 25]
+        lo, hi = bench.ratio_interval(num, den)
+        self.assertLess(lo, statistics.median(num) / statistics.median(den))
+        self.assertGreater(hi, statistics.median(num) / statistics.median(den))
+        self.assertIsNone(bench.ratio_interval([1.0], den))
+
+    def test_goal_text_says_when_a_run_cannot_tell(self):
+        import bench
+        goal = {"size": "256G", "lazy_1g_median_us": 20000, "lazy_median_us": 21000,
+                "ratio": 1.05, "ratio_interval": [0.97, 1.25], "met": True}
+        self.assertIn("0.97-1.25; it straddles 1.10, so this run alone cannot tell",
+                      bench.goal_text(goal))
+        goal.update(ratio=1.3, ratio_interval=[1.2, 1.4], met=False)
+        self.assertIn("1.20-1.40; it lies above 1.10", bench.goal_text(goal))
+
     def test_goal_text_names_the_edge_share(self):
         import bench
         goal = {"size": "256G", "lazy_1g_median_us": 20000, "lazy_1g_min_us": 19000,
@@ -394,8 +433,8 @@ class BenchMatrix(unittest.TestCase):
                 "edge_accept_median_us": 3500, "met": False}
         text = bench.goal_text(goal)
         self.assertIn("NOT MET", text)
-        self.assertIn("Of the 6.0 ms difference, 3.5 ms (median) is accepting the partial "
-                      "units", text)
+        self.assertIn("Lazy 256G spends 3.5 ms (median) of its time to ready accepting the "
+                      "partial units", text)
         self.assertIn("the 10% allowance is 2.0 ms", text)
 
 
