@@ -14,21 +14,22 @@ BENCH_BINS := $(BENCH_DIR)/bench_bitmap $(BENCH_DIR)/bench_palloc
 
 .PHONY: bench-host-bitmap bench-host-palloc
 
-$(BENCH_DIR)/bench_bitmap: tests/bench/bench_bitmap.c mm/bitmap.c tests/bench/bench.mk \
-		$(wildcard mm/*.h include/*.h kernel/panic.h lib/*.h)
+$(BENCH_DIR)/bench_bitmap: tests/bench/bench_bitmap.c tests/bench/bench_host.c mm/bitmap.c \
+		tests/bench/bench.mk $(wildcard tests/bench/*.h mm/*.h include/*.h kernel/panic.h lib/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	$(Q)$(HOSTCC) $(BENCH_CFLAGS) -o $@ tests/bench/bench_bitmap.c mm/bitmap.c
+	$(Q)$(HOSTCC) $(BENCH_CFLAGS) -o $@ tests/bench/bench_bitmap.c tests/bench/bench_host.c mm/bitmap.c
 
 # The allocator and what it calls, nothing else.
 PALLOC_BENCH_SRCS := mm/page_alloc.c mm/bitmap.c mm/memmap.c mm/latency.c mm/policy.c \
 	mm/series.c lib/string.c lib/format.c lib/sort.c
 
-$(BENCH_DIR)/bench_palloc: tests/bench/bench_palloc.c $(PALLOC_BENCH_SRCS) tests/bench/bench.mk \
-		$(wildcard mm/*.h kernel/*.h lib/*.h include/*.h)
+$(BENCH_DIR)/bench_palloc: tests/bench/bench_palloc.c tests/bench/bench_host.c $(PALLOC_BENCH_SRCS) \
+		tests/bench/bench.mk $(wildcard tests/bench/*.h mm/*.h kernel/*.h lib/*.h include/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	$(Q)$(HOSTCC) $(BENCH_CFLAGS) -o $@ tests/bench/bench_palloc.c $(PALLOC_BENCH_SRCS)
+	$(Q)$(HOSTCC) $(BENCH_CFLAGS) -o $@ tests/bench/bench_palloc.c tests/bench/bench_host.c \
+		$(PALLOC_BENCH_SRCS)
 
 bench-host-bitmap: $(BENCH_DIR)/bench_bitmap
 	@$<

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: host benchmark: bitmap_any/bitmap_next (word at a time) against bitmap_test per unit. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "kernel/panic.h"
+#include "tests/bench/bench_host.h"
 #include "mm/bitmap.h"
 
 /*
@@ -24,27 +23,8 @@
 #define SPARSE_EVERY (GiB / UNIT_SIZE)	/* one unaccepted unit per GiB */
 #define BASE (4 * GiB)
 
-__noreturn void panic(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
-
 /* Results feed this, so the compiler must keep every call. */
 static volatile u64 sink;
-
-static u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
-}
 
 static struct unaccepted_bitmap bm;
 static void *storage;

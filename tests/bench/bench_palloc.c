@@ -8,10 +8,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include "kernel/cmdline.h"
 #include "kernel/panic.h"
+#include "tests/bench/bench_host.h"
 #include "mm/bitmap.h"
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
@@ -42,18 +42,6 @@
 #define RND_N (1u << 20)
 
 extern char **environ;
-
-__noreturn void panic(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "bench_palloc: panic: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	abort();
-}
 
 __noreturn void fatal(int code, const char *fmt, ...)
 {
@@ -94,14 +82,6 @@ static void *meta_alloc(u64 bytes)
 	if (!p)
 		panic("meta_alloc: out of memory");
 	return p;
-}
-
-static u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
 }
 
 /* All of the arena usable at FB, lazy hooks as in the kernel. */
