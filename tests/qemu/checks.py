@@ -235,9 +235,14 @@ def stray_access_matches_target(case, events, text):
     return problems
 
 
-def _calls(events):
+def _summary_obj(events, key):
+    """The summary's object `key` ({} when absent) and the summary (None when absent)."""
     s = ml.first(events, "summary")
-    return (s or {}).get("platform_calls", {}), s
+    return (s or {}).get(key, {}), s
+
+
+def _calls(events):
+    return _summary_obj(events, "platform_calls")
 
 
 def tdx_lazy_one_call_per_unit(case, events, text):
@@ -305,8 +310,7 @@ def tdx_size_mismatch_path(case, events, text):
 
 
 def _per_gib(events):
-    s = ml.first(events, "summary")
-    return (s or {}).get("platform_calls_per_gib", {}), s
+    return _summary_obj(events, "platform_calls_per_gib")
 
 
 def snp_calls_per_gib_lazy(case, events, text):
