@@ -137,6 +137,13 @@ static void apply(struct parser *p, const char *key, const char *val)
 			c->verbose = val[0] == '1';
 		else
 			complain(p, "cmdline: verbose=%s is not 0 or 1; ignored", val);
+	} else if (strcmp(key, "emu_host") == 0) {
+		if (!p->test_image)
+			complain(p, "cmdline: %s= is only understood by the test image; ignored", key);
+		else if (strcmp(val, "kvm") == 0 || strcmp(val, "huge") == 0)
+			c->emu_host = val[0] == 'h' ? EMU_HOST_HUGE : EMU_HOST_KVM;
+		else
+			complain(p, "cmdline: emu_host=%s is not kvm or huge; using kvm", val);
 	} else if (strcmp(key, "test") == 0 || strcmp(key, "emu_fault") == 0) {
 		if (!p->test_image)
 			complain(p, "cmdline: %s= is only understood by the test image; ignored", key);

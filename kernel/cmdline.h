@@ -21,6 +21,12 @@ enum platform_choice {
 	PLAT_SNP_EMU,	/* test image only: SEV-SNP backend on the platform emulator */
 };
 
+/* Test image: which host the platform emulator plays (emu_host=). */
+enum emu_host_kind {
+	EMU_HOST_KVM,	/* today's KVM + QEMU: private memory mapped with 4 KiB pages (default) */
+	EMU_HOST_HUGE,	/* a host that backs private memory with 2 MiB pages where it can */
+};
+
 struct config {
 	u32 policy;			/* enum accept_policy */
 	u32 platform;			/* enum platform_choice */
@@ -31,7 +37,7 @@ struct config {
 	bool console_sync;		/* console=sync: print at once, do not hold the boot report */
 	u8 reserved[5];
 	u32 bad_options;		/* how many options were rejected */
-	u32 unused;
+	u32 emu_host;			/* test image: enum emu_host_kind, the host the emulator plays */
 	char workload[96];		/* checked by workload_parse() */
 	char test[48];			/* test image: in-guest test case to run */
 	char emu_fault[128];		/* test image: emulator fault injection */

@@ -110,6 +110,24 @@ TEST(cmdline_test_image_options)
 	EXPECT_EQ(c.platform, PLAT_SNP_EMU);
 	EXPECT(strcmp(c.test, "ud") == 0);
 	EXPECT(strcmp(c.emu_fault, "busy:3") == 0);
+	EXPECT_EQ(c.emu_host, EMU_HOST_KVM);
+}
+
+TEST(cmdline_emu_host)
+{
+	struct config c;
+
+	parse("emu_host=huge", &c, true);
+	EXPECT_EQ(reports, 0);
+	EXPECT_EQ(c.emu_host, EMU_HOST_HUGE);
+	parse("emu_host=kvm", &c, true);
+	EXPECT_EQ(c.emu_host, EMU_HOST_KVM);
+	parse("emu_host=tiny", &c, true);
+	EXPECT_EQ(reports, 1);
+	EXPECT_EQ(c.emu_host, EMU_HOST_KVM);
+	parse("emu_host=huge", &c, false);
+	EXPECT_EQ(reports, 1);
+	EXPECT_EQ(c.emu_host, EMU_HOST_KVM);
 }
 
 TEST(parse_size_cases)

@@ -51,6 +51,7 @@ void boot_emulator_select(struct boot_info *bi)
 	/* Parsed once, here: the SNP opt-in stand-in uses the faults before ExitBootServices. */
 	if (!emu_faults_parse(bi->config.emu_fault, &emu.faults, err, sizeof(err)))
 		kprintf("%s; no faults injected\n", err);
+	emu.host = bi->config.emu_host;
 	if (bi->config.platform == PLAT_TDX_EMU)
 		emu.mode = EMU_TDX;
 	else if (bi->config.platform == PLAT_SNP_EMU)
@@ -132,6 +133,11 @@ static bool on_ud(struct trap_frame *f)
 	return true;
 }
 
+static const char *host_name(void)
+{
+	return emu.host == EMU_HOST_HUGE ? "huge" : "kvm";
+}
+
 static const char *mode_name(void)
 {
 	static const char *const names[] = { "off", "observe", "tdx", "snp" };
@@ -143,7 +149,8 @@ void emu_install(void)
 {
 	trap_register(VEC_UD, on_ud);
 	emu.installed = true;
-	kprintf("emu: platform emulator in %s mode, %u fault(s) armed\n", mode_name(), emu.faults.n);
+	kprintf("emu: platform emulator in %s mode, host %s, %u fault(s) armed\n", mode_name(),
+		host_name(), emu.faults.n);
 }
 
 /* ------------------------------------------------------------------ page model */
@@ -197,6 +204,7 @@ void emu_report(void)
 {
 	ev_obj_begin("emulator");
 	ev_str("mode", mode_name());
+	ev_str("host", host_name());
 	for (unsigned i = 0; i < ncounters; i++)
 		ev_u64(counters[i].name, counters[i].count);
 	/* How often each injected fault fired: a test can tell that it took effect. */

@@ -35,6 +35,7 @@ enum emu_mode {
 
 struct emu_state {
 	u32 mode;
+	u32 host;		/* enum emu_host_kind (kernel/cmdline.h): the host being played */
 	bool installed;		/* after ExitBootServices: the trap handlers are in place */
 	struct emu_faults faults;
 	struct emu_model model;	/* the page model (arch/x86/emu/model.h) */
