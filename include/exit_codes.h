@@ -14,5 +14,12 @@
 #define EXIT_PLATFORM_FATAL 7    /* the platform returned a status we must not continue after */
 #define EXIT_HOST_HOSTILE 8      /* the host or firmware broke a security invariant */
 #define EXIT_BAD_CONFIG 9        /* the command line asked for something impossible */
+/*
+ * Test image only, never memaccept's own verdict: the emulated host stopped the VM (a
+ * fatal report or termination request, a vCPU halted for good). A real QEMU ends such a
+ * VM with its own status, not the guest's; memaccept's verdict is the `exit` event it
+ * printed before asking the host to stop it.
+ */
+#define EXIT_HOST_STOPPED 100
 
 #endif

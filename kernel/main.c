@@ -153,19 +153,33 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* Every time in the report counts from efi_main's first instruction. */
 	tsc_set(bi->tsc_hz, bi->tsc_at_entry);
 
-	/* Our own descriptor tables first: the firmware's sit in memory we will reuse. */
-	gdt_init();
-	idt_init();
-	memory_trap_init();
-#ifdef CONFIG_EMULATOR
-	/* Test image: catch TDCALL/PVALIDATE/VMGEXIT before the backends run any. */
-	emu_install();
-#endif
-
-	/* Port I/O (and so the console) the way this platform needs it. */
+	/*
+	 * The platform before our IDT: from the instruction that loads it, #VE (TDX) and #VC
+	 * (SNP) have their handlers and the console goes through the platform's port I/O
+	 * (TDVMCALL on TDX; held in memory on SNP until the GHCB exists), so even a panic
+	 * while the tables are set up reaches the console and the host. None of this does
+	 * I/O: the console is held, and console=sync output goes through the platform.
+	 */
 	u32 kind = platform_resolve(bi->detected, &bi->config);
 
 	platform_set(kind, bi);
+	platform_traps_init(kind);
+#ifdef CONFIG_EMULATOR
+	/* Test image: catch TDCALL/PVALIDATE/VMGEXIT (#UD) from the same moment. */
+	emu_install();
+#endif
+	/* Our own descriptor tables: the firmware's sit in memory we will reuse. */
+	gdt_init();
+	idt_init();
+#ifdef CONFIG_TEST_IMAGE
+	/* test=early_*: console output or a panic right after the IDT is loaded. */
+	testcase_early(bi->config.test);
+#endif
+	memory_trap_init();
+#ifdef CONFIG_EMULATOR
+	emu_announce();
+#endif
+	/* TD info (and the TD attribute check) on TDX. */
 	platform_setup_early(kind);
 	u64 ebs_us = tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_at_entry) / 1000;
 

@@ -9,6 +9,12 @@
 #include "lib/format.h"
 
 static bool exiting;
+static char last_message[160];
+
+const char *kernel_exit_message(void)
+{
+	return last_message[0] ? last_message : "see the guest console";
+}
 
 __noreturn void kernel_exit_reason(int code, u32 condition)
 {
@@ -39,6 +45,8 @@ static __noreturn void die(int code, u32 condition, const char *event, const cha
 	char msg[256];
 
 	format_buf_v(msg, sizeof(msg), fmt, ap);
+	if (!last_message[0])
+		format_buf(last_message, sizeof(last_message), "%s", msg);
 	kprintf("%s: %s\n", code == EXIT_PANIC ? "PANIC" : "FATAL", msg);
 	ev_begin(event);
 	ev_str("msg", msg);

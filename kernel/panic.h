@@ -11,6 +11,9 @@ __noreturn void kernel_exit(int code);
 /* Same, telling the host why (enum fatal_condition in arch/x86/platform.h). */
 __noreturn void kernel_exit_reason(int code, u32 condition);
 
+/* The first panic/fatal message of this boot, for the host's fatal report (never NULL). */
+const char *kernel_exit_message(void);
+
 /* A broken invariant inside memaccept: name the function and the values in the message. */
 __noreturn void panic(const char *fmt, ...) __printf(1, 2);
 

@@ -26,6 +26,11 @@ struct testcase {
 
 /* Run the named case; unknown names list the cases and fail. */
 int testcase_run(const char *name);
+/*
+ * Called by kernel_main right after the kernel's IDT is loaded, before the rest of the
+ * platform set-up: runs the early part of test=early_console and test=early_panic.
+ */
+void testcase_early(const char *name);
 
 /* Inside a test case: report a failed check with its location and return. */
 #define CHECK(cond)                                                                   \

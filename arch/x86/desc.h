@@ -45,7 +45,11 @@ typedef bool (*trap_handler_fn)(struct trap_frame *f);
 
 void gdt_init(void);
 void idt_init(void);
+/* Is the kernel's IDT the one the CPU uses (not the firmware's)? */
+bool idt_loaded(void);
+/* Registering is allowed before idt_init(): handlers are in place the moment it loads. */
 void trap_register(unsigned vector, trap_handler_fn fn);
+bool trap_has_handler(unsigned vector);
 /* Run the handlers for a frame, as the entry stub does (test cases use it for #VC). */
 void trap_dispatch(struct trap_frame *f);
 __noreturn void trap_report_fatal(const struct trap_frame *f, const char *why, int code);

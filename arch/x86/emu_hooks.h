@@ -20,6 +20,12 @@ bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 bool emu_rdmsr(u32 msr, u64 *val);
 bool emu_wrmsr(u32 msr, u64 val);
 void emu_observe_accept(u64 start, u64 end);
+/*
+ * An IN or OUT the guest executes: in an emulated TD (SNP guest) the real CPU raises #VE
+ * (#VC) instead, so the emulator delivers that exception and returns true (*val holds
+ * what an IN read); false: let the instruction run.
+ */
+bool emu_guest_port_io(u16 port, int size, bool in, u32 *val);
 #else
 static inline bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
@@ -39,6 +45,11 @@ static inline bool emu_wrmsr(u32 msr, u64 val)
 static inline void emu_observe_accept(u64 start, u64 end)
 {
 	(void)start, (void)end;
+}
+static inline bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
+{
+	(void)port, (void)size, (void)in, (void)val;
+	return false;
 }
 #endif
 

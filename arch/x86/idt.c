@@ -50,6 +50,19 @@ void idt_init(void)
 	__asm__ volatile("lidt %0" : : "m"(idtr));
 }
 
+bool idt_loaded(void)
+{
+	struct idtr cur;
+
+	__asm__ volatile("sidt %0" : "=m"(cur));
+	return cur.base == (u64)(uintptr_t)idt;
+}
+
+bool trap_has_handler(unsigned vector)
+{
+	return vector < NUM_EXCEPTIONS && handlers[vector][0];
+}
+
 void trap_register(unsigned vector, trap_handler_fn fn)
 {
 	if (vector >= NUM_EXCEPTIONS)

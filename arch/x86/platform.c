@@ -19,6 +19,7 @@ const char *fatal_condition_name(u32 condition)
 		[FC_PVALIDATE_FAIL] = "pvalidate_fail", [FC_GHCB] = "ghcb",
 		[FC_UNACCEPTED_ACCESS] = "unaccepted_access",
 		[FC_UNEXPECTED_EXCEPTION] = "unexpected_exception",
+		[FC_TD_ATTRIBUTES] = "td_attributes",
 	};
 	return condition < ARRAY_SIZE(names) ? names[condition] : "?";
 }
@@ -86,12 +87,18 @@ void platform_set(u32 kind, const struct boot_info *bi)
 	}
 }
 
+void platform_traps_init(u32 kind)
+{
+	if (kind == PLATFORM_TDX)
+		tdx_register_traps();
+	else if (kind == PLATFORM_SNP)
+		snp_setup_early();	/* the #VC handler; the console waits for the GHCB */
+}
+
 void platform_setup_early(u32 kind)
 {
 	if (kind == PLATFORM_TDX)
 		tdx_setup();
-	else if (kind == PLATFORM_SNP)
-		snp_setup_early();
 }
 
 void platform_setup_late(u32 kind)

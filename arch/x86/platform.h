@@ -22,6 +22,7 @@ enum fatal_condition {
 	FC_GHCB = 7,			/* SNP: GHCB negotiation or registration failed */
 	FC_UNACCEPTED_ACCESS = 8,	/* something touched unaccepted memory */
 	FC_UNEXPECTED_EXCEPTION = 9,	/* a #VE or #VC the guest cannot handle */
+	FC_TD_ATTRIBUTES = 10,		/* TDX: the TD was built without SEPT_VE_DISABLE */
 };
 #define FATAL_REASON(condition, code) (((u32)(condition) << 8) | ((u32)(code) & 0xff))
 #define FATAL_REASON_CODE(reason) ((int)((reason) & 0xff))
@@ -69,9 +70,12 @@ struct boot_info;
 /* Switch to that backend's operations (port I/O, accept, terminate). */
 void platform_set(u32 kind, const struct boot_info *bi);
 /*
- * What the backend needs before anything else runs: TD info and the #VE handler on TDX,
- * the #VC handler (and a console kept in memory) on SNP.
+ * Before the kernel's IDT is loaded: the #VE handler on TDX, the #VC handler (and a
+ * console kept in memory until the GHCB exists) on SNP, so that no exception the
+ * platform raises for port I/O ever meets an IDT without its handler.
  */
+void platform_traps_init(u32 kind);
+/* What the backend needs before anything else runs: TD info on TDX. */
 void platform_setup_early(u32 kind);
 /* Once the kernel's page tables are live: the SNP GHCB. */
 void platform_setup_late(u32 kind);
@@ -83,9 +87,16 @@ extern const struct cc_platform *platform;
 void platform_use_plain_io(void);
 #endif
 
-/* Plain port I/O, used by "none" and "sim" and before a CC platform is set up. */
+/*
+ * Plain port I/O, used by "none" and "sim" and before a CC platform is set up. In the
+ * test image it goes past the emulator first: in an emulated TD or SNP guest an IN/OUT
+ * raises #VE or #VC, as on the real platform (arch/x86/emu_hooks.h).
+ */
 void plain_io_out(u16 port, u32 val, int size);
 u32 plain_io_in(u16 port, int size);
+/* The IN/OUT instructions themselves, for the emulated host's own I/O. */
+void raw_io_out(u16 port, u32 val, int size);
+u32 raw_io_in(u16 port, int size);
 /* Nobody to report to but QEMU's debug-exit device (or EFI ResetSystem). */
 __noreturn void plain_terminate(u32 reason);
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: plain port I/O and the default platform used until one is selected. */
 #include "arch/x86/cpu.h"
+#include "arch/x86/emu_hooks.h"
 #include "arch/x86/platform.h"
 #include "drivers/exit.h"
 
-void plain_io_out(u16 port, u32 val, int size)
+void raw_io_out(u16 port, u32 val, int size)
 {
 	if (size == 1)
 		outb(port, (u8)val);
@@ -14,13 +15,28 @@ void plain_io_out(u16 port, u32 val, int size)
 		outl(port, val);
 }
 
-u32 plain_io_in(u16 port, int size)
+u32 raw_io_in(u16 port, int size)
 {
 	if (size == 1)
 		return inb(port);
 	if (size == 2)
 		return inw(port);
 	return inl(port);
+}
+
+void plain_io_out(u16 port, u32 val, int size)
+{
+	if (!emu_guest_port_io(port, size, false, &val))
+		raw_io_out(port, val, size);
+}
+
+u32 plain_io_in(u16 port, int size)
+{
+	u32 val = 0;
+
+	if (emu_guest_port_io(port, size, true, &val))
+		return val;
+	return raw_io_in(port, size);
 }
 
 static int early_accept(u64 start, u64 end)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: TDX test cases that need the emulator to stage a #VE (platform=tdx-emu). */
 #include "arch/x86/emu/emu.h"
+#include "arch/x86/platform.h"
 #include "arch/x86/tdx/tdx.h"
 #include "drivers/exit.h"
 #include "kernel/panic.h"
@@ -50,4 +51,38 @@ TESTCASE(tdx_halt, "machine_halt() goes through TDVMCALL<Instruction.HLT>")
 {
 	CHECK(emu_mode() == EMU_TDX);
 	machine_halt();	/* the model's VMM stops a TD halted with interrupts blocked */
+}
+
+TESTCASE(tdx_ve_nothing_pending, "vector 20 with no #VE pending: VEINFO.GET answers TDX_NO_VALID_VE_INFO, fatal")
+{
+	CHECK(emu_mode() == EMU_TDX);
+	raise_ve();	/* nothing staged: the handler must stop the guest */
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(tdx_accept_level_1g, "TDG.MEM.PAGE.ACCEPT at level 2 (1 GiB) answers OPERAND_INVALID on RCX")
+{
+	u64 unit, status;
+	struct tdx_regs r = { .rax = TDG_MEM_PAGE_ACCEPT };
+
+	CHECK(emu_mode() == EMU_TDX);
+	CHECK(bitmap_next(palloc_bitmap(), 0, &unit));
+	r.rcx = ALIGN_DOWN(unit, TDX_LEVEL_SIZE(TDX_LEVEL_1G)) | TDX_LEVEL_1G;
+	status = tdx_tdcall(&r);
+	CHECK(status == TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX));
+	/* The unit is still unaccepted: a 2 MiB accept of it is still possible. */
+	return EXIT_OK;
+}
+
+/* The 16550's scratch register (COM1 + 7): a port that reads back what was written. */
+#define COM1_SCRATCH 0x3ff
+
+TESTCASE(tdx_ve_port_io, "a raw OUT and IN in the TD raise #VE and are done through TDVMCALL<Instruction.IO>")
+{
+	CHECK(emu_mode() == EMU_TDX);
+	plain_io_out(COM1_SCRATCH, 0xa5, 1);
+	CHECK(plain_io_in(COM1_SCRATCH, 1) == 0xa5);
+	plain_io_out(COM1_SCRATCH, 0x5a, 1);
+	CHECK(plain_io_in(COM1_SCRATCH, 1) == 0x5a);
+	return EXIT_OK;
 }

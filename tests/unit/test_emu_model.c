@@ -17,7 +17,7 @@ static struct mem_range ranges[8];
 static struct memmap map;
 static struct emu_faults faults;
 
-static void setup(const char *fault_spec)
+static void setup_host(const char *fault_spec, bool host_huge)
 {
 	char err[128];
 
@@ -30,7 +30,13 @@ static void setup(const char *fault_spec)
 	map.nranges = 4;
 	if (!emu_faults_parse(fault_spec, &faults, err, sizeof(err)))
 		printf("  bad fault spec in the test: %s\n", err);
-	emu_model_init(&m, &map, storage, END, &faults);
+	emu_model_init(&m, &map, storage, END, &faults, host_huge);
+}
+
+/* Most tests play the huge host: 2 MiB pages for every wholly unaccepted unit. */
+static void setup(const char *fault_spec)
+{
+	setup_host(fault_spec, true);
 }
 
 static u8 st(u64 pa)
@@ -41,14 +47,16 @@ static u8 st(u64 pa)
 TEST(model_initial_state_follows_the_map_and_state_faults)
 {
 	setup("size_mismatch@0x600000,already@0xe01000");
-	EXPECT_EQ(st(0x1000), EMU_PG_RAM | EMU_PG_ACCEPTED | EMU_PG_PRIVATE);
+	/* Accepted (or non-RAM) units are 4 KiB-mapped; wholly pending ones are 2 MiB pages. */
+	EXPECT_EQ(st(0x1000), EMU_PG_RAM | EMU_PG_ACCEPTED | EMU_PG_PRIVATE | EMU_PG_HOST_SMALL);
 	EXPECT_EQ(st(4 * MiB), EMU_PG_RAM);
-	EXPECT_EQ(st(12 * MiB), 0);
-	/* size_mismatch marks the whole 2 MiB unit; already marks one page. */
+	EXPECT_EQ(st(12 * MiB), EMU_PG_HOST_SMALL);
+	/* size_mismatch marks the whole 2 MiB unit; already marks one page (and its unit small). */
 	EXPECT_EQ(st(6 * MiB), EMU_PG_RAM | EMU_PG_HOST_SMALL);
 	EXPECT_EQ(st(8 * MiB - PAGE_SIZE), EMU_PG_RAM | EMU_PG_HOST_SMALL);
 	EXPECT_EQ(st(8 * MiB), EMU_PG_RAM);
-	EXPECT_EQ(st(14 * MiB + PAGE_SIZE), EMU_PG_RAM | EMU_PG_ACCEPTED | EMU_PG_PRIVATE);
+	EXPECT_EQ(st(14 * MiB + PAGE_SIZE), EMU_PG_RAM | EMU_PG_ACCEPTED | EMU_PG_PRIVATE | EMU_PG_HOST_SMALL);
+	EXPECT_EQ(st(14 * MiB), EMU_PG_RAM | EMU_PG_HOST_SMALL);
 	EXPECT(emu_model_page(&m, END) == NULL);
 	EXPECT(emu_model_is_ram(&m, 4 * MiB, 12 * MiB));
 	EXPECT(!emu_model_is_ram(&m, 10 * MiB, 14 * MiB));
@@ -75,14 +83,44 @@ TEST(model_tdx_accept_statuses)
 	EXPECT_EQ(code(emu_model_tdx_accept(&m, 6 * MiB | TDX_LEVEL_2M)), TDX_PAGE_SIZE_MISMATCH);
 	EXPECT_EQ(emu_model_tdx_accept(&m, 6 * MiB | TDX_LEVEL_4K), 0);
 	EXPECT_EQ(code(emu_model_tdx_accept(&m, 6 * MiB | TDX_LEVEL_2M)), TDX_PAGE_SIZE_MISMATCH);
-	/* Part of [8M, 10M) accepted at 4 KiB makes a 2 MiB accept a mismatch too. */
+	/*
+	 * A 4 KiB accept inside a pending 2 MiB page: the host demotes the page (after the
+	 * module's EPT-violation exit) and the accept succeeds; the unit is 4 KiB-mapped now,
+	 * so a 2 MiB accept of it is a mismatch.
+	 */
+	u64 demoted = unit_emu_count("host_demoted_2m");
+
 	EXPECT_EQ(emu_model_tdx_accept(&m, (9 * MiB) | TDX_LEVEL_4K), 0);
+	EXPECT_EQ(unit_emu_count("host_demoted_2m"), demoted + 1);
 	EXPECT_EQ(code(emu_model_tdx_accept(&m, 8 * MiB | TDX_LEVEL_2M)), TDX_PAGE_SIZE_MISMATCH);
-	/* Invalid operands: misaligned, a level above 1G, reserved bits, not RAM, beyond the model. */
-	EXPECT_EQ(code(emu_model_tdx_accept(&m, (4 * MiB + PAGE_SIZE) | TDX_LEVEL_2M)), TDX_OPERAND_INVALID);
+	/* A 4 KiB accept inside an accepted 2 MiB page: already accepted, at level 2M. */
+	EXPECT_EQ(emu_model_tdx_accept(&m, (5 * MiB) | TDX_LEVEL_4K),
+		  TDX_STATUS(TDX_PAGE_ALREADY_ACCEPTED, TDX_LEVEL_2M));
+	/* Invalid operands on RCX: misaligned, level 2 (1 GiB) and above, reserved bits. */
+	EXPECT_EQ(emu_model_tdx_accept(&m, (4 * MiB + PAGE_SIZE) | TDX_LEVEL_2M),
+		  TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX));
 	EXPECT_EQ(code(emu_model_tdx_accept(&m, 4 * MiB | 3)), TDX_OPERAND_INVALID);
 	EXPECT_EQ(code(emu_model_tdx_accept(&m, 10 * MiB | 0x10 | TDX_LEVEL_4K)), TDX_OPERAND_INVALID);
-	EXPECT_EQ(code(emu_model_tdx_accept(&m, 12 * MiB | TDX_LEVEL_4K)), TDX_OPERAND_INVALID);
+	EXPECT_EQ(emu_model_tdx_accept(&m, 0 | TDX_LEVEL_1G), TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX));
+	/* Not RAM, or beyond the model: no SEPT entry, an EPT-violation exit, no status. */
+	EXPECT_EQ(emu_model_tdx_accept(&m, 12 * MiB | TDX_LEVEL_4K), EMU_TDX_EPT_VIOLATION_EXIT);
+	EXPECT_EQ(emu_model_tdx_accept(&m, END | TDX_LEVEL_4K), EMU_TDX_EPT_VIOLATION_EXIT);
+}
+
+TEST(model_tdx_kvm_host_maps_4k_only)
+{
+	setup_host(NULL, false);
+	/* Today's KVM: every unit is 4 KiB-mapped, so every 2 MiB accept is a size mismatch. */
+	for (u64 a = 4 * MiB; a < 12 * MiB; a += UNIT_SIZE)
+		EXPECT_EQ(emu_model_tdx_accept(&m, a | TDX_LEVEL_2M),
+			  TDX_STATUS(TDX_PAGE_SIZE_MISMATCH, TDX_LEVEL_2M));
+	EXPECT_EQ(st(4 * MiB), EMU_PG_RAM | EMU_PG_HOST_SMALL);
+	/* 4 KiB works, once; the second time it is already accepted at level 4K. */
+	EXPECT_EQ(emu_model_tdx_accept(&m, 4 * MiB | TDX_LEVEL_4K), 0);
+	EXPECT_EQ(emu_model_tdx_accept(&m, 4 * MiB | TDX_LEVEL_4K),
+		  TDX_STATUS(TDX_PAGE_ALREADY_ACCEPTED, TDX_LEVEL_4K));
+	/* Still a mismatch at 2 MiB, now partly accepted. */
+	EXPECT_EQ(code(emu_model_tdx_accept(&m, 4 * MiB | TDX_LEVEL_2M)), TDX_PAGE_SIZE_MISMATCH);
 	EXPECT_EQ(code(emu_model_tdx_accept(&m, 0 | TDX_LEVEL_1G)), TDX_OPERAND_INVALID);
 }
 
@@ -121,9 +159,13 @@ TEST(model_snp_pvalidate)
 	EXPECT(!nu);
 	EXPECT_EQ(emu_model_pvalidate(&m, 6 * MiB, PVALIDATE_4K, 0, &nu), PVALIDATE_OK);
 	EXPECT(nu);
-	/* A page validated behind the guest's back: validating its 2 MiB sets CF. */
+	/*
+	 * A page validated behind the guest's back sits in a unit of 4 KiB RMP entries: 2M
+	 * is a size mismatch, and validating that page again sets CF.
+	 */
 	emu_model_rmp_set(&m, 14 * MiB, 16 * MiB, true);
-	EXPECT_EQ(emu_model_pvalidate(&m, 14 * MiB, PVALIDATE_2M, 1, &nu), PVALIDATE_OK);
+	EXPECT_EQ(emu_model_pvalidate(&m, 14 * MiB, PVALIDATE_2M, 1, &nu), PVALIDATE_FAIL_SIZEMISMATCH);
+	EXPECT_EQ(emu_model_pvalidate(&m, 14 * MiB + PAGE_SIZE, PVALIDATE_4K, 1, &nu), PVALIDATE_OK);
 	EXPECT(nu);
 	/* Injected FAIL_INPUT, misalignment, bad size, non-RAM. */
 	emu_model_rmp_set(&m, 18 * MiB, 20 * MiB, true);

@@ -29,6 +29,9 @@ static u64 mock_accept(u64 gpa_level)
 	if (mock.n < MAX_CALLS)
 		mock.gpa_level[mock.n] = gpa_level;
 	mock.n++;
+	/* As the TDX 1.5 module: levels above 2 MiB are an invalid operand (RCX). */
+	if (level > TDX_LEVEL_2M)
+		return TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX);
 	if (mock.n <= mock.nscript)
 		return mock.script[mock.n - 1];
 	if (mock.mismatch && level > TDX_LEVEL_4K && mock.mismatch_gpa >= gpa &&
@@ -79,23 +82,25 @@ static bool accept(u64 start, u64 end, struct tdx_accept_stats *st)
 	return false;
 }
 
-TEST(tdx_largest_level_that_fits)
+TEST(tdx_never_1g_largest_is_2m)
 {
 	struct tdx_accept_stats st;
 
 	reset();
-	/* [1G - 4K, 3G + 2M + 4K): 4K at 1G - 4K, then 1G, 1G, 2M and a last 4K. */
+	/* [1G - 4K, 3G + 2M + 4K): 4K at 1G - 4K, 2M pages up to 3G + 2M, a last 4K. */
 	EXPECT(!accept(GiB - PAGE_SIZE, 3 * GiB + UNIT_SIZE + PAGE_SIZE, &st));
-	EXPECT_EQ(mock.n, 5);
+	EXPECT_EQ(fatal_calls, 0);
+	EXPECT_EQ(mock.n, 1 + 1024 + 1 + 1);
 	EXPECT_EQ(mock.gpa_level[0], (GiB - PAGE_SIZE) | TDX_LEVEL_4K);
-	EXPECT_EQ(mock.gpa_level[1], GiB | TDX_LEVEL_1G);
-	EXPECT_EQ(mock.gpa_level[2], (2 * GiB) | TDX_LEVEL_1G);
-	EXPECT_EQ(mock.gpa_level[3], (3 * GiB) | TDX_LEVEL_2M);
-	EXPECT_EQ(mock.gpa_level[4], (3 * GiB + UNIT_SIZE) | TDX_LEVEL_4K);
-	EXPECT_EQ(st.accepted[TDX_LEVEL_1G], 2);
-	EXPECT_EQ(st.accepted[TDX_LEVEL_2M], 1);
+	EXPECT_EQ(mock.gpa_level[1], GiB | TDX_LEVEL_2M);
+	EXPECT_EQ(mock.gpa_level[1025], (3 * GiB) | TDX_LEVEL_2M);
+	EXPECT_EQ(mock.gpa_level[1026], (3 * GiB + UNIT_SIZE) | TDX_LEVEL_4K);
+	/* The module rejects level 2: no call may ask for it, even for whole GiBs. */
+	for (unsigned i = 0; i < mock.n; i++)
+		EXPECT((mock.gpa_level[i] & 7) <= TDX_LEVEL_2M);
+	EXPECT_EQ(st.accepted[TDX_LEVEL_2M], 1025);
 	EXPECT_EQ(st.accepted[TDX_LEVEL_4K], 2);
-	EXPECT_EQ(st.tdcalls, 5);
+	EXPECT_EQ(st.tdcalls, 1027);
 }
 
 TEST(tdx_unaligned_2m_runs_use_2m_pages)
@@ -118,15 +123,17 @@ TEST(tdx_size_mismatch_falls_back_one_level)
 	reset();
 	mock.mismatch = true;
 	mock.mismatch_gpa = GiB + 5 * UNIT_SIZE + 0x3000;
-	/* The 1G accept fails, its 512 2M pieces are tried, one of those fails again. */
+	/* 512 2M accepts; the one covering the mismatch is redone as 512 4K accepts. */
 	EXPECT(!accept(GiB, 2 * GiB, &st));
-	EXPECT_EQ(st.size_mismatch, 2);
-	EXPECT_EQ(st.accepted[TDX_LEVEL_1G], 0);
+	EXPECT_EQ(st.size_mismatch, 1);
 	EXPECT_EQ(st.accepted[TDX_LEVEL_2M], 511);
 	EXPECT_EQ(st.accepted[TDX_LEVEL_4K], 512);
-	EXPECT_EQ(st.tdcalls, 1 + 512 + 512);
-	/* The 4K pieces cover exactly the failing unit, in order. */
-	EXPECT_EQ(mock.gpa_level[1 + 5 + 1], (GiB + 5 * UNIT_SIZE) | TDX_LEVEL_4K);
+	EXPECT_EQ(st.tdcalls, 512 + 512);
+	/* The 4K pieces cover exactly the failing unit, in order, right after it. */
+	EXPECT_EQ(mock.gpa_level[5], (GiB + 5 * UNIT_SIZE) | TDX_LEVEL_2M);
+	EXPECT_EQ(mock.gpa_level[6], (GiB + 5 * UNIT_SIZE) | TDX_LEVEL_4K);
+	EXPECT_EQ(mock.gpa_level[6 + 511], (GiB + 6 * UNIT_SIZE - PAGE_SIZE) | TDX_LEVEL_4K);
+	EXPECT_EQ(mock.gpa_level[6 + 512], (GiB + 6 * UNIT_SIZE) | TDX_LEVEL_2M);
 }
 
 TEST(tdx_size_mismatch_at_4k_is_fatal)
@@ -206,4 +213,66 @@ TEST(tdx_bad_range_panics)
 	CHECK_PANICS(accept(GiB + 1, GiB + PAGE_SIZE, &st), "tdx_accept_range: bad range");
 	CHECK_PANICS(accept(GiB, GiB, &st), "bad range");
 	EXPECT_EQ(mock.n, 0);
+}
+
+/* ------------------------------------------------------------------ ReportFatalError */
+
+TEST(tdx_fatal_report_is_what_qemu_accepts)
+{
+	struct tdx_regs r;
+	char msg[TDX_FATAL_MSG_LEN + 1];
+	u32 reason = FATAL_REASON(FC_ACCEPT_RETRIES, 7);
+
+	tdx_fatal_regs(&r, reason, "memaccept: accept_retries, exit 7: stayed busy");
+	EXPECT_EQ(r.rax, TDG_VP_VMCALL);
+	EXPECT_EQ(r.r10, TDVMCALL_STANDARD);
+	EXPECT_EQ(r.r11, TDVMCALL_REPORT_FATAL_ERROR);
+	/* QEMU: any of bits 15:0 set is an "invalid error code"; bit 63 clear: no GPA. */
+	EXPECT_EQ(r.r12 & 0xffff, 0);
+	EXPECT_EQ(r.r12, (u64)reason << 16);
+	EXPECT_EQ(r.r12 >> 63, 0);
+	/* Every message register exposed to the VMM, none of RAX, RCX, RSP (the module). */
+	EXPECT_EQ(r.rcx & TDX_FATAL_MSG_REGS, TDX_FATAL_MSG_REGS);
+	EXPECT_EQ(r.rcx & TDVMCALL_MASK_FORBIDDEN, 0);
+	EXPECT_EQ(r.rcx & 0xfc00, 0xfc00);
+	/* Byte 0 in the low byte of R14, then R15, RBX, RDI, RSI, R8, R9, RDX. */
+	EXPECT_EQ(r.r14 & 0xff, 'm');
+	EXPECT_EQ(r.r15 & 0xff, 't');	/* "memaccep", then "t: accep" */
+	tdx_fatal_message(&r, msg);
+	EXPECT(strcmp(msg, "memaccept: accept_retries, exit 7: stayed busy") == 0);
+}
+
+TEST(tdx_fatal_message_is_cut_at_64_bytes_and_packed_like_qemu)
+{
+	struct tdx_regs r;
+	char msg[TDX_FATAL_MSG_LEN + 1];
+	char longer[100];
+
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = 0;
+	longer[63] = 'E';
+	tdx_fatal_regs(&r, 0, longer);
+	tdx_fatal_message(&r, msg);
+	EXPECT_EQ(strlen(msg), 64);
+	EXPECT_EQ(msg[63], 'E');
+	EXPECT_EQ(r.rdx >> 56, 'E');	/* byte 63: the top byte of RDX */
+
+	/* A register missing from RCX: QEMU packs the rest, so the text shifts. */
+	tdx_fatal_regs(&r, 0, "0123456789abcdefXXXXXXXX");
+	r.rcx &= ~TDVMCALL_REG(GPR_R15);
+	tdx_fatal_message(&r, msg);
+	EXPECT(strcmp(msg, "01234567XXXXXXXX") == 0);
+}
+
+TEST(tdx_attributes_policy)
+{
+	bool warn;
+
+	EXPECT(tdx_attributes_problem(TDX_ATTR_SEPT_VE_DISABLE, &warn) == NULL);
+	EXPECT(tdx_attributes_problem(TDX_ATTR_SEPT_VE_DISABLE | TDX_ATTR_DEBUG, &warn) == NULL);
+	/* Clear on a production TD: terminate. On a debug TD: only a warning (as Linux). */
+	EXPECT(tdx_attributes_problem(0, &warn) != NULL);
+	EXPECT(!warn);
+	EXPECT(tdx_attributes_problem(TDX_ATTR_DEBUG, &warn) != NULL);
+	EXPECT(warn);
 }

@@ -5,6 +5,8 @@
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/emu_hooks.h"
 #include "arch/x86/platform.h"
+#include "arch/x86/sev/snp.h"
+#include "arch/x86/tdx/tdx.h"
 #include "drivers/console.h"
 #include "drivers/exit.h"
 #include "kernel/panic.h"
@@ -70,7 +72,7 @@ bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 	 * hypervisor directly). The trap cannot happen under QEMU, so the emulator says so.
 	 */
 	if (emu.mode == EMU_SNP && emu.installed)
-		emu_host_stops_guest(EXIT_PLATFORM_FATAL, "CPUID after ExitBootServices on SNP: real "
+		emu_host_stops_guest(leaf, "CPUID after ExitBootServices on SNP: real "
 				     "hardware raises #VC here; read CPU facts in boot/");
 	if (emu.mode == EMU_SNP)
 		return emu_snp_cpuid(leaf, subleaf, r);
@@ -121,6 +123,8 @@ static bool on_ud(struct trap_frame *f)
 	struct emu_decoded d = decode_at(f->rip);
 
 	emu_count("ud_traps");
+	/* From here until the return, port I/O is the emulated host's, not the guest's. */
+	emu.host_side++;
 	if (d.insn == INSN_TDCALL && emu.mode == EMU_TDX)
 		emu_tdx_tdcall(f);
 	else if (d.insn == INSN_PVALIDATE && emu.mode == EMU_SNP)
@@ -128,8 +132,70 @@ static bool on_ud(struct trap_frame *f)
 	else if (d.insn == INSN_VMGEXIT && emu.mode == EMU_SNP)
 		emu_snp_vmgexit(f);
 	else
+		d.len = 0;
+	emu.host_side--;
+	if (!d.len)
 		return false;	/* a real #UD: the fatal exception report takes it */
 	f->rip += d.len;
+	return true;
+}
+
+/*
+ * IN/OUT in a TD raises #VE (the TDX module makes them exit to the guest, Linux
+ * arch/x86/coco/tdx/tdx.c handle_io); in an SEV-ES/SNP guest they raise #VC with error
+ * code IOIO (AMD APM vol. 2, 15.35.5). Under TCG they simply run, so the emulator
+ * delivers the exception itself, once the kernel's IDT is loaded (before that, the
+ * firmware's own #VE/#VC handlers serve the boot loader's console). With no handler
+ * registered, a real guest would take the exception, try to report it on the console,
+ * take it again, and die without a word reaching the host: the emulated host says so
+ * and stops the VM.
+ */
+static const u8 in_out_bytes[2][3] = {
+	/* what a handler decoding the instruction at RIP finds: OUT DX,AL/AX/EAX; IN the same */
+	[0] = { 0xee, 0x66, 0xef }, [1] = { 0xec, 0x66, 0xed },
+};
+
+bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
+{
+	unsigned vector = emu.mode == EMU_TDX ? VEC_VE : VEC_VC;
+
+	if ((emu.mode != EMU_TDX && emu.mode != EMU_SNP) || emu.host_side || !idt_loaded())
+		return false;
+	emu_count(emu.mode == EMU_TDX ? "port_io_ve" : "port_io_vc");
+	if (!trap_has_handler(vector))
+		emu_host_stops_guest(port, emu.mode == EMU_TDX
+			? "port I/O raised #VE with no #VE handler in the kernel's IDT: a real TD dies "
+			  "here without a word reaching the host"
+			: "port I/O raised #VC with no #VC handler in the kernel's IDT: a real SNP guest "
+			  "dies here without a word reaching the host");
+	u64 mask = size == 4 ? 0xffffffffULL : (1ULL << (8 * size)) - 1;
+
+	if (emu.mode == EMU_TDX) {
+		/* The #VE information TDG.VP.VEINFO.GET returns for an I/O exit (Intel SDM vol.
+		 * 3C, table 28-5); length 0 because INT 20 already points past itself. */
+		u64 rax = in ? 0 : (*val & mask);
+		u64 qual = (u64)(size - 1) | (in ? IO_QUAL_IN : 0) | ((u64)port << 16);
+
+		emu_stage_ve(EXIT_REASON_IO, qual, 0, 0, 0);
+		__asm__ volatile("int $20" : "+a"(rax) : : "memory");
+		if (in)
+			*val = (u32)(rax & mask);
+		return true;
+	}
+	/* SNP: the frame a #VC for this IN/OUT would push, handed to the handlers. */
+	struct trap_frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.vector = VEC_VC;
+	f.error_code = SVM_EXIT_IOIO;
+	f.rax = in ? 0 : (*val & mask);
+	f.rdx = port;
+	f.rip = (u64)(uintptr_t)&in_out_bytes[in][size == 1 ? 0 : 1];
+	if (size == 4)
+		f.rip++;	/* no operand-size prefix: EAX */
+	trap_dispatch(&f);
+	if (in)
+		*val = (u32)(f.rax & mask);
 	return true;
 }
 
@@ -149,6 +215,10 @@ void emu_install(void)
 {
 	trap_register(VEC_UD, on_ud);
 	emu.installed = true;
+}
+
+void emu_announce(void)
+{
 	kprintf("emu: platform emulator in %s mode, host %s, %u fault(s) armed\n", mode_name(),
 		host_name(), emu.faults.n);
 }
@@ -163,23 +233,39 @@ void emu_setup_model(const struct memmap *m)
 		if (emu_model_ram_kind(m->ranges[i].kind))
 			end = MAX(end, m->ranges[i].end);
 	end = MIN(end, EMU_MODEL_LIMIT);
+	/*
+	 * emu_host=kvm: today's KVM maps TDX private memory in 4 KiB pages. The SNP paths
+	 * keep their 2 MiB RMP entries here until they follow emu_host as well.
+	 */
+	bool host_huge = emu.host == EMU_HOST_HUGE || emu.mode != EMU_TDX;
+
 	emu_model_init(&emu.model, m, (u8 *)(uintptr_t)early_alloc(end >> PAGE_SHIFT, PAGE_SIZE), end,
-		       &emu.faults);
+		       &emu.faults, host_huge);
 	kprintf("emu: page model covers %llu MiB (%llu KiB of state)\n", end >> 20,
 		end >> PAGE_SHIFT >> 10);
 }
 
-__noreturn void emu_host_stops_guest(int code, const char *why)
+/*
+ * The emulated host ends the VM. A real one does not hand the guest's reason to its own
+ * exit status (QEMU: a guest panic or a system-event exit ends or pauses the VM, and
+ * QEMU's status is its own), so neither does the emulator: the VM always ends with
+ * EXIT_HOST_STOPPED, and a test reads memaccept's verdict from the `exit` event the
+ * guest printed before it asked to be stopped. host_code is what the host was told
+ * (R12, a GHCB reason code, a port), printed for the log.
+ */
+__noreturn void emu_host_stops_guest(u64 host_code, const char *why)
 {
 	/* The host's own console: whatever the guest kept back is printed too. */
+	emu.host_side++;
 	platform_use_plain_io();
 	console_flush_held();
 	kprintf("emu: the host stops the guest: %s\n", why);
 	ev_begin("emu_stop");
 	ev_str("why", why);
-	ev_u64("code", (u64)code);
+	ev_u64("host_code", host_code);
+	ev_u64("code", EXIT_HOST_STOPPED);
 	ev_end();
-	machine_exit(code);
+	machine_exit(EXIT_HOST_STOPPED);
 }
 
 /*

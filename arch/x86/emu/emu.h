@@ -37,6 +37,7 @@ struct emu_state {
 	u32 mode;
 	u32 host;		/* enum emu_host_kind (kernel/cmdline.h): the host being played */
 	bool installed;		/* after ExitBootServices: the trap handlers are in place */
+	u32 host_side;		/* > 0 while the emulated host runs: its port I/O is its own */
 	struct emu_faults faults;
 	struct emu_model model;	/* the page model (arch/x86/emu/model.h) */
 	/* TDX: a #VE staged by a test case, returned by TDG.VP.VEINFO.GET. */
@@ -52,15 +53,21 @@ extern struct emu_state emu;
 
 /* Called from efi_main before detection: the mode, and the emu_fault= faults (boot/boot.h). */
 void boot_emulator_select(struct boot_info *bi);
-/* Called from kernel_main after idt_init(): the trap handlers. */
+/* Called from kernel_main before idt_init(): the #UD handler. */
 void emu_install(void);
+/* After idt_init(): say which mode, host and faults are in effect. */
+void emu_announce(void);
 /* The page model, once the final map is known and boot-time allocation works. */
 void emu_setup_model(const struct memmap *m);
 /* Add an "emulator" object with the mode and counters to the event being built. */
 void emu_report(void);
 u32 emu_mode(void);
 
-__noreturn void emu_host_stops_guest(int code, const char *why);
+/*
+ * The emulated host ends the VM (fatal report, termination request, a vCPU halted for
+ * good): prints why and what it was told (host_code), then exits with EXIT_HOST_STOPPED.
+ */
+__noreturn void emu_host_stops_guest(u64 host_code, const char *why);
 
 /* The models (one per mode). */
 void emu_tdx_tdcall(struct trap_frame *f);

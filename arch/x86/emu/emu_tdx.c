@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept (test image): a model of the TDX module and the VMM as a TD guest sees them. */
+/* memaccept (test image): the TDX module 1.5, KVM and QEMU as a TD guest sees them, each behaviour with its source. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/tdx/tdx.h"
 #include "drivers/console.h"
 #include "kernel/report.h"
+#include "lib/bits.h"
 #include "lib/string.h"
 
 /* What the model tells the guest about itself. */
 #define EMU_TDX_GPAW 48
 #define EMU_TDX_VCPUS 1
-/* TDG.VP.VMCALL status for a sub-function the VMM does not support (GHCI). */
+/* TDG.VP.VMCALL status for a sub-function or operand the VMM refuses (GHCI; KVM
+ * TDVMCALL_STATUS_INVALID_OPERAND in arch/x86/include/asm/shared/tdx.h). */
 #define TDVMCALL_STATUS_INVALID_OPERAND 0x8000000000000000ULL
 
 /* CPUID 0x21 and the maximum basic leaf that makes it visible ("IntelTDX    "). */
@@ -36,71 +38,147 @@ static u64 page_accept(u64 rcx)
 {
 	u64 st = emu_model_tdx_accept(&emu.model, rcx);
 
+	if (st == EMU_TDX_EPT_VIOLATION_EXIT)
+		emu_host_stops_guest(rcx, "TDG.MEM.PAGE.ACCEPT of a GPA that is not guest RAM: the module "
+				     "exits with an EPT violation and KVM has no memory to map there");
 	if (st == 0)
 		memset((void *)(uintptr_t)(rcx & TDX_ACCEPT_GPA_MASK), 0,
 		       TDX_LEVEL_SIZE(rcx & TDX_ACCEPT_LEVEL_MASK));
 	return st;
 }
 
-static void plain_io(struct trap_frame *f)
+/*
+ * What the VMM receives: the TDX module copies only the GPRs selected in RCX and clears
+ * the others (intel/tdx-module tdg_vp_vmcall.c, copy_gprs_data_from_td_to_vmm).
+ */
+static struct tdx_regs vmm_view(const struct trap_frame *f)
 {
-	int size = (int)f->r12;
-	u16 port = (u16)f->r14;
+	u64 m = f->rcx;
+	struct tdx_regs r = {
+		.rcx = m,
+		.rdx = m & TDVMCALL_REG(GPR_RDX) ? f->rdx : 0,
+		.rbx = m & TDVMCALL_REG(GPR_RBX) ? f->rbx : 0,
+		.rsi = m & TDVMCALL_REG(GPR_RSI) ? f->rsi : 0,
+		.rdi = m & TDVMCALL_REG(GPR_RDI) ? f->rdi : 0,
+		.r8 = m & TDVMCALL_REG(GPR_R8) ? f->r8 : 0,
+		.r9 = m & TDVMCALL_REG(GPR_R9) ? f->r9 : 0,
+		.r10 = m & TDVMCALL_REG(10) ? f->r10 : 0,
+		.r11 = m & TDVMCALL_REG(11) ? f->r11 : 0,
+		.r12 = m & TDVMCALL_REG(12) ? f->r12 : 0,
+		.r13 = m & TDVMCALL_REG(13) ? f->r13 : 0,
+		.r14 = m & TDVMCALL_REG(GPR_R14) ? f->r14 : 0,
+		.r15 = m & TDVMCALL_REG(GPR_R15) ? f->r15 : 0,
+	};
+	return r;
+}
+
+/* KVM tdx_emulate_io (Linux arch/x86/kvm/vmx/tdx.c): sizes 1, 2, 4, else INVALID_OPERAND. */
+static void vmm_io(struct trap_frame *f, const struct tdx_regs *v)
+{
+	int size = (int)v->r12;
+	u16 port = (u16)v->r14;
 
 	if (size != 1 && size != 2 && size != 4) {
 		f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
 		return;
 	}
-	if (f->r13 == TDVMCALL_IO_OUT)
-		plain_io_out(port, (u32)f->r15, size);
+	if (v->r13 == TDVMCALL_IO_OUT)
+		raw_io_out(port, (u32)v->r15, size);
 	else
-		f->r11 = plain_io_in(port, size);
+		f->r11 = raw_io_in(port, size);
 	f->r10 = 0;
 }
 
-/* The VMM's side of TDG.VP.VMCALL (GHCI specification). */
+/*
+ * ReportFatalError. KVM passes the registers to QEMU as a KVM_SYSTEM_EVENT_TDX_FATAL exit
+ * without checking them (Linux arch/x86/kvm/vmx/tdx.c tdx_report_fatal_error); QEMU
+ * (target/i386/kvm/tdx.c tdx_handle_report_fatal_error) then
+ * - rejects an error code with any of bits 15:0 set: "invalid error code", the handler
+ *   fails and the VM stops as an internal error, the guest's reason lost;
+ * - otherwise packs the message from the registers present in RCX (R14, R15, RBX, RDI,
+ *   RSI, R8, R9, RDX), takes R13 as a GPA only if R12 bit 63 is set, and raises a
+ *   guest panic (GUEST_PANICKED with error code bits 31:0 and the message); with the
+ *   default -action panic=shutdown QEMU then ends the VM (system/runstate.c).
+ * Either way the TD never runs again. The emulator prints what QEMU reports, adds an
+ * emu_fatal_report event a test can check, and stops the VM.
+ */
+static __noreturn void vmm_fatal(const struct tdx_regs *v)
+{
+	char msg[TDX_FATAL_MSG_LEN + 1];
+	bool valid = !(v->r12 & TDX_FATAL_CODE_RESERVED);
+	u32 reason = (u32)(v->r12 >> TDX_FATAL_CODE_SHIFT) & 0xffff;
+	unsigned regs = (unsigned)popcount64(v->rcx & TDX_FATAL_MSG_REGS);
+
+	emu_count("tdvmcall_report_fatal_error");
+	tdx_fatal_message(v, msg);
+	for (char *c = msg; *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			*c = '?';	/* QEMU refuses to print a message with such bytes */
+	if (valid)
+		kprintf("emu: host (QEMU): TD guest reports fatal error. error code: %#x error message: "
+			"\"%s\"%s\n", (u32)v->r12, msg,
+			v->r12 & TDX_FATAL_GPA_VALID ? " (additional information at a GPA)" : "");
+	else
+		kprintf("emu: host (QEMU): TDX: REPORT_FATAL_ERROR: invalid error code: %#llx\n", v->r12);
+	ev_begin("emu_fatal_report");
+	ev_bool("qemu_accepts", valid);
+	ev_u64("error_code", v->r12);
+	ev_u64("message_regs", regs);
+	ev_str("message", msg);
+	ev_u64("reason", reason);
+	ev_str("condition", fatal_condition_name(FATAL_REASON_CONDITION(reason)));
+	ev_u64("code", (u64)FATAL_REASON_CODE(reason));
+	ev_end();
+	emu_host_stops_guest(v->r12, valid ? "TDVMCALL<ReportFatalError>: QEMU raises a guest panic "
+					     "and ends the VM"
+					   : "TDVMCALL<ReportFatalError> with an invalid error code: "
+					     "QEMU stops the VM as an internal error, the reason is lost");
+}
+
+/* The VMM's side of TDG.VP.VMCALL (GHCI specification; KVM handle_tdvmcall). */
 static void vmcall(struct trap_frame *f)
 {
+	/* RCX bits 0, 1, 4 and 63:32 must be 0, or the module refuses the call. */
+	if (f->rcx & TDVMCALL_MASK_FORBIDDEN) {
+		emu_count("tdvmcall_bad_mask");
+		f->rax = TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX);
+		return;
+	}
+	struct tdx_regs v = vmm_view(f);
+
 	f->rax = 0;	/* the TDCALL itself succeeded; R10 carries the VMM's answer */
-	if (f->r10 != TDVMCALL_STANDARD) {
+	if (v.r10 != TDVMCALL_STANDARD) {
 		f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
 		return;
 	}
-	switch (f->r11) {
+	switch (v.r11) {
 	case TDVMCALL_IO:
 		emu_count("tdvmcall_io");
-		plain_io(f);
+		vmm_io(f, &v);
 		return;
 	case TDVMCALL_CPUID: {
 		struct cpuid_regs r;
 
 		emu_count("tdvmcall_cpuid");
-		emu_cpuid_values((u32)f->r12, (u32)f->r13, &r);
+		emu_cpuid_values((u32)v.r12, (u32)v.r13, &r);
 		f->r12 = r.eax, f->r13 = r.ebx, f->r14 = r.ecx, f->r15 = r.edx;
 		f->r10 = 0;
 		return;
 	}
 	case TDVMCALL_HLT:
 		emu_count("tdvmcall_hlt");
-		/* Halted with interrupts blocked: nothing will ever wake it, so the VMM stops it. */
-		if (f->r12)
-			emu_host_stops_guest(0, "TDVMCALL<Instruction.HLT> with interrupts blocked");
-		f->r10 = 0;
+		/*
+		 * KVM (tdx_emulate_hlt) blocks the vCPU until an interrupt it may deliver; with
+		 * R12 = 1 (interrupts blocked) and no NMI, that never comes: the vCPU never runs
+		 * again and QEMU waits forever. The emulator ends the VM instead of waiting.
+		 */
+		if (v.r12)
+			emu_host_stops_guest(v.r12, "TDVMCALL<Instruction.HLT> with interrupts blocked: "
+					     "KVM blocks the vCPU for good");
+		f->r10 = 0;	/* interrupts allowed: as if one had arrived at once */
 		return;
-	case TDVMCALL_REPORT_FATAL_ERROR: {
-		u32 reason = (u32)f->r12;
-
-		emu_count("tdvmcall_report_fatal_error");
-		kprintf("emu: the TD reported a fatal error: code %#x (condition %s, exit code %d)\n",
-			reason, fatal_condition_name(FATAL_REASON_CONDITION(reason)),
-			FATAL_REASON_CODE(reason));
-		ev_begin("emu_fatal_report");
-		ev_u64("reason", reason);
-		ev_str("condition", fatal_condition_name(FATAL_REASON_CONDITION(reason)));
-		ev_u64("code", (u64)FATAL_REASON_CODE(reason));
-		ev_end();
-		emu_host_stops_guest(FATAL_REASON_CODE(reason), "TDVMCALL<ReportFatalError>");
-	}
+	case TDVMCALL_REPORT_FATAL_ERROR:
+		vmm_fatal(&v);
 	default:
 		emu_count("tdvmcall_unsupported");
 		f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
@@ -115,21 +193,26 @@ void emu_tdx_tdcall(struct trap_frame *f)
 		vmcall(f);
 		return;
 	case TDG_VP_INFO:
+		/* intel/tdx-module tdg_vp_info.c: RCX GPA width, RDX attributes, R8 vCPUs. */
 		emu_count("tdcall_vp_info");
 		f->rax = 0;
 		f->rcx = EMU_TDX_GPAW;
-		f->rdx = emu_fault_find(&emu.faults, FAULT_NO_SEPT_VE_DISABLE, 0, 0) ? 0
-										: TDX_ATTR_SEPT_VE_DISABLE;
+		f->rdx = (emu_fault_find(&emu.faults, FAULT_NO_SEPT_VE_DISABLE, 0, 0) ? 0
+									   : TDX_ATTR_SEPT_VE_DISABLE) |
+			 (emu_fault_find(&emu.faults, FAULT_DEBUG_TD, 0, 0) ? TDX_ATTR_DEBUG : 0);
 		f->r8 = ((u64)EMU_TDX_VCPUS << 32) | EMU_TDX_VCPUS;
 		f->r9 = 0;
+		f->r10 = 0;
+		f->r11 = 0;
 		return;
 	case TDG_VP_VEINFO_GET:
 		emu_count("tdcall_veinfo_get");
+		/* tdg_vp_veinfo_get.c: nothing valid to return -> TDX_NO_VALID_VE_INFO. */
 		if (!emu.ve_staged) {
-			/* No #VE is pending: the module answers with an error, like for a bad call. */
-			f->rax = TDX_STATUS(TDX_OPERAND_INVALID, 0);
+			f->rax = TDX_STATUS(TDX_NO_VALID_VE_INFO, 0);
 			return;
 		}
+		/* Read once: the module marks the information invalid again. */
 		emu.ve_staged = false;
 		f->rax = 0;
 		f->rcx = emu.ve_reason, f->rdx = emu.ve_qual, f->r8 = emu.ve_gla;

@@ -20,6 +20,7 @@ static const struct {
 	[FAULT_NO_SEPT_VE_DISABLE] = { "no_sept_ve_disable", false, false, false, false },
 	[FAULT_OPTIN_ABSENT] = { "optin_absent", false, false, false, false },
 	[FAULT_OPTIN_FAIL] = { "optin_fail", false, false, false, false },
+	[FAULT_DEBUG_TD] = { "debug_td", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

@@ -19,6 +19,7 @@
  *   psc_error               SNP: the next Page State Change fails (SW_EXITINFO2 != 0)
  *   psc_backwards           SNP: the next partial PSC answer moves cur_entry backwards
  *   no_sept_ve_disable      TDX: TD attributes without SEPT_VE_DISABLE
+ *   debug_td                TDX: TD attributes with DEBUG (bit 0) set
  *   optin_absent            SNP: the firmware has no memory acceptance protocol
  *   optin_fail              SNP: AllowUnacceptedMemory returns an error
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
@@ -37,6 +38,7 @@ enum emu_fault_kind {
 	FAULT_NO_SEPT_VE_DISABLE,
 	FAULT_OPTIN_ABSENT,
 	FAULT_OPTIN_FAIL,
+	FAULT_DEBUG_TD,
 	FAULT_KIND_COUNT,
 };
 

@@ -9,12 +9,34 @@ bool emu_model_ram_kind(u32 kind)
 	return kind != RANGE_MMIO && kind != RANGE_RESERVED && kind != RANGE_SUSPECT;
 }
 
+static void set_unit_small(struct emu_model *m, u64 addr)
+{
+	for (u64 a = ALIGN_DOWN(addr, UNIT_SIZE); a < ALIGN_DOWN(addr, UNIT_SIZE) + UNIT_SIZE; a += PAGE_SIZE)
+		if (emu_model_page(m, a))
+			*emu_model_page(m, a) |= EMU_PG_HOST_SMALL;
+}
+
+/* A unit the host can back with one 2 MiB page: all of it RAM, none of it accepted yet. */
+static bool unit_all_pending(struct emu_model *m, u64 unit)
+{
+	if (unit + UNIT_SIZE > m->end)
+		return false;
+	for (u64 a = unit; a < unit + UNIT_SIZE; a += PAGE_SIZE) {
+		u8 p = *emu_model_page(m, a);
+
+		if (!(p & EMU_PG_RAM) || (p & EMU_PG_ACCEPTED))
+			return false;
+	}
+	return true;
+}
+
 void emu_model_init(struct emu_model *m, const struct memmap *map, u8 *storage, u64 end,
-		    struct emu_faults *faults)
+		    struct emu_faults *faults, bool host_huge)
 {
 	m->pages = storage;
 	m->end = end;
 	m->faults = faults;
+	m->host_huge = host_huge;
 	memset(storage, 0, end >> PAGE_SHIFT);
 	for (unsigned i = 0; i < map->nranges; i++) {
 		const struct mem_range *r = &map->ranges[i];
@@ -26,17 +48,22 @@ void emu_model_init(struct emu_model *m, const struct memmap *map, u8 *storage, 
 			st |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;
 		memset(&storage[r->start >> PAGE_SHIFT], st, (MIN(r->end, end) - r->start) >> PAGE_SHIFT);
 	}
+	/* The host's page size per unit: 4 KiB unless it backs a whole pending unit with 2 MiB. */
+	for (u64 unit = 0; unit < end; unit += UNIT_SIZE)
+		if (!host_huge || !unit_all_pending(m, unit))
+			for (u64 i = unit >> PAGE_SHIFT; i < MIN(unit + UNIT_SIZE, end) >> PAGE_SHIFT; i++)
+				storage[i] |= EMU_PG_HOST_SMALL;
 	for (unsigned i = 0; i < faults->n; i++) {
 		struct emu_fault *f = &faults->f[i];
 
 		if (!emu_model_page(m, f->addr))
 			continue;
 		if (f->kind == FAULT_SIZE_MISMATCH) {
-			for (u64 a = ALIGN_DOWN(f->addr, UNIT_SIZE); a < ALIGN_DOWN(f->addr, UNIT_SIZE) + UNIT_SIZE; a += PAGE_SIZE)
-				if (emu_model_page(m, a))
-					*emu_model_page(m, a) |= EMU_PG_HOST_SMALL;
+			set_unit_small(m, f->addr);
 		} else if (f->kind == FAULT_ALREADY) {
+			/* One 4 KiB page accepted: its unit is mapped with 4 KiB pages. */
 			*emu_model_page(m, f->addr) |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;
+			set_unit_small(m, f->addr);
 		}
 	}
 }
@@ -59,44 +86,57 @@ bool emu_model_is_ram(struct emu_model *m, u64 start, u64 end)
 /* ------------------------------------------------------------------ TDX */
 
 /*
- * As the module does it on a secure EPT: a pending range is accepted (the caller
- * zeroes it); a range the host mapped in smaller pages, or partly accepted at a
- * smaller size, gives PAGE_SIZE_MISMATCH; an accepted one gives PAGE_ALREADY_ACCEPTED
- * (a warning). Busy and arbitrary statuses come from emu_fault=.
+ * As the TDX 1.5 module does it on a secure EPT (intel/tdx-module
+ * src/td_dispatcher/vm_exits/tdg_mem_page_accept.c), with the host's page size per 2 MiB
+ * unit from emu_model_init:
+ * - level above 2 MiB, reserved bits 11:3, a GPA not aligned to the level: OPERAND_INVALID
+ *   on RCX (verify_page_info_input(.., LVL_PT, LVL_PD));
+ * - 2 MiB on a unit the host mapped with 4 KiB pages: PAGE_SIZE_MISMATCH whatever their
+ *   state (the walk ends at a non-leaf entry, "case 3"), operand = the level;
+ * - an accepted leaf of the requested size, or a 4 KiB request inside an accepted 2 MiB
+ *   leaf: PAGE_ALREADY_ACCEPTED (a warning), operand = the level where the walk ended;
+ * - a 4 KiB request inside a pending 2 MiB leaf: no status, an EPT-violation exit to the
+ *   VMM ("case 1.2"); the emulated huge host demotes the leaf to 4 KiB pages and lets
+ *   the TDCALL run again, as a host with huge private pages has to;
+ * - a GPA that is not guest RAM: no SEPT entry, the same EPT-violation exit, and no
+ *   memory for KVM to map there: EMU_TDX_EPT_VIOLATION_EXIT (the VM stops).
+ * Busy and arbitrary statuses come from emu_fault=.
  */
 u64 emu_model_tdx_accept(struct emu_model *m, u64 rcx)
 {
 	unsigned level = rcx & TDX_ACCEPT_LEVEL_MASK;
 	u64 gpa = rcx & TDX_ACCEPT_GPA_MASK;
 
-	if (level > TDX_LEVEL_1G || (rcx & 0xff8) || !IS_ALIGNED(gpa, TDX_LEVEL_SIZE(level)))
-		return TDX_STATUS(TDX_OPERAND_INVALID, 1);	/* operand 1: RCX */
+	if (level > TDX_ACCEPT_MAX_LEVEL || (rcx & TDX_ACCEPT_RESERVED_MASK) ||
+	    !IS_ALIGNED(gpa, TDX_LEVEL_SIZE(level))) {
+		emu_count("tdx_answered_operand_invalid");
+		return TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX);
+	}
 	u64 end = gpa + TDX_LEVEL_SIZE(level);
 	struct emu_fault *f;
 
 	if (!emu_model_is_ram(m, gpa, end))
-		return TDX_STATUS(TDX_OPERAND_INVALID, 1);
+		return EMU_TDX_EPT_VIOLATION_EXIT;
 	if ((f = emu_fault_take(m->faults, FAULT_STATUS, gpa, end)))
 		return f->value;
 	if (emu_fault_take(m->faults, FAULT_BUSY, gpa, end)) {
 		emu_count("tdx_answered_busy");
-		return TDX_STATUS(TDX_OPERAND_BUSY, 1);
+		return TDX_STATUS(TDX_OPERAND_BUSY, TDX_OPERAND_ID_RCX);
 	}
-	u64 pages = TDX_LEVEL_SIZE(level) >> PAGE_SHIFT, accepted = 0, small = 0;
+	u8 first = *emu_model_page(m, gpa);
+	bool unit_small = first & EMU_PG_HOST_SMALL;
 
-	for (u64 a = gpa; a < end; a += PAGE_SIZE) {
-		u8 p = *emu_model_page(m, a);
-
-		accepted += !!(p & EMU_PG_ACCEPTED);
-		small += !!(p & EMU_PG_HOST_SMALL);
-	}
-	if (accepted == pages) {
-		emu_count("tdx_answered_already_accepted");
-		return TDX_STATUS(TDX_PAGE_ALREADY_ACCEPTED, 0);
-	}
-	if (level > TDX_LEVEL_4K && (accepted || small)) {
+	if (level == TDX_LEVEL_2M && unit_small) {
 		emu_count("tdx_answered_size_mismatch");
-		return TDX_STATUS(TDX_PAGE_SIZE_MISMATCH, 1);
+		return TDX_STATUS(TDX_PAGE_SIZE_MISMATCH, level);
+	}
+	if (first & EMU_PG_ACCEPTED) {
+		emu_count("tdx_answered_already_accepted");
+		return TDX_STATUS(TDX_PAGE_ALREADY_ACCEPTED, unit_small ? TDX_LEVEL_4K : TDX_LEVEL_2M);
+	}
+	if (level == TDX_LEVEL_4K && !unit_small) {
+		emu_count("host_demoted_2m");
+		set_unit_small(m, gpa);
 	}
 	for (u64 a = gpa; a < end; a += PAGE_SIZE) {
 		u8 *p = emu_model_page(m, a);
@@ -104,8 +144,7 @@ u64 emu_model_tdx_accept(struct emu_model *m, u64 rcx)
 		*p = (u8)((*p & ~EMU_PG_LEVEL_MASK) | EMU_PG_ACCEPTED | EMU_PG_PRIVATE |
 			  (level << EMU_PG_LEVEL_SHIFT));
 	}
-	emu_count(level == TDX_LEVEL_1G ? "tdx_accepted_1g" : level == TDX_LEVEL_2M ? "tdx_accepted_2m"
-										   : "tdx_accepted_4k");
+	emu_count(level == TDX_LEVEL_2M ? "tdx_accepted_2m" : "tdx_accepted_4k");
 	return 0;
 }
 

@@ -20,7 +20,17 @@ struct emu_model {
 	u8 *pages;		/* one byte per 4 KiB page below end */
 	u64 end;
 	struct emu_faults *faults;
+	/*
+	 * false (emu_host=kvm): the host maps every page in 4 KiB pages, as today's KVM does
+	 * for TDX private memory; true: a 2 MiB unit that is wholly unaccepted RAM is backed
+	 * by one 2 MiB page, everything else by 4 KiB pages.
+	 */
+	bool host_huge;
 };
+
+/* Not a TDX status: the module would exit to the VMM with an EPT violation instead of
+ * returning (tdg_mem_page_accept.c TDACCEPT_VIOLATION); the emulated VMM stops the VM. */
+#define EMU_TDX_EPT_VIOLATION_EXIT UINT64_MAX
 
 /*
  * The state the firmware leaves: every RAM page the firmware used or handed over is
@@ -29,15 +39,16 @@ struct emu_model {
  * things up (size_mismatch, already) are applied. storage holds end / 4 KiB bytes.
  */
 void emu_model_init(struct emu_model *m, const struct memmap *map, u8 *storage, u64 end,
-		    struct emu_faults *faults);
+		    struct emu_faults *faults, bool host_huge);
 u8 *emu_model_page(struct emu_model *m, u64 pa);	/* NULL outside the model */
 bool emu_model_is_ram(struct emu_model *m, u64 start, u64 end);
 /* Is memory of this map kind (mm/memmap.h) RAM the model tracks? */
 bool emu_model_ram_kind(u32 kind);
 
 /*
- * TDG.MEM.PAGE.ACCEPT (TDX Module ABI): rcx = GPA | level. Returns the completion status;
- * on success the caller zeroes the page, as the module does.
+ * TDG.MEM.PAGE.ACCEPT (TDX Module ABI): rcx = GPA | level. Returns the completion status
+ * (or EMU_TDX_EPT_VIOLATION_EXIT); on success the caller zeroes the page, as the module
+ * does.
  */
 u64 emu_model_tdx_accept(struct emu_model *m, u64 rcx);
 

@@ -10,7 +10,9 @@
  * SUCCESS               accepted; the module has zeroed it.
  * PAGE_SIZE_MISMATCH    the host mapped this range with smaller pages in the secure EPT
  *                       (or part was accepted at a smaller size): accept the 512 pieces
- *                       one level down. At 4 KiB there is nothing smaller: fatal.
+ *                       one level down. At 4 KiB there is nothing smaller: fatal. Today's
+ *                       KVM maps private memory in 4 KiB pages only, so on KVM every
+ *                       2 MiB attempt ends here (one wasted TDCALL per 512 accepts).
  * PAGE_ALREADY_ACCEPTED the guest's bitmap said unaccepted, so firmware or host state
  *                       disagrees with ours. The page is usable, but its contents are
  *                       not the zeroes the allocator promises: zero it, count it, warn.
@@ -60,9 +62,9 @@ void tdx_accept_range(u64 start, u64 end, const struct tdx_accept_ops *ops,
 	if (!IS_ALIGNED(start, PAGE_SIZE) || !IS_ALIGNED(end, PAGE_SIZE) || start >= end)
 		panic("tdx_accept_range: bad range [%llx, %llx)", start, end);
 	while (start < end) {
-		unsigned level = TDX_LEVEL_1G;
+		unsigned level = TDX_ACCEPT_MAX_LEVEL;
 
-		/* The largest page that is aligned here and fits before the end. */
+		/* The largest page the module accepts that is aligned here and fits. */
 		while (level > TDX_LEVEL_4K &&
 		       (!IS_ALIGNED(start, TDX_LEVEL_SIZE(level)) || end - start < TDX_LEVEL_SIZE(level)))
 			level--;

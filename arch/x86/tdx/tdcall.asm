@@ -4,7 +4,8 @@ bits 64
 default rel
 section .text
 
-; struct tdx_regs { u64 rax, rcx, rdx, r8, r9, r10, r11, r12, r13, r14, r15; } (arch/x86/tdx/tdx.h)
+; struct tdx_regs { u64 rax, rcx, rdx, r8, r9, r10, r11, r12, r13, r14, r15, rbx, rsi, rdi; }
+; (arch/x86/tdx/tdx.h)
 %define R_RAX 0
 %define R_RCX 8
 %define R_RDX 16
@@ -16,9 +17,13 @@ section .text
 %define R_R13 64
 %define R_R14 72
 %define R_R15 80
+%define R_RBX 88
+%define R_RSI 96
+%define R_RDI 104
 
 ; u64 tdx_tdcall(struct tdx_regs *r): load, TDCALL, store back; returns RAX (the status).
-; R12-R15 and RBX/RBP are callee-saved in the SysV ABI and TDVMCALL may change them.
+; RBX, RBP and R12-R15 are callee-saved in the SysV ABI and TDVMCALL may change them;
+; RBX, RSI and RDI carry part of the ReportFatalError message (GHCI).
 global tdx_tdcall
 tdx_tdcall:
 	push rbx
@@ -27,7 +32,7 @@ tdx_tdcall:
 	push r13
 	push r14
 	push r15
-	push rdi
+	push rdi			; the struct pointer, found again after TDCALL
 	mov rax, [rdi + R_RAX]
 	mov rcx, [rdi + R_RCX]
 	mov rdx, [rdi + R_RDX]
@@ -39,8 +44,11 @@ tdx_tdcall:
 	mov r13, [rdi + R_R13]
 	mov r14, [rdi + R_R14]
 	mov r15, [rdi + R_R15]
+	mov rbx, [rdi + R_RBX]
+	mov rsi, [rdi + R_RSI]
+	mov rdi, [rdi + R_RDI]		; last: the address is read before RDI is replaced
 	db 0x66, 0x0f, 0x01, 0xcc	; TDCALL
-	pop rdi
+	xchg rdi, [rsp]			; RDI = the struct again; the output RDI waits on the stack
 	mov [rdi + R_RAX], rax
 	mov [rdi + R_RCX], rcx
 	mov [rdi + R_RDX], rdx
@@ -52,6 +60,10 @@ tdx_tdcall:
 	mov [rdi + R_R13], r13
 	mov [rdi + R_R14], r14
 	mov [rdi + R_R15], r15
+	mov [rdi + R_RBX], rbx
+	mov [rdi + R_RSI], rsi
+	pop rcx				; the output RDI
+	mov [rdi + R_RDI], rcx
 	pop r15
 	pop r14
 	pop r13

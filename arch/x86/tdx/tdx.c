@@ -8,11 +8,11 @@
 #include "kernel/memory.h"
 #include "kernel/panic.h"
 #include "kernel/report.h"
+#include "lib/format.h"
 #include "lib/string.h"
 
 enum {
 	C_ACCEPT,		/* TDG.MEM.PAGE.ACCEPT executions */
-	C_ACCEPT_1G,
 	C_ACCEPT_2M,
 	C_ACCEPT_4K,
 	C_BUSY_RETRIES,
@@ -29,7 +29,6 @@ enum {
 
 static struct platform_counter counters[C_COUNT] = {
 	[C_ACCEPT] = { "tdcall_accept", 0 },
-	[C_ACCEPT_1G] = { "accepted_1g", 0 },
 	[C_ACCEPT_2M] = { "accepted_2m", 0 },
 	[C_ACCEPT_4K] = { "accepted_4k", 0 },
 	[C_BUSY_RETRIES] = { "busy_retries", 0 },
@@ -87,14 +86,26 @@ static void tdx_halt(void)
 	tdvmcall(&r, TDVMCALL_HLT);
 }
 
-/* ReportFatalError: the host learns why; it normally stops the TD right here. */
+/*
+ * ReportFatalError: the host learns why, and stops the TD right here (QEMU raises a
+ * guest-panic event and ends the VM: target/i386/kvm/tdx.c tdx_handle_report_fatal_error).
+ * The reason goes in R12 bits 31:16 and as text in the message registers, so that
+ * QEMU's log and its GUEST_PANICKED event say why (the encoding: tdx_fatal_regs).
+ */
 static __noreturn void tdx_terminate(u32 reason)
 {
-	struct tdx_regs r = { .r12 = reason, .r13 = 0 };
+	char msg[TDX_FATAL_MSG_LEN + 1];
+	struct tdx_regs r;
 
+	format_buf(msg, sizeof(msg), "memaccept %s/%d: %s",
+		   fatal_condition_name(FATAL_REASON_CONDITION(reason)), FATAL_REASON_CODE(reason),
+		   kernel_exit_message());
+	tdx_fatal_regs(&r, reason, msg);
 	counters[C_VMCALL_FATAL].count++;
-	tdvmcall(&r, TDVMCALL_REPORT_FATAL_ERROR);
-	machine_exit(FATAL_REASON_CODE(reason));
+	tdx_tdcall(&r);
+	/* A VMM that resumes a TD after its fatal report gets nothing more from it. */
+	for (;;)
+		tdx_halt();
 }
 
 /* ------------------------------------------------------------------ accept */
@@ -111,7 +122,7 @@ static void zero(u64 start, u64 len)
 	memset((void *)(uintptr_t)start, 0, len);
 }
 
-static const char *const level_names[] = { "4K", "2M", "1G" };
+static const char *const level_names[TDX_ACCEPT_MAX_LEVEL + 1] = { "4K", "2M" };
 
 static void accept_fatal(u32 condition, const char *what, u64 status, u64 gpa, unsigned level)
 {
@@ -139,7 +150,6 @@ static int tdx_accept(u64 start, u64 end)
 
 	tdx_accept_range(start, end, &accept_ops, &st);
 	counters[C_ACCEPT].count += st.tdcalls;
-	counters[C_ACCEPT_1G].count += st.accepted[TDX_LEVEL_1G];
 	counters[C_ACCEPT_2M].count += st.accepted[TDX_LEVEL_2M];
 	counters[C_ACCEPT_4K].count += st.accepted[TDX_LEVEL_4K];
 	counters[C_BUSY_RETRIES].count += st.busy_retries;
@@ -168,6 +178,15 @@ static bool tdx_ve(struct trap_frame *f)
 	u64 status = tdx_tdcall(&r);
 
 	counters[C_VE].count++;
+	/*
+	 * NO_VALID_VE_INFO: vector 20 arrived without a #VE behind it (the module marks its
+	 * #VE information invalid once the guest read it: Linux arch/x86/coco/tdx/tdx.c
+	 * tdx_get_ve_info). Nothing the guest did explains it: stop.
+	 */
+	if (TDX_STATUS_CODE(status) == TDX_NO_VALID_VE_INFO)
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_UNEXPECTED_EXCEPTION,
+			     "vector 20 at RIP %#llx, but TDG.VP.VEINFO.GET says no #VE is pending "
+			     "(TDX_NO_VALID_VE_INFO, status %#llx)", f->rip, status);
 	if (status)
 		fatal_reason(EXIT_PLATFORM_FATAL, FC_UNEXPECTED_EXCEPTION,
 			     "#VE at RIP %#llx, but TDG.VP.VEINFO.GET failed (status %#llx)", f->rip, status);
@@ -224,13 +243,19 @@ static bool tdx_ve(struct trap_frame *f)
 
 /* ------------------------------------------------------------------ setup */
 
+void tdx_register_traps(void)
+{
+	trap_register(VEC_VE, tdx_ve);
+}
+
 void tdx_setup(void)
 {
 	struct tdx_regs r = { .rax = TDG_VP_INFO };
 	u64 status = tdx_tdcall(&r);
+	bool warn_only;
+	const char *problem;
 
 	counters[C_VP_INFO].count++;
-	trap_register(VEC_VE, tdx_ve);
 	if (status)
 		fatal_reason(EXIT_PLATFORM_FATAL, FC_ACCEPT_STATUS, "TDG.VP.INFO failed (status %#llx)",
 			     status);
@@ -241,17 +266,20 @@ void tdx_setup(void)
 	shared_bit = gpaw ? 1ULL << (gpaw - 1) : 0;
 	kprintf("tdx: GPA width %u (shared bit %u), attributes %#llx, %u of %u vCPUs\n", gpaw,
 		gpaw - 1, r.rdx, (u32)r.r8, (u32)(r.r8 >> 32));
-	if (!sept_ve_disable)
-		kprintf("tdx: WARNING: SEPT_VE_DISABLE is not set: the host can turn EPT violations on "
-			"private memory into #VE (the guest treats those as fatal)\n");
 	ev_begin("tdx");
 	ev_u64("gpa_width", gpaw);
 	ev_u64("shared_bit", gpaw ? gpaw - 1 : 0);
 	ev_u64("attributes", r.rdx);
 	ev_bool("sept_ve_disable", sept_ve_disable);
+	ev_bool("debug", r.rdx & TDX_ATTR_DEBUG);
 	ev_u64("num_vcpus", (u32)r.r8);
 	ev_u64("max_vcpus", (u32)(r.r8 >> 32));
 	ev_end();
+	problem = tdx_attributes_problem(r.rdx, &warn_only);
+	if (problem && warn_only)
+		kprintf("tdx: WARNING: %s; allowed because this is a debug TD\n", problem);
+	else if (problem)
+		fatal_reason(EXIT_HOST_HOSTILE, FC_TD_ATTRIBUTES, "%s (attributes %#llx)", problem, r.rdx);
 }
 
 static const struct cc_platform tdx = {

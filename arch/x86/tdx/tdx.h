@@ -27,18 +27,36 @@
 #define TDX_PAGE_SIZE_MISMATCH 0xC0000B0Bu
 #define TDX_OPERAND_BUSY 0x80000200u
 #define TDX_OPERAND_INVALID 0xC0000100u
+#define TDX_NO_VALID_VE_INFO 0xC0000704u	/* VEINFO.GET with no #VE pending */
+/* Operand ids in bits 31:0 of an error (TDX Module ABI; tdx-module OPERAND_ID_RCX). */
+#define TDX_OPERAND_ID_RCX 1
 
-/* TDG.MEM.PAGE.ACCEPT: RCX = GPA (bits 51:12) | level (bits 2:0); the GPA is aligned to the level. */
+/*
+ * TDG.MEM.PAGE.ACCEPT: RCX = GPA (bits 51:12) | level (bits 2:0); the GPA is aligned to
+ * the level. The TDX 1.5 module accepts levels 0 (4 KiB) and 1 (2 MiB) only: level 2
+ * (1 GiB) answers OPERAND_INVALID on RCX (intel/tdx-module
+ * src/td_dispatcher/vm_exits/tdg_mem_page_accept.c, verify_page_info_input(.., LVL_PT,
+ * LVL_PD)), so memaccept never asks for it. TDX_LEVEL_1G names it for the emulator.
+ */
 #define TDX_ACCEPT_GPA_MASK 0x000ffffffffff000ULL
 #define TDX_ACCEPT_LEVEL_MASK 7
+#define TDX_ACCEPT_RESERVED_MASK 0xff8ULL
 #define TDX_LEVEL_4K 0
 #define TDX_LEVEL_2M 1
 #define TDX_LEVEL_1G 2
+#define TDX_ACCEPT_MAX_LEVEL TDX_LEVEL_2M
 #define TDX_LEVEL_SHIFT(l) (12 + 9 * (l))
 #define TDX_LEVEL_SIZE(l) (1ULL << TDX_LEVEL_SHIFT(l))
 
-/* TDG.VP.INFO outputs: RCX[5:0] GPA width, RDX TD attributes, R8 vCPU counts. */
+/*
+ * TDG.VP.INFO outputs: RCX[5:0] GPA width, RDX TD attributes, R8 vCPU counts
+ * (intel/tdx-module src/td_dispatcher/vm_exits/tdg_vp_info.c). Attributes: bit 0 DEBUG
+ * (the host can read and write the TD's state: no confidentiality anyway), bit 28
+ * SEPT_VE_DISABLE (an EPT violation on a pending private page exits to the VMM instead
+ * of raising #VE in the guest) (Linux arch/x86/include/asm/shared/tdx.h).
+ */
 #define TDX_INFO_GPAW_MASK 0x3f
+#define TDX_ATTR_DEBUG (1ULL << 0)
 #define TDX_ATTR_SEPT_VE_DISABLE (1ULL << 28)
 
 /*
@@ -47,11 +65,22 @@
  * VMM's status comes back in R10 (0 = success), outputs from R11 on.
  */
 #define TDVMCALL_EXPOSE_R10_R15 0xfc00ULL
+/* RCX bits that must be 0 (RAX, RCX, RSP) and bits 63:32 (tdx-module tdg_vp_vmcall.c). */
+#define TDVMCALL_MASK_FORBIDDEN 0xffffffff00000013ULL
+#define TDVMCALL_REG(n) (1ULL << (n))	/* GPR numbers: RAX 0, RCX 1, RDX 2, RBX 3, ... R15 15 */
+#define GPR_RDX 2
+#define GPR_RBX 3
+#define GPR_RSI 6
+#define GPR_RDI 7
+#define GPR_R8 8
+#define GPR_R9 9
+#define GPR_R14 14
+#define GPR_R15 15
 #define TDVMCALL_STANDARD 0
 #define TDVMCALL_CPUID 10		/* Instruction.CPUID: R12 leaf, R13 subleaf -> R12-R15 */
 #define TDVMCALL_HLT 12			/* Instruction.HLT: R12 = interrupts blocked */
 #define TDVMCALL_IO 30			/* Instruction.IO: R12 size, R13 0 in/1 out, R14 port, R15 data */
-#define TDVMCALL_REPORT_FATAL_ERROR 0x10003 /* R12 error code, R13 GPA of more data (0: none) */
+#define TDVMCALL_REPORT_FATAL_ERROR 0x10003 /* R12 error code, R13 GPA, message in 8 GPRs */
 #define TDVMCALL_IO_IN 0
 #define TDVMCALL_IO_OUT 1
 
@@ -71,9 +100,35 @@
 /* How many times an accept that answers OPERAND_BUSY is retried (td-shim uses 5). */
 #define TDX_BUSY_RETRIES 5
 
+/*
+ * TDVMCALL<ReportFatalError> (GHCI specification; QEMU target/i386/kvm/tdx.c
+ * tdx_handle_report_fatal_error): R12 is the error code. QEMU refuses any non-zero bit
+ * in 15:0 ("invalid error code": the VM stops as an internal error and the reason is
+ * lost), shows bits 31:0, and reads R13 as a GPA only when bit 63 is set. The message is
+ * up to 64 ASCII bytes in R14, R15, RBX, RDI, RSI, R8, R9, RDX (8 bytes each, low byte
+ * first), each present only if its bit is set in RCX. memaccept puts its reason
+ * (FATAL_REASON: condition << 8 | exit code, 16 bits) in bits 31:16.
+ */
+#define TDX_FATAL_CODE_SHIFT 16
+#define TDX_FATAL_CODE_RESERVED 0xffffULL	/* must be zero for QEMU */
+#define TDX_FATAL_GPA_VALID (1ULL << 63)
+#define TDX_FATAL_MSG_LEN 64
+#define TDX_FATAL_MSG_REGS                                                                  \
+	(TDVMCALL_REG(GPR_R14) | TDVMCALL_REG(GPR_R15) | TDVMCALL_REG(GPR_RBX) |            \
+	 TDVMCALL_REG(GPR_RDI) | TDVMCALL_REG(GPR_RSI) | TDVMCALL_REG(GPR_R8) |              \
+	 TDVMCALL_REG(GPR_R9) | TDVMCALL_REG(GPR_RDX))
+
 struct tdx_regs {
-	u64 rax, rcx, rdx, r8, r9, r10, r11, r12, r13, r14, r15;
+	u64 rax, rcx, rdx, r8, r9, r10, r11, r12, r13, r14, r15, rbx, rsi, rdi;
 };
+
+/*
+ * Fill r for ReportFatalError (leaf, sub-function, mask, R12, message): pure, so the
+ * host tests check the encoding QEMU expects. msg is cut at 64 bytes.
+ */
+void tdx_fatal_regs(struct tdx_regs *r, u32 reason, const char *msg);
+/* The message as the VMM reads it from the exposed registers (QEMU's order); 65 bytes. */
+void tdx_fatal_message(const struct tdx_regs *r, char out[TDX_FATAL_MSG_LEN + 1]);
 
 /* tdcall.asm: loads the registers, runs TDCALL, stores them back; returns RAX. */
 u64 tdx_tdcall(struct tdx_regs *r);
@@ -94,22 +149,26 @@ struct tdx_accept_ops {
 
 struct tdx_accept_stats {
 	u64 tdcalls;		/* TDG.MEM.PAGE.ACCEPT executions */
-	u64 accepted[3];	/* successful accepts per level: 4K, 2M, 1G */
+	u64 accepted[TDX_ACCEPT_MAX_LEVEL + 1];	/* successful accepts per level: 4K, 2M */
 	u64 busy_retries;
 	u64 size_mismatch;
 	u64 already_accepted;	/* pages (4 KiB units) the host claimed were accepted */
 };
 
 /*
- * Accept [start, end) (4 KiB aligned) with the largest levels alignment and length
- * allow; on PAGE_SIZE_MISMATCH the piece is accepted at the next smaller level.
+ * Accept [start, end) (4 KiB aligned) with 2 MiB pages where alignment and length allow,
+ * 4 KiB elsewhere; on PAGE_SIZE_MISMATCH a 2 MiB piece is accepted as 512 4 KiB pages.
  */
 void tdx_accept_range(u64 start, u64 end, const struct tdx_accept_ops *ops,
 		      struct tdx_accept_stats *st);
 
 /* The platform, after boot/ found the TDX signature. */
 const struct cc_platform *tdx_platform(void);
-/* TD info, #VE handler: after the IDT is up. */
+/* The #VE handler: registered before the kernel's IDT is loaded (platform_traps_init). */
+void tdx_register_traps(void);
+/* TD info (GPA width, attributes): SEPT_VE_DISABLE clear terminates a non-debug TD. */
 void tdx_setup(void);
+/* The reaction to the TD attributes: NULL if fine, else why the TD must not run. */
+const char *tdx_attributes_problem(u64 attributes, bool *warn_only);
 
 #endif
