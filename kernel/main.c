@@ -157,8 +157,8 @@ __noreturn void kernel_main(struct boot_info *bi)
 	 * The platform before our IDT: from the instruction that loads it, #VE (TDX) and #VC
 	 * (SNP) have their handlers and the console goes through the platform's port I/O
 	 * (TDVMCALL on TDX; held in memory on SNP until the GHCB exists), so even a panic
-	 * while the tables are set up reaches the console and the host. None of this does
-	 * I/O: the console is held, and console=sync output goes through the platform.
+	 * while the tables are set up reaches the console and the host. (Until idt_init()
+	 * the firmware's IDT, with its own #VE/#VC handlers, is still the one loaded.)
 	 */
 	u32 kind = platform_resolve(bi->detected, &bi->config);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: TDX test cases that need the emulator to stage a #VE (platform=tdx-emu). */
+/* memaccept: TDX test cases on the emulator (platform=tdx-emu): staged #VEs, raw port I/O, a level-2 accept. */
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/tdx/tdx.h"

@@ -141,9 +141,10 @@ static bool on_ud(struct trap_frame *f)
 }
 
 /*
- * IN/OUT in a TD raises #VE (the TDX module makes them exit to the guest, Linux
- * arch/x86/coco/tdx/tdx.c handle_io); in an SEV-ES/SNP guest they raise #VC with error
- * code IOIO (AMD APM vol. 2, 15.35.5). Under TCG they simply run, so the emulator
+ * IN/OUT in a TD raise #VE, which the guest must turn into TDVMCALL<Instruction.IO>
+ * (Linux arch/x86/coco/tdx/tdx.c handle_io); in an SEV-ES/SNP guest they raise #VC with
+ * error code IOIO, 0x7B (AMD APM vol. 2, "#VC Exception"; Linux sev vc_handle_ioio).
+ * Under TCG they simply run, so the emulator
  * delivers the exception itself, once the kernel's IDT is loaded (before that, the
  * firmware's own #VE/#VC handlers serve the boot loader's console). With no handler
  * registered, a real guest would take the exception, try to report it on the console,

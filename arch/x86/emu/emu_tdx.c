@@ -72,7 +72,8 @@ static struct tdx_regs vmm_view(const struct trap_frame *f)
 	return r;
 }
 
-/* KVM tdx_emulate_io (Linux arch/x86/kvm/vmx/tdx.c): sizes 1, 2, 4, else INVALID_OPERAND. */
+/* KVM tdx_emulate_io (Linux arch/x86/kvm/vmx/tdx.c): sizes 1, 2, 4, else INVALID_OPERAND;
+ * any non-zero R13 is a write. */
 static void vmm_io(struct trap_frame *f, const struct tdx_regs *v)
 {
 	int size = (int)v->r12;
@@ -82,7 +83,7 @@ static void vmm_io(struct trap_frame *f, const struct tdx_regs *v)
 		f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
 		return;
 	}
-	if (v->r13 == TDVMCALL_IO_OUT)
+	if (v->r13)
 		raw_io_out(port, (u32)v->r15, size);
 	else
 		f->r11 = raw_io_in(port, size);
