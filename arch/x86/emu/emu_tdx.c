@@ -11,9 +11,9 @@
 /* What the model tells the guest about itself. */
 #define EMU_TDX_GPAW 48
 #define EMU_TDX_VCPUS 1
-/* TDG.VP.VMCALL status for a sub-function or operand the VMM refuses (GHCI; KVM
- * TDVMCALL_STATUS_INVALID_OPERAND in arch/x86/include/asm/shared/tdx.h). */
+/* TDG.VP.VMCALL statuses in R10 (GHCI; Linux arch/x86/include/asm/shared/tdx.h). */
 #define TDVMCALL_STATUS_INVALID_OPERAND 0x8000000000000000ULL
+#define TDVMCALL_STATUS_SUBFUNC_UNSUPPORTED 0x8000000000000003ULL
 
 /* CPUID 0x21 and the maximum basic leaf that makes it visible ("IntelTDX    "). */
 bool emu_tdx_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
@@ -148,7 +148,13 @@ static void vmcall(struct trap_frame *f)
 	struct tdx_regs v = vmm_view(f);
 
 	f->rax = 0;	/* the TDCALL itself succeeded; R10 carries the VMM's answer */
+	/*
+	 * R10 != 0: KVM takes it for one of its own hypercalls (tdx_to_vmx_exit_reason ->
+	 * EXIT_REASON_VMCALL). The emulated VMM offers none and refuses it; memaccept never
+	 * makes one.
+	 */
 	if (v.r10 != TDVMCALL_STANDARD) {
+		emu_count("tdvmcall_vendor");
 		f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
 		return;
 	}
@@ -181,8 +187,9 @@ static void vmcall(struct trap_frame *f)
 	case TDVMCALL_REPORT_FATAL_ERROR:
 		vmm_fatal(&v);
 	default:
+		/* KVM handle_tdvmcall: a sub-function it does not implement. */
 		emu_count("tdvmcall_unsupported");
-		f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
+		f->r10 = TDVMCALL_STATUS_SUBFUNC_UNSUPPORTED;
 		return;
 	}
 }
