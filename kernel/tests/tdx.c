@@ -74,15 +74,3 @@ TESTCASE(tdx_accept_level_1g, "TDG.MEM.PAGE.ACCEPT at level 2 (1 GiB) answers OP
 	return EXIT_OK;
 }
 
-/* The 16550's scratch register (COM1 + 7): a port that reads back what was written. */
-#define COM1_SCRATCH 0x3ff
-
-TESTCASE(tdx_ve_port_io, "a raw OUT and IN in the TD raise #VE and are done through TDVMCALL<Instruction.IO>")
-{
-	CHECK(emu_mode() == EMU_TDX);
-	plain_io_out(COM1_SCRATCH, 0xa5, 1);
-	CHECK(plain_io_in(COM1_SCRATCH, 1) == 0xa5);
-	plain_io_out(COM1_SCRATCH, 0x5a, 1);
-	CHECK(plain_io_in(COM1_SCRATCH, 1) == 0x5a);
-	return EXIT_OK;
-}
