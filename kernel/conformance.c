@@ -38,6 +38,7 @@ struct map_facts {
 	u32 unaligned, zero_pages, wraps;
 	s64 first_bad;			/* index of the first descriptor with a bad extent */
 	s64 first_unsorted;
+	u64 unsorted_start, unsorted_prev;	/* its start, and its predecessor's */
 	s64 overlap_a, overlap_b;	/* the first two descriptors found overlapping */
 	u32 overlaps;
 	u32 unacc_desc;
@@ -109,8 +110,11 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 
 		get_desc(in, i, &d);
 		s = d.phys_start;
-		if (i && s < prev_start && f->first_unsorted < 0)
+		if (i && s < prev_start && f->first_unsorted < 0) {
 			f->first_unsorted = i;
+			f->unsorted_start = s;
+			f->unsorted_prev = prev_start;
+		}
 		prev_start = s;
 		if (!IS_ALIGNED(s, PAGE_SIZE))
 			f->unaligned++;
@@ -226,8 +230,9 @@ static void rules_map(struct ctx *c, const struct map_facts *f)
 		    "every descriptor starts on 4 KiB and has pages");
 	if (f->first_unsorted >= 0)
 		add(c, "map.sorted", VERDICT_WARN, SRC_MAP "; memaccept mm/memmap.c sorts",
-		    "descriptor %lld starts below its predecessor: the specification does not promise "
-		    "order, but loaders that assume it misread the map", (long long)f->first_unsorted);
+		    "descriptor %lld (%#llx) starts below its predecessor (%#llx): the specification "
+		    "does not promise order, but a loader that assumes it misreads the map",
+		    (long long)f->first_unsorted, f->unsorted_start, f->unsorted_prev);
 	else
 		add(c, "map.sorted", VERDICT_PASS, SRC_MAP, "ascending physical addresses");
 	if (f->overlaps)

@@ -207,6 +207,7 @@ TEST(sorted_and_overlap)
 	add(EFI_CONVENTIONAL_MEMORY, 6 * GiB + 1 * MiB, 4 * KiB);	/* below its predecessor */
 	run();
 	EXPECT_EQ(verdict("map.sorted"), VERDICT_WARN);
+	EXPECT(detail_has("map.sorted", "descriptor 8 (0x180100000)"));
 	EXPECT_EQ(verdict("map.overlap"), VERDICT_PASS);
 
 	/* Conventional memory inside the unaccepted range, listed after it. */
