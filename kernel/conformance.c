@@ -249,8 +249,8 @@ static void rules_map(struct ctx *c, const struct map_facts *f)
 
 #define SRC_UNACC_ATTR "UEFI 2.9 section 7.2 (EFI_MEMORY_WB, EFI_MEMORY_RUNTIME); type 15 from UEFI 2.9"
 #define SRC_UNACC_ALIGN "Linux drivers/firmware/efi/libstub/unaccepted_memory.c (2 MiB unit, edges accepted at boot); memaccept mm/bitmap.c"
-#define SRC_TDX_4G "edk2 OvmfPkg/Library/PlatformInitLib/IntelTdx.c (all memory under 4 GiB accepted in the first stage)"
-#define SRC_SNP_4G "edk2 OvmfPkg/PlatformPei/AmdSev.c (RAM at or above 4 GiB left unaccepted)"
+#define SRC_TDX_4G "edk2 OvmfPkg/Library/PlatformInitLib/IntelTdx.c BuildResourceDescriptorHobForUnacceptedMemory (memory under 4 GiB accepted)"
+#define SRC_SNP_4G "edk2 OvmfPkg/PlatformPei/AmdSev.c AmdSevSnpInitialize (RAM below 4 GiB validated, at or above left unaccepted)"
 #define SRC_1M "Intel SDM vol. 3 (SIPI trampolines below 1 MiB); Linux arch/x86/realmode/init.c; both OVMF flavours accept all of low memory"
 
 static void rules_unaccepted(struct ctx *c, const struct map_facts *f)

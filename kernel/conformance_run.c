@@ -14,10 +14,11 @@ static u64 scratch[CONFORMANCE_MAX_DESC];
 static struct conformance_check checks[CONFORMANCE_MAX_CHECKS];
 
 /*
- * The ACPI walk reads only memory the firmware typed for tables or itself (ACPI reclaim
- * and NVS, runtime services, reserved), all of which the kernel's page tables map: a
- * pointer into free RAM, unaccepted memory, a suspect range or a hole yields a verdict
- * ("outside ACPI memory"), never a fault.
+ * The ACPI walk reads only memory the firmware typed for tables (ACPI reclaim and NVS:
+ * "memory that holds the ACPI tables", UEFI 2.9 section 7.2) or for itself (runtime
+ * services), both mapped as private RAM by the kernel's page tables. A pointer into free
+ * RAM, unaccepted memory, a suspect range, a hole or reserved space (which may be MMIO:
+ * on TDX a read there is a #VE) yields a verdict ("outside ACPI memory"), never a fault.
  */
 static bool acpi_read(void *ctx, u64 addr, void *dst, u64 len)
 {
@@ -25,8 +26,7 @@ static bool acpi_read(void *ctx, u64 addr, void *dst, u64 len)
 	for (u64 a = addr, end = addr + len; a < end;) {
 		const struct mem_range *r = memmap_find(&kernel_memmap, a);
 
-		if (!r || (r->kind != RANGE_ACPI && r->kind != RANGE_RUNTIME &&
-			   r->kind != RANGE_RESERVED))
+		if (!r || (r->kind != RANGE_ACPI && r->kind != RANGE_RUNTIME))
 			return false;
 		a = r->end;
 	}
