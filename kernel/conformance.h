@@ -60,6 +60,8 @@ unsigned conformance_evaluate(const struct conformance_input *in, struct conform
 
 /* workload=conformance (kernel/conformance_run.c): judge, print, emit the event. */
 int conformance_run(void);
+/* The guest's ACPI walk from rsdp, reading only ACPI and runtime memory of the final map. */
+void conformance_scan_acpi(u64 rsdp, struct acpi_facts *out);
 
 const char *verdict_name(u32 verdict);
 const char *efi_table_name(u32 table);

@@ -34,10 +34,16 @@ static bool acpi_read(void *ctx, u64 addr, void *dst, u64 len)
 	return true;
 }
 
+void conformance_scan_acpi(u64 rsdp, struct acpi_facts *out)
+{
+	struct acpi_reader reader = { acpi_read, NULL };
+
+	acpi_scan(&reader, rsdp, out);
+}
+
 int conformance_run(void)
 {
 	const struct boot_info *bi = kernel_boot_info();
-	struct acpi_reader reader = { acpi_read, NULL };
 	struct conformance_input in = {
 		.map = (const void *)(uintptr_t)bi->map_addr,
 		.map_size = bi->map_size,
@@ -58,7 +64,7 @@ int conformance_run(void)
 	u32 count[VERDICT_COUNT] = { 0 };
 	unsigned n;
 
-	acpi_scan(&reader, bi->acpi_rsdp, &in.acpi);
+	conformance_scan_acpi(bi->acpi_rsdp, &in.acpi);
 	n = conformance_evaluate(&in, checks, ARRAY_SIZE(checks), scratch);
 	for (unsigned i = 0; i < n; i++)
 		count[checks[i].verdict < VERDICT_COUNT ? checks[i].verdict : VERDICT_NA]++;
