@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: what the firmware handed over, captured while boot services are alive (conformance report). */
+/* memaccept: what the firmware handed over, captured while boot services are alive. */
 #include "boot/boot.h"
 #include "drivers/console.h"
 #include "lib/string.h"

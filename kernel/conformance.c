@@ -14,7 +14,8 @@
 #define LOW_4G (4 * GiB)
 /* Sorting keys carry the descriptor index in the low bits of a page-aligned start. */
 #define INDEX_MASK (PAGE_SIZE - 1)
-_Static_assert(CONFORMANCE_MAX_DESC <= PAGE_SIZE, "descriptor index must fit below the page offset");
+_Static_assert(CONFORMANCE_MAX_DESC <= PAGE_SIZE,
+	       "the descriptor index must fit below the page offset");
 
 /*
  * An ExitBootServices call longer than this did real work inside the call: OVMF on SNP
@@ -247,11 +248,20 @@ static void rules_map(struct ctx *c, const struct map_facts *f)
 		    "%u descriptors; only the first %u were judged", f->ndesc, f->examined);
 }
 
-#define SRC_UNACC_ATTR "UEFI 2.9 section 7.2 (EFI_MEMORY_WB, EFI_MEMORY_RUNTIME); type 15 from UEFI 2.9"
-#define SRC_UNACC_ALIGN "Linux drivers/firmware/efi/libstub/unaccepted_memory.c (2 MiB unit, edges accepted at boot); memaccept mm/bitmap.c"
-#define SRC_TDX_4G "edk2 OvmfPkg/Library/PlatformInitLib/IntelTdx.c BuildResourceDescriptorHobForUnacceptedMemory (memory under 4 GiB accepted)"
-#define SRC_SNP_4G "edk2 OvmfPkg/PlatformPei/AmdSev.c AmdSevSnpInitialize (RAM below 4 GiB validated, at or above left unaccepted)"
-#define SRC_1M "Intel SDM vol. 3 (SIPI trampolines below 1 MiB); Linux arch/x86/realmode/init.c; both OVMF flavours accept all of low memory"
+#define SRC_UNACC_ATTR \
+	"UEFI 2.9 section 7.2 (type 15, EFI_MEMORY_WB, EFI_MEMORY_RUNTIME)"
+#define SRC_UNACC_ALIGN \
+	"Linux drivers/firmware/efi/libstub/unaccepted_memory.c (2 MiB unit, edges " \
+	"accepted at boot); memaccept mm/bitmap.c"
+#define SRC_TDX_4G \
+	"edk2 OvmfPkg/Library/PlatformInitLib/IntelTdx.c " \
+	"BuildResourceDescriptorHobForUnacceptedMemory (memory under 4 GiB accepted)"
+#define SRC_SNP_4G \
+	"edk2 OvmfPkg/PlatformPei/AmdSev.c AmdSevSnpInitialize (RAM below 4 GiB " \
+	"validated, at or above left unaccepted)"
+#define SRC_1M \
+	"Intel SDM vol. 3 (SIPI trampolines below 1 MiB); Linux " \
+	"arch/x86/realmode/init.c; both OVMF flavours accept all of low memory"
 
 static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 {
@@ -259,7 +269,8 @@ static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 	bool cc = in->platform == DETECTED_TDX || in->platform == DETECTED_SNP;
 
 	if (!f->readable || !f->unacc_desc) {
-		const char *why = !f->readable ? "map unreadable" : "the firmware reported no unaccepted memory (type 15)";
+		const char *why = !f->readable ? "map unreadable" :
+				  "the firmware reported no unaccepted memory (type 15)";
 
 		add(c, "unaccepted.platform", VERDICT_NA, SRC_UNACC_ATTR, "%s", why);
 		add(c, "unaccepted.attributes", VERDICT_NA, SRC_UNACC_ATTR, "%s", why);
@@ -322,7 +333,10 @@ static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 		    "all memory below 4 GiB accepted");
 }
 
-#define SRC_OPTIN "edk2 OvmfPkg/Include/Protocol/SevMemoryAcceptance.h (GUID c5a010fe-38a7-4531-8a4a-0500d2fd1649, AllowUnacceptedMemory before ExitBootServices)"
+#define SRC_OPTIN \
+	"edk2 OvmfPkg/Include/Protocol/SevMemoryAcceptance.h (GUID " \
+	"c5a010fe-38a7-4531-8a4a-0500d2fd1649, AllowUnacceptedMemory before " \
+	"ExitBootServices)"
 
 static void rules_snp(struct ctx *c, const struct map_facts *f)
 {
@@ -362,7 +376,9 @@ static void rules_snp(struct ctx *c, const struct map_facts *f)
 		    "all anyway");
 }
 
-#define SRC_EBS "UEFI 2.9 section 7.4 (ExitBootServices: EFI_INVALID_PARAMETER when the map key is stale)"
+#define SRC_EBS \
+	"UEFI 2.9 section 7.4 (ExitBootServices: EFI_INVALID_PARAMETER when the map key " \
+	"is stale)"
 
 static u64 tsc_to_us(u64 cycles, u64 hz)
 {
@@ -405,7 +421,9 @@ static void rules_boot(struct ctx *c)
 #define SRC_RSDP "ACPI 6.4 section 5.2.5.3 (RSDP); UEFI 2.9 section 4.6 (ACPI 2.0 table GUID)"
 #define SRC_XSDT "ACPI 6.4 section 5.2.8 (XSDT)"
 #define SRC_MADT "ACPI 6.4 section 5.2.12 (MADT, signature APIC)"
-#define SRC_WAKEUP "ACPI 6.4 section 5.2.12.19 (multiprocessor wakeup, MADT type 0x10); Linux arch/x86/kernel/acpi/madt_wakeup.c"
+#define SRC_WAKEUP \
+	"ACPI 6.4 section 5.2.12.19 (multiprocessor wakeup, MADT type 0x10); Linux " \
+	"arch/x86/kernel/acpi/madt_wakeup.c"
 
 static void rules_acpi(struct ctx *c)
 {
@@ -448,8 +466,12 @@ static void rules_acpi(struct ctx *c)
 }
 
 #define SRC_GUIDS "Linux include/linux/efi.h (GUIDs); UEFI 2.9 section 4.6"
-#define SRC_UNACC_TABLE "Linux drivers/firmware/efi/libstub/unaccepted_memory.c (installed by the Linux EFI stub, not by firmware)"
-#define SRC_CC_BLOB "Linux arch/x86/boot/compressed/sev.c (SEV-SNP needs the CC blob: secrets and CPUID pages)"
+#define SRC_UNACC_TABLE \
+	"Linux drivers/firmware/efi/libstub/unaccepted_memory.c (installed by the Linux " \
+	"EFI stub, not by firmware)"
+#define SRC_CC_BLOB \
+	"Linux arch/x86/boot/compressed/sev.c (SEV-SNP needs the CC blob: secrets and " \
+	"CPUID pages)"
 #define SRC_CC_EVENTS "Linux drivers/firmware/efi/libstub/tpm.c (CC event log for attestation)"
 
 static bool has(const struct conformance_input *in, u32 table)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: a defensive walk of the firmware's ACPI tables (RSDP, XSDT, MADT) for the conformance report. */
+/* memaccept: a defensive walk of the firmware's ACPI tables (RSDP, XSDT, MADT). */
 #ifndef KERNEL_CONFORMANCE_ACPI_H
 #define KERNEL_CONFORMANCE_ACPI_H
 

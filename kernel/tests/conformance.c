@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: the guest's ACPI walk on the real memory map, fed pointers a hostile firmware could hand over. */
+/* memaccept: the guest's ACPI walk on the real map, fed pointers a hostile firmware could pass. */
 #include "include/exit_codes.h"
 #include "kernel/conformance.h"
 #include "kernel/main.h"
@@ -44,7 +44,8 @@ static u32 rsdp_status(u64 rsdp)
 	return f.rsdp;
 }
 
-TESTCASE(conformance_acpi_hostile, "the ACPI walk refuses RSDP pointers outside ACPI memory (free RAM, unaccepted, MMIO, holes, range edges, wrap) without a fault")
+TESTCASE(conformance_acpi_hostile, "the ACPI walk refuses RSDP pointers outside ACPI memory "
+	 "(free RAM, unaccepted, MMIO, holes, range edges, wrap) without a fault")
 {
 	const struct boot_info *bi = kernel_boot_info();
 	const struct mem_range *usable = first_of(RANGE_USABLE);
