@@ -66,6 +66,7 @@ static EFI_STATUS exit_boot_services(EFI_HANDLE image)
 	EFI_BOOT_SERVICES *bs = st->BootServices;
 	EFI_STATUS status = EFI_SUCCESS;
 
+	bi.tsc_ebs_start = rdtsc_ordered();
 	for (u32 attempt = 1; attempt <= EBS_MAX_ATTEMPTS; attempt++) {
 		UINTN size = sizeof(map_buf), key = 0, desc_size = 0;
 		UINT32 desc_version = 0;
@@ -79,6 +80,7 @@ static EFI_STATUS exit_boot_services(EFI_HANDLE image)
 
 		/* Test image only (compiled out otherwise): firmware that changes the map here. */
 		boot_test_before_ebs(attempt);
+		bi.tsc_ebs_call = rdtsc_ordered();
 		status = bs->ExitBootServices(image, key);
 		if (status == EFI_SUCCESS) {
 			bi.tsc_at_ebs = rdtsc_ordered();
@@ -153,6 +155,9 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 		boot_test_snp_standin(st, &bi);
 		bi.snp_protocol = boot_snp_opt_in(st);
 	}
+
+	/* What the firmware handed over, for workload=conformance (cheap: no map walk). */
+	boot_conformance_capture(st, &bi);
 
 	/* 6. Leave the firmware. No boot service may be called after this. */
 	status = exit_boot_services(image);

@@ -10,7 +10,7 @@
 #define BOOT_MAP_BUFFER (4096 * 40)
 
 /* Bump the version whenever a field changes; kernel_main refuses any other version. */
-#define BOOT_INFO_VERSION 3
+#define BOOT_INFO_VERSION 4
 
 enum cmdline_source {
 	CMDLINE_NONE,		/* defaults only */
@@ -24,6 +24,24 @@ enum snp_protocol_status {
 	SNP_PROTOCOL_CALLED,		/* AllowUnacceptedMemory returned success */
 	SNP_PROTOCOL_FAILED,		/* AllowUnacceptedMemory returned an error */
 };
+
+/*
+ * EFI configuration tables the conformance report looks for (boot/conformance_efi.c holds
+ * their GUIDs and where each is defined); bit (1 << n) in boot_info.efi_tables.
+ */
+enum efi_known_table {
+	EFI_TABLE_ACPI20,
+	EFI_TABLE_ACPI10,
+	EFI_TABLE_SMBIOS,
+	EFI_TABLE_SMBIOS3,
+	EFI_TABLE_LINUX_UNACCEPTED,
+	EFI_TABLE_CC_BLOB,
+	EFI_TABLE_CC_FINAL_EVENTS,
+	EFI_TABLE_MEMORY_ATTRIBUTES,
+	EFI_TABLE_COUNT,
+};
+
+#define BOOT_FW_VENDOR_MAX 48
 
 enum detected_platform {
 	DETECTED_NONE,
@@ -75,8 +93,21 @@ struct boot_info {
 
 	/* EFI runtime ResetSystem(), callable after ExitBootServices with the identity map. */
 	u64 efi_reset_system;
+
+	/*
+	 * What the firmware handed over, for the conformance report (boot/conformance_efi.c):
+	 * configuration tables found, the ACPI RSDP, and how ExitBootServices went.
+	 */
+	u64 tsc_ebs_start;		/* TSC before the first GetMemoryMap of the EBS loop */
+	u64 tsc_ebs_call;		/* TSC right before the ExitBootServices call that succeeded */
+	u64 acpi_rsdp;			/* ACPI 2.0 table, else ACPI 1.0 table, else 0 */
+	u32 efi_tables;			/* bit (1 << enum efi_known_table) per table present */
+	u32 efi_table_count;		/* all entries of the configuration table */
+	u32 uefi_revision;		/* EFI_SYSTEM_TABLE.Hdr.Revision */
+	u32 fw_revision;		/* EFI_SYSTEM_TABLE.FirmwareRevision */
+	char fw_vendor[BOOT_FW_VENDOR_MAX];	/* FirmwareVendor, printable ASCII only */
 };
 
-_Static_assert(sizeof(struct boot_info) == 1472, "struct boot_info changed: bump BOOT_INFO_VERSION");
+_Static_assert(sizeof(struct boot_info) == 1560, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
 #endif

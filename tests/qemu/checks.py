@@ -382,3 +382,83 @@ def workloads_consistent(case, events, text):
     if t != sorted(t) or v != sorted(v) or (v and v[-1] != s["accepted_bytes"]):
         problems.append("accept_series not increasing or not ending at the summary's total")
     return problems
+
+
+# ---------------------------------------------------------------- conformance (issue 15)
+VERDICTS = ("pass", "warn", "fail", "n/a")
+SNP_VERDICT = {"called": "pass", "absent": "warn", "failed": "fail", "not-applicable": "n/a"}
+
+
+def conformance_consistent(case, events, text):
+    """The conformance event against the rest of the log: its counts against its checks,
+    the map verdicts against the raw descriptors (verbose=1), the ExitBootServices and SNP
+    verdicts against the firmware event, the table verdicts against the lists it names;
+    then the verdicts the case expects (verdicts = { rule = "fail", ... })."""
+    problems = []
+    conf = ml.all_of(events, "conformance")
+    if len(conf) != 1:
+        return ["%d conformance events, expected 1" % len(conf)]
+    ev = conf[0]
+    checks = ev.get("checks") if isinstance(ev.get("checks"), list) else []
+    verdict = {}
+    for c in checks:
+        if not isinstance(c, dict) or any(not isinstance(c.get(k), str) or not c.get(k)
+                                          for k in ("rule", "verdict", "source", "detail")):
+            problems.append("malformed check %r" % (c,))
+            continue
+        if c["verdict"] not in VERDICTS:
+            problems.append("%s: unknown verdict %r" % (c["rule"], c["verdict"]))
+        if c["rule"] in verdict:
+            problems.append("%s reported twice" % c["rule"])
+        verdict[c["rule"]] = c["verdict"]
+    if len(verdict) < 20:
+        problems.append("only %d rules reported" % len(verdict))
+    for v, field in (("pass", "pass"), ("warn", "warn"), ("fail", "fail"), ("n/a", "na")):
+        n = sum(1 for x in verdict.values() if x == v)
+        if ev.get(field) != n:
+            problems.append("event counts %r %s, checks hold %d" % (ev.get(field), v, n))
+
+    fw = ml.first(events, "firmware") or {}
+    descs = ml.all_of(events, "memdesc")
+    if not descs:
+        problems.append("no memdesc events: the case needs verbose=1")
+    starts = [d["start"] for d in descs]
+    spans = sorted((d["start"], d["start"] + d["pages"] * PAGE) for d in descs)
+    overlap = any(b[0] < a[1] for a, b in zip(spans, spans[1:]))
+    want = {
+        "map.sorted": "pass" if starts == sorted(starts) else "warn",
+        "map.overlap": "fail" if overlap else "pass",
+        "ebs.attempts": "pass" if fw.get("ebs_attempts") == 1 else "warn",
+        "snp.optin_present": SNP_VERDICT.get(fw.get("snp_protocol"), "?"),
+        "efi.acpi_table": "pass" if "acpi20" in ev.get("efi_tables", []) else "fail",
+        "acpi.madt": "pass" if "APIC" in ev.get("acpi_tables", []) else "fail",
+    }
+    if not any(d["type"] == EFI_UNACCEPTED for d in descs):
+        want["unaccepted.platform"] = "n/a"
+    for rule, v in want.items():
+        if verdict.get(rule) != v:
+            problems.append("%s is %r, the rest of the log says %r" % (rule, verdict.get(rule), v))
+    m = re.search(r"(\d+) descriptors of (\d+) bytes",
+                  next((c.get("detail", "") for c in checks if isinstance(c, dict)
+                        and c.get("rule") == "map.desc_size"), ""))
+    if not m or (int(m.group(1)), int(m.group(2))) != (fw.get("descriptors"), fw.get("desc_size")):
+        problems.append("map.desc_size detail does not match the firmware event (%s vs %s, %s)" %
+                        (m.group(0) if m else None, fw.get("descriptors"), fw.get("desc_size")))
+
+    for rule, v in case.get("verdicts", {}).items():
+        if verdict.get(rule) != v:
+            problems.append("%s is %r, the case expects %r" % (rule, verdict.get(rule), v))
+    # The case's memory layout must be what the verdicts were judged on.
+    above = case.get("ram_above_4g")
+    if above is not None:
+        has = any(d["type"] == EFI_CONVENTIONAL and d["start"] + d["pages"] * PAGE > 4 * GIB
+                  for d in descs)
+        if has != above:
+            problems.append("conventional memory above 4 GiB: %s, the case expects %s" % (has, above))
+    low = case.get("max_ram_below_4g")
+    if low is not None:
+        top = max((d["start"] + d["pages"] * PAGE for d in descs
+                   if d["type"] == EFI_CONVENTIONAL and d["start"] < 4 * GIB), default=0)
+        if top > ml.parse_size(low):
+            problems.append("RAM below 4 GiB ends at %#x, above max-ram-below-4g=%s" % (top, low))
+    return problems
