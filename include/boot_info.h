@@ -10,7 +10,7 @@
 #define BOOT_MAP_BUFFER (4096 * 40)
 
 /* Bump the version whenever a field changes; kernel_main refuses any other version. */
-#define BOOT_INFO_VERSION 3
+#define BOOT_INFO_VERSION 4
 
 enum cmdline_source {
 	CMDLINE_NONE,		/* defaults only */
@@ -64,7 +64,7 @@ struct boot_info {
 	/* Platform facts read before ExitBootServices (CPUID raises #VC on SNP after it). */
 	u32 detected;			/* enum detected_platform */
 	u32 snp_protocol;		/* enum snp_protocol_status */
-	u32 snp_cbit;			/* CPUID 0x8000001F EBX[5:0] */
+	u32 snp_cpuid_ebx;		/* CPUID 0x8000001F EBX: C-bit in 5:0, COHERENCY_SFW_NO 31 */
 	u64 sev_status;			/* MSR 0xC0010131 */
 	/*
 	 * CPU facts the kernel needs, read with CPUID here: after ExitBootServices an SNP

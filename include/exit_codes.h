@@ -14,5 +14,10 @@
 #define EXIT_PLATFORM_FATAL 7    /* the platform returned a status we must not continue after */
 #define EXIT_HOST_HOSTILE 8      /* the host or firmware broke a security invariant */
 #define EXIT_BAD_CONFIG 9        /* the command line asked for something impossible */
+/*
+ * Test image only: the emulated host stopped the VM after the guest asked it to
+ * terminate (the guest's own verdict is its console exit event, printed before).
+ */
+#define EXIT_HOST_STOPPED 10
 
 #endif

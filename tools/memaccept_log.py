@@ -24,8 +24,9 @@ BENCH_PREFIX = '{"bench":'
 EXIT_CODES = {
     0: "ok", 1: "test failed", 2: "panic", 3: "exception", 4: "unaccepted memory access",
     5: "out of memory", 6: "boot failed", 7: "platform fatal", 8: "host hostile",
-    9: "bad configuration",
+    9: "bad configuration", 10: "stopped by the (emulated) host after a termination request",
 }
+EXIT_HOST_STOPPED = 10
 
 MIB = 1 << 20
 GIB = 1 << 30

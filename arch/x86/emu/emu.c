@@ -165,6 +165,7 @@ void emu_setup_model(const struct memmap *m)
 	end = MIN(end, EMU_MODEL_LIMIT);
 	emu_model_init(&emu.model, m, (u8 *)(uintptr_t)early_alloc(end >> PAGE_SHIFT, PAGE_SIZE), end,
 		       &emu.faults);
+	emu.model.host_huge = emu.host == EMU_HOST_HUGE;
 	kprintf("emu: page model covers %llu MiB (%llu KiB of state)\n", end >> 20,
 		end >> PAGE_SHIFT >> 10);
 }
