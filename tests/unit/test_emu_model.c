@@ -195,7 +195,7 @@ TEST(model_snp_psc_faults)
 	setup("psc_partial:3,psc_backwards,psc_error");
 	/* The first request meets psc_error. */
 	psc_desc(&d, 8, 14 * MiB, false);
-	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_INVALID_ENTRY);
+	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_GENERIC);
 	/* Then three entries per exit; on the re-issue cur_entry goes back behind 3. */
 	psc_desc(&d, 8, 14 * MiB, false);
 	EXPECT_EQ(emu_model_psc(&m, &d), 0);

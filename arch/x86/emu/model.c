@@ -200,8 +200,9 @@ u64 emu_model_psc(struct emu_model *m, struct psc_desc *d)
 
 	if (d->hdr.end_entry >= PSC_MAX_ENTRIES || d->hdr.cur_entry > d->hdr.end_entry)
 		return PSC_ERROR_INVALID_HDR;
+	/* A host whose conversion failed (KVM: QEMU's KVM_HC_MAP_GPA_RANGE returned an error). */
 	if (emu_fault_take(m->faults, FAULT_PSC_ERROR, 0, 0))
-		return PSC_ERROR_INVALID_ENTRY;
+		return PSC_ERROR_GENERIC;
 	while (d->hdr.cur_entry <= d->hdr.end_entry && budget && page_budget) {
 		u64 *ep = &d->entries[d->hdr.cur_entry], e = *ep;
 		u64 pa = PSC_ENTRY_GFN(e) << PAGE_SHIFT, pages = PSC_ENTRY_PAGES(e);

@@ -128,9 +128,25 @@ static inline void ghcb_field_set(u8 *g, u32 off, u64 v)
  */
 #define PSC_ENTRY_CUR_PAGE(e) ((e) & 0xfffULL)
 #define PSC_ENTRY_PAGES(e) (PSC_ENTRY_2M(e) ? 512ULL : 1ULL)
-/* SW_EXITINFO2 after a PSC exit: 0, or an error (GHCB spec: 63:32 error code). */
-#define PSC_ERROR_INVALID_HDR (1ULL << 32)
-#define PSC_ERROR_INVALID_ENTRY (2ULL << 32)
+/*
+ * SW_EXITINFO2 after a PSC exit: 0, or an error (GHCB spec 4.1.6: 63:32 set by the
+ * hypervisor; values as KVM returns them, Linux asm/sev-common.h VMGEXIT_PSC_ERROR_*).
+ */
+#define PSC_ERROR_INVALID_HDR ((1ULL << 32) | 1)
+#define PSC_ERROR_INVALID_ENTRY ((1ULL << 32) | 2)
+#define PSC_ERROR_GENERIC (0x100ULL << 32)
+
+/*
+ * An exit the hypervisor refused: SW_EXITINFO1 = 2 and the reason in SW_EXITINFO2 (GHCB
+ * spec 4.1; values from Linux asm/sev-common.h, which KVM returns).
+ */
+#define GHCB_HV_RESP_ISSUE 2
+#define GHCB_ERR_NOT_REGISTERED 1
+#define GHCB_ERR_INVALID_USAGE 2
+#define GHCB_ERR_INVALID_SCRATCH_AREA 3
+#define GHCB_ERR_MISSING_INPUT 4
+#define GHCB_ERR_INVALID_INPUT 5
+#define GHCB_ERR_INVALID_EVENT 6
 
 struct psc_header {
 	u16 cur_entry;
