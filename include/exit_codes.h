@@ -15,9 +15,11 @@
 #define EXIT_HOST_HOSTILE 8      /* the host or firmware broke a security invariant */
 #define EXIT_BAD_CONFIG 9        /* the command line asked for something impossible */
 /*
- * Test image only: the emulated host stopped the VM after the guest asked it to
- * terminate (the guest's own verdict is its console exit event, printed before).
+ * Test image only, never memaccept's own verdict: the emulated host stopped the VM (a
+ * fatal report or termination request, a vCPU halted for good). A real QEMU ends such a
+ * VM with its own status, not the guest's; memaccept's verdict is the `exit` event it
+ * printed before asking the host to stop it.
  */
-#define EXIT_HOST_STOPPED 10
+#define EXIT_HOST_STOPPED 100
 
 #endif

@@ -24,9 +24,11 @@ BENCH_PREFIX = '{"bench":'
 EXIT_CODES = {
     0: "ok", 1: "test failed", 2: "panic", 3: "exception", 4: "unaccepted memory access",
     5: "out of memory", 6: "boot failed", 7: "platform fatal", 8: "host hostile",
-    9: "bad configuration", 10: "stopped by the (emulated) host after a termination request",
+    9: "bad configuration", 100: "stopped by the emulated host",
 }
-EXIT_HOST_STOPPED = 10
+# include/exit_codes.h EXIT_HOST_STOPPED: the emulated host ended the VM; the guest's
+# own verdict is the last `exit` event on the console.
+EXIT_HOST_STOPPED = 100
 
 MIB = 1 << 20
 GIB = 1 << 30

@@ -66,6 +66,9 @@ class Result:
     def describe(self):
         if self.timed_out:
             return "timed out after %.0f s" % self.seconds
+        if self.guest_code == memaccept_log.EXIT_HOST_STOPPED:
+            return ("the emulated host stopped the VM (code %d); the guest's verdict is its last "
+                    "exit event" % self.guest_code)
         if self.guest_code is not None:
             return "guest exit code %d" % self.guest_code
         return "QEMU exited with status %s without a guest verdict" % self.qemu_rc

@@ -170,7 +170,7 @@ void emu_setup_model(const struct memmap *m)
 		end >> PAGE_SHIFT >> 10);
 }
 
-__noreturn void emu_host_stops_guest(int code, const char *why)
+__noreturn void emu_host_stops_guest(u64 host_code, const char *why)
 {
 	/* The host's own console: whatever the guest kept back is printed too. */
 	platform_use_plain_io();
@@ -178,9 +178,10 @@ __noreturn void emu_host_stops_guest(int code, const char *why)
 	kprintf("emu: the host stops the guest: %s\n", why);
 	ev_begin("emu_stop");
 	ev_str("why", why);
-	ev_u64("code", (u64)code);
+	ev_u64("host_code", host_code);
+	ev_u64("code", EXIT_HOST_STOPPED);
 	ev_end();
-	machine_exit(code);
+	machine_exit(EXIT_HOST_STOPPED);
 }
 
 /*

@@ -60,7 +60,11 @@ void emu_setup_model(const struct memmap *m);
 void emu_report(void);
 u32 emu_mode(void);
 
-__noreturn void emu_host_stops_guest(int code, const char *why);
+/*
+ * The emulated host ends the VM (fatal report, termination request, a vCPU halted for
+ * good): prints why and what it was told (host_code), then exits with EXIT_HOST_STOPPED.
+ */
+__noreturn void emu_host_stops_guest(u64 host_code, const char *why);
 
 /* The models (one per mode). */
 void emu_tdx_tdcall(struct trap_frame *f);

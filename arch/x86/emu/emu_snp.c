@@ -78,12 +78,12 @@ void emu_snp_pvalidate(struct trap_frame *f)
 	emu_count(size == PVALIDATE_2M ? "pvalidate_2m" : "pvalidate_4k");
 	if (!walk(f->rax, &w)) {
 		kprintf("emu: PVALIDATE of %#llx, which the guest's page tables do not map\n", f->rax);
-		emu_host_stops_guest(EXIT_EXCEPTION, "PVALIDATE of an unmapped address (#PF on hardware)");
+		emu_host_stops_guest(0, "PVALIDATE of an unmapped address (#PF on hardware)");
 	}
 	if (!(w.leaf & EMU_CBIT_MASK)) {
 		kprintf("emu: PVALIDATE of %#llx through a mapping without the C-bit (entry %#llx)\n",
 			f->rax, w.leaf);
-		emu_host_stops_guest(EXIT_PLATFORM_FATAL, "PVALIDATE through a mapping without the C-bit");
+		emu_host_stops_guest(0, "PVALIDATE through a mapping without the C-bit");
 	}
 	emu_count("pvalidate_walked");
 	rc = emu_model_pvalidate(&emu.model, w.pa, size, (u32)f->rdx, &no_update);
@@ -131,7 +131,8 @@ static __noreturn void terminate(u64 v)
 		ev_u64("code", code & 0xf);
 	}
 	ev_end();
-	emu_host_stops_guest(EXIT_HOST_STOPPED, "GHCB termination request");
+	/* KVM hands QEMU the GHCB MSR value (system_event.data[0]): the request itself. */
+	emu_host_stops_guest(v, "GHCB termination request");
 }
 
 /*
@@ -320,12 +321,12 @@ static void check_ghcb_page(void)
 	u8 *p = emu_model_page(&emu.model, emu.ghcb_gpa);
 
 	if (!walk(emu.ghcb_gpa, &w) || w.pa != emu.ghcb_gpa)
-		emu_host_stops_guest(EXIT_PLATFORM_FATAL, "VMGEXIT with a GHCB the guest does not map");
+		emu_host_stops_guest(0, "VMGEXIT with a GHCB the guest does not map");
 	if (w.leaf & EMU_CBIT_MASK)
-		emu_host_stops_guest(EXIT_PLATFORM_FATAL, "GHCB mapped with the C-bit: the host would read "
+		emu_host_stops_guest(0, "GHCB mapped with the C-bit: the host would read "
 				     "ciphertext");
 	if (!p || !(*p & EMU_PG_RAM) || (*p & EMU_PG_PRIVATE))
-		emu_host_stops_guest(EXIT_PLATFORM_FATAL, "GHCB page is not shared RAM in the RMP: the host "
+		emu_host_stops_guest(0, "GHCB page is not shared RAM in the RMP: the host "
 				     "cannot see what the guest wrote");
 }
 
@@ -351,7 +352,7 @@ void emu_snp_vmgexit(struct trap_frame *f)
 		return;
 	}
 	if (!emu.ghcb_gpa || emu.ghcb_msr != emu.ghcb_gpa)
-		emu_host_stops_guest(EXIT_PLATFORM_FATAL, "VMGEXIT with a GHCB that was never registered");
+		emu_host_stops_guest(0, "VMGEXIT with a GHCB that was never registered");
 	u8 *g = (u8 *)(uintptr_t)emu.ghcb_gpa;
 
 	check_ghcb_page();
