@@ -154,3 +154,19 @@ TESTCASE(snp_ghcb_mapped_private, "a GHCB mapped with the C-bit is caught at the
 	kprintf("test: the platform let an exit through a private GHCB\n");
 	return EXIT_TEST_FAILED;
 }
+
+TESTCASE(snp_pvalidate_unmapped, "PVALIDATE of an address the page tables do not map is caught")
+{
+	bool no_update = false;
+	u64 unit;
+
+	/* Unaccepted units are not mapped until they are accepted. */
+	CHECK(emu_mode() == EMU_SNP);
+	CHECK(bitmap_next(palloc_bitmap(), 0, &unit));
+	CHECK(paging_lookup(unit) == 0);
+	kprintf("test: PVALIDATE of %#llx, which is not mapped\n", unit);
+	u32 rc = snp_pvalidate(unit, PVALIDATE_4K, 1, &no_update);
+
+	kprintf("test: the platform let it through (rc %u)\n", rc);
+	return EXIT_TEST_FAILED;
+}
