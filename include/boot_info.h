@@ -82,7 +82,7 @@ struct boot_info {
 	/* Platform facts read before ExitBootServices (CPUID raises #VC on SNP after it). */
 	u32 detected;			/* enum detected_platform */
 	u32 snp_protocol;		/* enum snp_protocol_status */
-	u32 snp_cbit;			/* CPUID 0x8000001F EBX[5:0] */
+	u32 snp_cpuid_ebx;		/* CPUID 0x8000001F EBX: C-bit in 5:0, COHERENCY_SFW_NO 31 */
 	u64 sev_status;			/* MSR 0xC0010131 */
 	/*
 	 * CPU facts the kernel needs, read with CPUID here: after ExitBootServices an SNP

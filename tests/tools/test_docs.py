@@ -9,10 +9,6 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# Documents written on other branches at the same time, linked before they land: excused
-# only while they do not exist; once they do, their links are checked like any other.
-PENDING = {"docs/tdx.md", "docs/snp.md"}
-
 SELF = os.path.relpath(os.path.abspath(__file__), ROOT)
 
 # Markdown links [text](target) and bare docs/NAME.md mentions.
@@ -55,8 +51,6 @@ def broken_links(rel, text, exists=os.path.exists):
         full = os.path.normpath(os.path.join(ROOT, os.path.dirname(rel) if relative else "",
                                              path))
         repo_rel = os.path.relpath(full, ROOT)
-        if repo_rel in PENDING and not exists(full):
-            continue
         if repo_rel.startswith("..") or not exists(full):
             bad.append("%s -> %s" % (rel, target))
     return bad
@@ -96,15 +90,15 @@ class Docs(unittest.TestCase):
         self.assertEqual(bad, [], "links to files that do not exist")
 
     def test_link_checker_catches_a_broken_link(self):
-        # The checker itself: a missing file, a path out of the repository, and a pending
-        # document that does exist but is linked wrongly are all reported.
+        # The checker itself: a missing file, a path out of the repository and a link that
+        # is wrong relative to its own file are all reported.
         text = "[a](nope.md) [b](../../etc/passwd) [c](docs/design.md) docs/missing.md"
         self.assertEqual(broken_links("README.md", text),
                          ["README.md -> nope.md", "README.md -> ../../etc/passwd",
                           "README.md -> docs/missing.md"])
         self.assertEqual(broken_links("docs/firmware.md", "[x](tdx.md)"), [])
-        self.assertEqual(broken_links("docs/firmware.md", "[x](tdx.md)", lambda p: False),
-                         [])
+        self.assertEqual(broken_links("docs/firmware.md", "[x](docs/tdx.md)"),
+                         ["docs/firmware.md -> docs/tdx.md"])
         self.assertEqual(broken_links("docs/firmware.md", "[x](design.md)", lambda p: False),
                          ["docs/firmware.md -> design.md"])
 
