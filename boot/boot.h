@@ -15,6 +15,13 @@
 #define SEV_MEMORY_ACCEPTANCE_GUID \
 	{ 0xc5a010fe, 0x38a7, 0x4531, { 0x8a, 0x4a, 0x05, 0x00, 0xd2, 0xfd, 0x16, 0x49 } }
 
+/*
+ * EFI_CC_BLOB_GUID (Linux include/linux/efi.h; edk2 OvmfPkg/Include/Guid/
+ * ConfidentialComputingSevSnpBlob.h): the SEV-SNP CC blob configuration table.
+ */
+#define EFI_CC_BLOB_GUID \
+	{ 0x067b1f5f, 0xcf26, 0x44c5, { 0x85, 0x54, 0x93, 0xd7, 0x77, 0x91, 0x2d, 0x42 } }
+
 struct sev_memory_acceptance_protocol {
 	EFI_STATUS (EFIAPI *allow_unaccepted_memory)(struct sev_memory_acceptance_protocol *self);
 };
@@ -23,6 +30,8 @@ struct sev_memory_acceptance_protocol {
 u32 boot_read_cmdline(EFI_SYSTEM_TABLE *st, EFI_LOADED_IMAGE *li, char *buf, size_t size);
 /* OVMF SEV memory acceptance protocol; returns enum snp_protocol_status. */
 u32 boot_snp_opt_in(EFI_SYSTEM_TABLE *st);
+/* SEV-SNP: the CC blob table and the SVSM fields of its secrets page (boot_info.svsm_*). */
+void boot_snp_read_svsm(EFI_SYSTEM_TABLE *st, struct boot_info *bi);
 /* Configuration tables, firmware vendor, RSDP: what the conformance report judges. */
 void boot_conformance_capture(EFI_SYSTEM_TABLE *st, struct boot_info *bi);
 /* Test image: switch the platform emulator on for platform=tdx-emu/snp-emu. */

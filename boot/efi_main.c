@@ -154,6 +154,7 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	if (bi.detected == DETECTED_SNP) {
 		boot_test_snp_standin(st, &bi);
 		bi.snp_protocol = boot_snp_opt_in(st);
+		boot_snp_read_svsm(st, &bi);
 	}
 
 	/* What the firmware handed over, for workload=conformance (cheap: no map walk). */

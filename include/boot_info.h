@@ -10,7 +10,7 @@
 #define BOOT_MAP_BUFFER (4096 * 40)
 
 /* Bump the version whenever a field changes; kernel_main refuses any other version. */
-#define BOOT_INFO_VERSION 4
+#define BOOT_INFO_VERSION 5
 
 enum cmdline_source {
 	CMDLINE_NONE,		/* defaults only */
@@ -42,6 +42,14 @@ enum efi_known_table {
 };
 
 #define BOOT_FW_VENDOR_MAX 48
+
+/* SEV-SNP: the CC blob configuration table and the SVSM fields of its secrets page. */
+enum snp_cc_blob_status {
+	CC_BLOB_NOT_READ,	/* not an SNP guest */
+	CC_BLOB_ABSENT,		/* no CC blob configuration table */
+	CC_BLOB_BAD,		/* a table, but a wrong magic or secrets page */
+	CC_BLOB_FOUND,		/* read: the svsm_* fields are the secrets page's */
+};
 
 enum detected_platform {
 	DETECTED_NONE,
@@ -106,8 +114,20 @@ struct boot_info {
 	u32 uefi_revision;		/* EFI_SYSTEM_TABLE.Hdr.Revision */
 	u32 fw_revision;		/* EFI_SYSTEM_TABLE.FirmwareRevision */
 	char fw_vendor[BOOT_FW_VENDOR_MAX];	/* FirmwareVendor, printable ASCII only */
+
+	/*
+	 * SEV-SNP under an SVSM (boot/snp_svsm.c): the secrets page's SVSM fields, read
+	 * through the CC blob before ExitBootServices. svsm_size 0: no SVSM.
+	 */
+	u32 snp_cc_blob;		/* enum snp_cc_blob_status */
+	u32 svsm_guest_vmpl;		/* the VMPL the SVSM runs this guest at */
+	u64 svsm_base;
+	u64 svsm_size;
+	u64 svsm_caa;			/* GPA of the calling area, page aligned (checked) */
+	u32 svsm_max_version;		/* highest SVSM core protocol version */
+	u32 svsm_reserved;
 };
 
-_Static_assert(sizeof(struct boot_info) == 1560, "struct boot_info changed: bump BOOT_INFO_VERSION");
+_Static_assert(sizeof(struct boot_info) == 1600, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
 #endif

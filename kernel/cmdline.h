@@ -27,6 +27,13 @@ enum emu_host_kind {
 	EMU_HOST_HUGE,	/* a host that backs private memory with 2 MiB pages where it can */
 };
 
+/* Test image, platform=snp-emu: the VMPL and SVSM the emulator plays (emu_svsm=). */
+enum emu_svsm_kind {
+	EMU_SVSM_NONE,		/* VMPL0, no SVSM (default) */
+	EMU_SVSM_PRESENT,	/* emu_svsm=1: VMPL1 under an SVSM that validates */
+	EMU_SVSM_ABSENT,	/* emu_svsm=absent: VMPL1 without an SVSM */
+};
+
 struct config {
 	u32 policy;			/* enum accept_policy */
 	u32 platform;			/* enum platform_choice */
@@ -35,7 +42,8 @@ struct config {
 	bool fake_set;
 	bool verbose;			/* print every memory map descriptor */
 	bool console_sync;		/* console=sync: print at once, do not hold the boot report */
-	u8 reserved[5];
+	u8 emu_svsm;			/* test image: enum emu_svsm_kind */
+	u8 reserved[4];
 	u32 bad_options;		/* how many options were rejected */
 	u32 emu_host;			/* test image: enum emu_host_kind, the host the emulator plays */
 	char workload[96];		/* checked by workload_parse() */

@@ -20,6 +20,7 @@ const char *fatal_condition_name(u32 condition)
 		[FC_UNACCEPTED_ACCESS] = "unaccepted_access",
 		[FC_UNEXPECTED_EXCEPTION] = "unexpected_exception",
 		[FC_TD_ATTRIBUTES] = "td_attributes",
+		[FC_NOT_VMPL0] = "not_vmpl0", [FC_SVSM] = "svsm",
 	};
 	return condition < ARRAY_SIZE(names) ? names[condition] : "?";
 }
@@ -80,7 +81,7 @@ void platform_set(u32 kind, const struct boot_info *bi)
 		platform = tdx_platform();
 		break;
 	case PLATFORM_SNP:
-		platform = snp_platform(bi->snp_cpuid_ebx);
+		platform = snp_platform(bi);
 		break;
 	default:
 		fatal(EXIT_BAD_CONFIG, "platform: backend %u is not built into this image", kind);

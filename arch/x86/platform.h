@@ -23,6 +23,8 @@ enum fatal_condition {
 	FC_UNACCEPTED_ACCESS = 8,	/* something touched unaccepted memory */
 	FC_UNEXPECTED_EXCEPTION = 9,	/* a #VE or #VC the guest cannot handle */
 	FC_TD_ATTRIBUTES = 10,		/* TDX: the TD was built without SEPT_VE_DISABLE */
+	FC_NOT_VMPL0 = 11,		/* SNP: below VMPL0 (PVALIDATE impossible) and no SVSM */
+	FC_SVSM = 12,			/* SNP: the SVSM failed a call or broke its protocol */
 };
 #define FATAL_REASON(condition, code) (((u32)(condition) << 8) | ((u32)(code) & 0xff))
 #define FATAL_REASON_CODE(reason) ((int)((reason) & 0xff))

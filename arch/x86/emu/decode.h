@@ -12,6 +12,7 @@ enum emu_insn {
 	INSN_VMGEXIT,	/* F3 0F 01 D9, "rep vmmcall" (AMD APM vol. 3; GHCB spec) */
 	INSN_RDMSR,	/* 0F 32 */
 	INSN_WRMSR,	/* 0F 30 */
+	INSN_RMPADJUST,	/* F3 0F 01 FE (AMD APM vol. 3, RMPADJUST) */
 };
 
 struct emu_decoded {

@@ -58,6 +58,8 @@ void boot_emulator_select(struct boot_info *bi)
 		emu.mode = EMU_TDX;
 	else if (bi->config.platform == PLAT_SNP_EMU)
 		emu.mode = EMU_SNP;
+	if (emu.mode == EMU_SNP)
+		emu.svsm = bi->config.emu_svsm;
 	else
 		emu.mode = EMU_OBSERVE;
 }
@@ -131,6 +133,8 @@ static bool on_ud(struct trap_frame *f)
 		emu_snp_pvalidate(f);
 	else if (d.insn == INSN_VMGEXIT && emu.mode == EMU_SNP)
 		emu_snp_vmgexit(f);
+	else if (d.insn == INSN_RMPADJUST && emu.mode == EMU_SNP)
+		emu_snp_rmpadjust(f);
 	else
 		d.len = 0;
 	emu.host_side--;

@@ -47,6 +47,9 @@ struct emu_state {
 	/* SNP: the GHCB MSR's current value and the registered GHCB. */
 	u64 ghcb_msr;
 	u64 ghcb_gpa;
+	/* SNP below VMPL0 (emu_svsm=): enum emu_svsm_kind, and the SVSM's calling area. */
+	u32 svsm;
+	u64 svsm_caa;
 };
 
 extern struct emu_state emu;
@@ -73,6 +76,9 @@ __noreturn void emu_host_stops_guest(u64 host_code, const char *why);
 void emu_tdx_tdcall(struct trap_frame *f);
 void emu_snp_pvalidate(struct trap_frame *f);
 void emu_snp_vmgexit(struct trap_frame *f);
+void emu_snp_rmpadjust(struct trap_frame *f);
+/* The emulated SVSM: one call made with the GHCB MSR's "run VMPL0" request. */
+void emu_svsm_call(struct trap_frame *f);
 bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 bool emu_tdx_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 

@@ -76,6 +76,16 @@ void emu_snp_pvalidate(struct trap_frame *f)
 	struct emu_walk w;
 
 	emu_count(size == PVALIDATE_2M ? "pvalidate_2m" : "pvalidate_4k");
+	/*
+	 * Below VMPL0 the guest must not PVALIDATE itself: PVALIDATE is a VMPL0 operation,
+	 * which is why the SVSM specification (AMD pub. 58019) offers it as a core protocol
+	 * call. The emulator stops a guest that tries, so that a validation bypassing the
+	 * SVSM cannot pass unnoticed.
+	 */
+	if (emu.svsm != EMU_SVSM_NONE) {
+		kprintf("emu: PVALIDATE of %#llx at VMPL1\n", f->rax);
+		emu_host_stops_guest(0, "PVALIDATE below VMPL0 (the guest must ask its SVSM)");
+	}
 	if (!walk(f->rax, &w)) {
 		kprintf("emu: PVALIDATE of %#llx, which the guest's page tables do not map\n", f->rax);
 		emu_host_stops_guest(0, "PVALIDATE of an unmapped address (#PF on hardware)");
@@ -93,6 +103,26 @@ void emu_snp_pvalidate(struct trap_frame *f)
 		emu_count("pvalidate_no_update");
 	f->rax = rc;
 	f->rflags = no_update ? f->rflags | 1 : f->rflags & ~1ULL;	/* CF is bit 0 */
+}
+
+/*
+ * RMPADJUST (AMD APM vol. 3): the guest plays VMPL0 unless emu_svsm= says VMPL1, and
+ * a VMPL1 guest may not change the permissions of VMPL1 or below-numbered levels:
+ * FAIL_PERMISSION. At VMPL0 the model does not track VMPL permissions (nothing in
+ * memaccept runs at another VMPL), so the change itself is not recorded. The operand
+ * is walked as for PVALIDATE: an unmapped or shared VA is a guest bug.
+ */
+void emu_snp_rmpadjust(struct trap_frame *f)
+{
+	struct emu_walk w;
+	u32 target = (u32)(f->rdx & 0xff);
+
+	emu_count("rmpadjust");
+	if (!walk(f->rax, &w) || !(w.leaf & EMU_CBIT_MASK)) {
+		kprintf("emu: RMPADJUST of %#llx, not mapped private\n", f->rax);
+		emu_host_stops_guest(0, "RMPADJUST of an address not mapped private");
+	}
+	f->rax = emu.svsm != EMU_SVSM_NONE && target <= 1 ? RMPADJUST_FAIL_PERMISSION : RMPADJUST_OK;
 }
 
 /* ------------------------------------------------------------------ the hypervisor */
@@ -341,8 +371,11 @@ void emu_snp_vmgexit(struct trap_frame *f)
 	struct exit_regs r;
 	u64 reason;
 
-	(void)f;
 	emu_count("vmgexit");
+	if ((emu.ghcb_msr & GHCB_INFO_MASK) == GHCB_MSR_VMPL_REQ) {
+		emu_svsm_call(f);
+		return;
+	}
 	if (emu.ghcb_msr & GHCB_INFO_MASK) {
 		msr_protocol(emu.ghcb_msr);
 		return;

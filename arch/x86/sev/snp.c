@@ -4,7 +4,9 @@
 #include "arch/x86/emu_hooks.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/sev/snp.h"
+#include "arch/x86/sev/svsm.h"
 #include "drivers/console.h"
+#include "include/boot_info.h"
 #include "drivers/exit.h"
 #include "kernel/memory.h"
 #include "kernel/panic.h"
@@ -25,6 +27,9 @@ enum {
 	C_IOIO,
 	C_CPUID,
 	C_VC,
+	C_SVSM_CALLS,
+	C_SVSM_ENTRIES,
+	C_SVSM_SIZE_MISMATCH,
 	C_COUNT,
 };
 
@@ -42,6 +47,9 @@ static struct platform_counter counters[C_COUNT] = {
 	[C_IOIO] = { "vmgexit_ioio", 0 },
 	[C_CPUID] = { "vmgexit_cpuid", 0 },
 	[C_VC] = { "vc_exceptions", 0 },
+	[C_SVSM_CALLS] = { "svsm_calls", 0 },
+	[C_SVSM_ENTRIES] = { "svsm_pvalidate_entries", 0 },
+	[C_SVSM_SIZE_MISMATCH] = { "svsm_size_mismatch", 0 },
 };
 
 static u8 *ghcb;		/* the kernel's GHCB page, mapped without the C-bit */
@@ -49,6 +57,16 @@ static u64 ghcb_gpa;
 /* Eager acceptance: units made private ahead of their accept (arch/x86/sev/psc.c). */
 static struct snp_psc_ahead psc_ahead;
 static bool (*psc_ahead_fn)(u64 from, u64 *unit);
+
+/*
+ * Below VMPL0 (issue 16): what boot/ read from the secrets page, whether RMPADJUST
+ * found us at VMPL0, and, when not, the SVSM's calling area all validation goes through.
+ */
+static const struct boot_info *snp_bi;
+static bool at_vmpl0 = true;
+static u8 *svsm_caa;		/* identity-mapped, private; NULL: validate with PVALIDATE */
+/* A page of our own image to probe with RMPADJUST (private and validated, like any). */
+static u8 vmpl_probe[PAGE_SIZE] __aligned(PAGE_SIZE);
 
 /* ------------------------------------------------------------------ MSR protocol */
 
@@ -231,25 +249,79 @@ static const struct snp_psc_ops psc_ops = { psc_exit, snp_fatal, psc_ahead_unit 
 static struct snp_pvalidate_ops pvalidate_ops = { snp_pvalidate, snp_fatal, evict };
 
 /*
+ * One SVSM core protocol PVALIDATE call (SVSM spec, AMD pub. 58019, "Calling
+ * Convention"): RAX = protocol 0, call 1; RCX = GPA of the request in the calling
+ * area's buffer. The guest sets the calling area's call_pending byte, asks the
+ * hypervisor to run VMPL0 (GHCB MSR protocol, SNP Run VMPL request; usable before and
+ * after our GHCB exists, so the GHCB page itself can be rescinded this way), and after
+ * the VMGEXIT takes call_pending back: still 1 means the SVSM never saw the call.
+ * The MSR's previous value (our GHCB's address) is restored, as Linux
+ * svsm_perform_msr_protocol does.
+ */
+static u64 svsm_call(struct svsm_pval_req *req)
+{
+	u64 saved = cpu_rdmsr(MSR_SEV_GHCB), resp, rax;
+	u8 pending;
+
+	counters[C_VMGEXIT].count++;
+	counters[C_MSR_PROTOCOL].count++;
+	counters[C_SVSM_CALLS].count++;
+	cpu_wrmsr(MSR_SEV_GHCB, GHCB_MSR_VMPL_REQ_LEVEL(0));
+	__atomic_store_n(&svsm_caa[SVSM_CAA_CALL_PENDING], 1, __ATOMIC_SEQ_CST);
+	rax = snp_svsm_vmgexit(SVSM_CALL(SVSM_CORE_PROTOCOL, SVSM_CORE_PVALIDATE),
+			       (u64)(uintptr_t)req, 0, 0);
+	pending = __atomic_exchange_n(&svsm_caa[SVSM_CAA_CALL_PENDING], 0, __ATOMIC_SEQ_CST);
+	resp = cpu_rdmsr(MSR_SEV_GHCB);
+	cpu_wrmsr(MSR_SEV_GHCB, saved);
+	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_VMPL_RESP || (resp >> 32))
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_SVSM, "the hypervisor did not run the SVSM (VMPL "
+			     "request answered %#llx)", resp);
+	if (pending)
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_SVSM, "the SVSM did not take the call (call_pending "
+			     "still set, RAX %#llx)", rax);
+	return rax;
+}
+
+static struct svsm_pval_ops svsm_ops = { svsm_call, snp_fatal, evict };
+
+/* PVALIDATE [start, end), directly at VMPL0 or through the SVSM below it. */
+static void validate_range(u64 start, u64 end, bool validate)
+{
+	if (svsm_caa) {
+		struct svsm_pval_stats ss = { 0 };
+
+		svsm_pvalidate_range(start, end, validate, (struct svsm_pval_req *)(svsm_caa + SVSM_CAA_BUFFER),
+				     &svsm_ops, &ss);
+		counters[C_SVSM_ENTRIES].count += ss.entries;
+		counters[C_SVSM_SIZE_MISMATCH].count += ss.size_mismatch;
+		counters[C_EVICTED_PAGES].count += ss.evicted_pages;
+		return;
+	}
+	struct snp_pvalidate_stats vs = { 0 };
+
+	snp_pvalidate_range(start, end, validate, &pvalidate_ops, &vs);
+	counters[C_PVALIDATE_2M].count += vs.calls_2m;
+	counters[C_PVALIDATE_4K].count += vs.calls_4k;
+	counters[C_PVALIDATE_SIZE_MISMATCH].count += vs.size_mismatch;
+	counters[C_EVICTED_PAGES].count += vs.evicted_pages;
+}
+
+/*
  * Accept = make the range private in the RMP (Page State Change, batched, 2 MiB
- * entries), then PVALIDATE it (2 MiB pages, 4 KiB where the RMP has 4 KiB entries).
- * This order matters: PVALIDATE only works on pages assigned to the guest.
+ * entries), then PVALIDATE it (2 MiB pages, 4 KiB where the RMP has 4 KiB entries),
+ * itself at VMPL0 or through the SVSM below it. This order matters: PVALIDATE only
+ * works on pages assigned to the guest.
  */
 static int snp_accept(u64 start, u64 end)
 {
 	struct snp_psc_stats ps = { 0 };
-	struct snp_pvalidate_stats vs = { 0 };
 
 	snp_psc_range(start, end, PSC_OP_PRIVATE, &psc_ops, &ps, psc_ahead_fn ? &psc_ahead : NULL);
 	counters[C_PSC_EXITS].count += ps.exits;
 	counters[C_PSC_ENTRIES].count += ps.entries;
 	counters[C_PSC_REISSUES].count += ps.reissues;
 	counters[C_PSC_AHEAD_UNITS].count += ps.ahead_units;
-	snp_pvalidate_range(start, end, true, &pvalidate_ops, &vs);
-	counters[C_PVALIDATE_2M].count += vs.calls_2m;
-	counters[C_PVALIDATE_4K].count += vs.calls_4k;
-	counters[C_PVALIDATE_SIZE_MISMATCH].count += vs.size_mismatch;
-	counters[C_EVICTED_PAGES].count += vs.evicted_pages;
+	validate_range(start, end, true);
 	return 0;
 }
 
@@ -359,6 +431,61 @@ bool snp_vc(struct trap_frame *f)
 
 /* ------------------------------------------------------------------ setup */
 
+/*
+ * Before the first validation: at VMPL0 or not? RMPADJUST of a page of ours for VMPL1
+ * succeeds only at VMPL0 (see snp.h). Below VMPL0 PVALIDATE cannot work, so every
+ * validation goes to the SVSM the secrets page names; without one there is no way to
+ * accept memory, and memaccept stops with its own reason (Linux stops likewise, with
+ * GHCB_TERM_NOT_VMPL0 / GHCB_TERM_NO_SVSM). An SVSM that claims to run us at VMPL0
+ * contradicts RMPADJUST: Linux terminates on it (GHCB_TERM_SVSM_VMPL0), and so do we.
+ */
+static void snp_find_vmpl(void)
+{
+	const struct boot_info *bi = snp_bi;
+	u32 rc = snp_rmpadjust((u64)(uintptr_t)vmpl_probe, PVALIDATE_4K, RMPADJUST_TARGET_VMPL1);
+
+	if (rc != RMPADJUST_OK && rc != RMPADJUST_FAIL_PERMISSION)
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_NOT_VMPL0, "RMPADJUST answered %u: cannot tell "
+			     "whether this guest runs at VMPL0", rc);
+	at_vmpl0 = rc == RMPADJUST_OK;
+	if (at_vmpl0)
+		return;
+	if (!bi || bi->snp_cc_blob != CC_BLOB_FOUND || !bi->svsm_size)
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_NOT_VMPL0, "not running at VMPL0 and no SVSM "
+			     "found (CC blob %u): PVALIDATE is impossible", bi ? bi->snp_cc_blob : 0);
+	if (!bi->svsm_guest_vmpl)
+		fatal_reason(EXIT_HOST_HOSTILE, FC_SVSM, "the SVSM says this guest runs at VMPL0, "
+			     "RMPADJUST says it does not");
+	/* The calling area is private memory of ours: map it so (firmware maps reserve it). */
+	if (paging_map(bi->svsm_caa, bi->svsm_caa + PAGE_SIZE, MAP_RAM))
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_SVSM, "no memory to map the SVSM calling area");
+	invlpg(bi->svsm_caa);
+	svsm_caa = (u8 *)(uintptr_t)bi->svsm_caa;
+}
+
+static void report_platform(void)
+{
+	static const char *const blob[] = { "not-read", "absent", "bad", "found" };
+	const struct boot_info *bi = snp_bi;
+
+	ev_begin("platform");
+	ev_str("name", "snp");
+	ev_bool("vmpl0", at_vmpl0);
+	ev_str("validation", svsm_caa ? "svsm" : "pvalidate");
+	if (bi) {
+		ev_str("cc_blob", bi->snp_cc_blob < ARRAY_SIZE(blob) ? blob[bi->snp_cc_blob] : "?");
+		ev_bool("svsm", bi->svsm_size != 0);
+		if (bi->svsm_size) {
+			ev_u64("svsm_guest_vmpl", bi->svsm_guest_vmpl);
+			ev_u64("svsm_base", bi->svsm_base);
+			ev_u64("svsm_size", bi->svsm_size);
+			ev_u64("svsm_caa", bi->svsm_caa);
+			ev_u64("svsm_max_version", bi->svsm_max_version);
+		}
+	}
+	ev_end();
+}
+
 void snp_setup_early(void)
 {
 	/* No console until the GHCB exists: keep the output until snp_setup_ghcb(). */
@@ -385,7 +512,8 @@ void snp_setup_ghcb(u64 page)
 	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_HV_FT_RESP || !((resp >> 12) & GHCB_HV_FT_SNP))
 		ghcb_fail("the hypervisor does not support SEV-SNP", resp);
 
-	bool no_update = false;
+	/* Before the first validation (the GHCB page's below): which way validation goes. */
+	snp_find_vmpl();
 
 	/*
 	 * Write back and drop the page's cache lines while it is still mapped private: lines
@@ -395,8 +523,15 @@ void snp_setup_ghcb(u64 page)
 	for (u64 a = page; a < page + PAGE_SIZE; a += CACHE_LINE)
 		__asm__ volatile("clflush (%0)" : : "r"(a) : "memory");
 	__asm__ volatile("mfence" : : : "memory");
-	if (snp_pvalidate(page, PVALIDATE_4K, 0, &no_update) || no_update)
-		ghcb_fail("could not rescind validation of the GHCB page", page);
+	if (svsm_caa) {
+		/* Below VMPL0: the SVSM rescinds it (failures end in validate_range). */
+		validate_range(page, page + PAGE_SIZE, false);
+	} else {
+		bool no_update = false;
+
+		if (snp_pvalidate(page, PVALIDATE_4K, 0, &no_update) || no_update)
+			ghcb_fail("could not rescind validation of the GHCB page", page);
+	}
 	resp = msr_protocol(GHCB_MSR_PSC_REQ | (PSC_OP_SHARED << 52) | (page & ~GHCB_INFO_MASK));
 	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_PSC_RESP || (resp >> 32))
 		ghcb_fail("Page State Change of the GHCB page to shared failed", resp);
@@ -414,6 +549,10 @@ void snp_setup_ghcb(u64 page)
 	kprintf("snp: GHCB at %#llx (protocol %u..%u), C-bit %u, cache eviction after PVALIDATE %s\n",
 		page, min, max, (unsigned)__builtin_ctzll(platform->private_pte_bits),
 		pvalidate_ops.evict ? "on" : "off (COHERENCY_SFW_NO)");
+	if (svsm_caa)
+		kprintf("snp: below VMPL0 (guest VMPL %u): validating through the SVSM, calling area "
+			"%#llx\n", snp_bi->svsm_guest_vmpl, snp_bi->svsm_caa);
+	report_platform();
 }
 
 static struct cc_platform snp = {
@@ -428,12 +567,17 @@ static struct cc_platform snp = {
 };
 
 /*
- * ebx: CPUID 0x8000001F EBX as boot/ read it before ExitBootServices, through the
- * firmware (which on SNP answers from the CPUID page the PSP checked, not from the host).
+ * bi->snp_cpuid_ebx: CPUID 0x8000001F EBX as boot/ read it before ExitBootServices,
+ * through the firmware (which on SNP answers from the CPUID page the PSP checked, not
+ * from the host); bi->svsm_*: the SVSM, if the secrets page names one.
  */
-const struct cc_platform *snp_platform(u32 ebx)
+const struct cc_platform *snp_platform(const struct boot_info *bi)
 {
+	u32 ebx = bi->snp_cpuid_ebx;
+
+	snp_bi = bi;
 	snp.private_pte_bits = 1ULL << (ebx & CPUID_SEV_EBX_CBIT_MASK);
 	pvalidate_ops.evict = ebx & CPUID_SEV_EBX_COHERENCY_SFW_NO ? NULL : evict;
+	svsm_ops.evict = pvalidate_ops.evict;
 	return &snp;
 }

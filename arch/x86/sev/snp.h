@@ -22,6 +22,14 @@
 #define GHCB_MSR_REG_GPA_RESP 0x013
 #define GHCB_MSR_PSC_REQ 0x014		/* GFN 51:12, operation 55:52 */
 #define GHCB_MSR_PSC_RESP 0x015		/* error code in 63:32, 0 = success */
+/*
+ * Run at VMPL (GHCB spec 2.3.1, "SNP Run VMPL Request"; values from Linux
+ * arch/x86/include/asm/sev-common.h GHCB_MSR_VMPL_REQ/RESP): the target VMPL in 39:32;
+ * the answer carries 0 in 63:32 on success. How a guest below VMPL0 enters its SVSM.
+ */
+#define GHCB_MSR_VMPL_REQ 0x016
+#define GHCB_MSR_VMPL_RESP 0x017
+#define GHCB_MSR_VMPL_REQ_LEVEL(vmpl) (((u64)((vmpl) & 0xff) << 32) | GHCB_MSR_VMPL_REQ)
 #define GHCB_MSR_HV_FT_REQ 0x080
 #define GHCB_MSR_HV_FT_RESP 0x081	/* features in 63:12 */
 #define GHCB_MSR_TERM_REQ 0x100		/* reason set 15:12, reason code 23:16 */
@@ -167,9 +175,25 @@ _Static_assert(sizeof(struct psc_desc) == GHCB_SHARED_BUFFER_SIZE, "PSC descript
 #define PVALIDATE_4K 0
 #define PVALIDATE_2M 1
 
+/*
+ * RMPADJUST (AMD APM vol. 3; bytes F3 0F 01 FE): RAX = VA, RCX = page size, RDX =
+ * attributes: target VMPL 7:0, permission mask 15:8, VMSA 16. It may only change the
+ * permissions of a numerically higher VMPL than the caller's, so asking for VMPL1 fails
+ * with FAIL_PERMISSION unless the guest runs at VMPL0 (Linux arch/x86/boot/compressed/
+ * sev.c running_at_vmpl0 uses it that way; attributes 1 = VMPL1, no permissions).
+ */
+#define RMPADJUST_OK 0
+#define RMPADJUST_FAIL_INPUT 1
+#define RMPADJUST_FAIL_PERMISSION 3
+#define RMPADJUST_FAIL_SIZEMISMATCH 6
+#define RMPADJUST_TARGET_VMPL1 1ULL
+
 /* snp_insn.asm */
 u32 snp_pvalidate(u64 va, u32 size, u32 validate, bool *no_update);
 void snp_vmgexit(void);
+u32 snp_rmpadjust(u64 va, u32 size, u64 attrs);
+/* VMGEXIT with RAX, RCX, RDX, R8 loaded (an SVSM call); returns RAX afterwards. */
+u64 snp_svsm_vmgexit(u64 rax, u64 rcx, u64 rdx, u64 r8);
 
 /*
  * Page State Change batching, separate from the GHCB so host tests can mock the exit:
@@ -235,8 +259,9 @@ struct snp_pvalidate_stats {
 void snp_pvalidate_range(u64 start, u64 end, bool validate, const struct snp_pvalidate_ops *ops,
 			 struct snp_pvalidate_stats *st);
 
-/* The platform, after boot/ found SEV_STATUS bit 2; ebx is CPUID 0x8000001F EBX. */
-const struct cc_platform *snp_platform(u32 ebx);
+/* The platform, after boot/ found SEV_STATUS bit 2 (CPUID 0x8000001F EBX, SVSM facts). */
+struct boot_info;
+const struct cc_platform *snp_platform(const struct boot_info *bi);
 /* #VC handler; the console waits in memory until the GHCB is up. */
 void snp_setup_early(void);
 /* The kernel's own GHCB, once its page tables are live. */

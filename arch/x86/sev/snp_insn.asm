@@ -23,3 +23,26 @@ global snp_vmgexit
 snp_vmgexit:
 	db 0xf3, 0x0f, 0x01, 0xd9	; VMGEXIT
 	ret
+
+; u32 snp_rmpadjust(u64 va, u32 size, u64 attrs): RAX = VA, RCX = page size, RDX =
+; attributes; the result comes back in EAX (AMD APM vol. 3, RMPADJUST).
+global snp_rmpadjust
+snp_rmpadjust:
+	mov rax, rdi
+	mov ecx, esi
+	; RDX already holds attrs (third argument)
+	db 0xf3, 0x0f, 0x01, 0xfe	; RMPADJUST
+	ret
+
+; u64 snp_svsm_vmgexit(u64 rax, u64 rcx, u64 rdx, u64 r8): an SVSM call (SVSM spec,
+; AMD pub. 58019, "Calling Convention"): RAX = protocol << 32 | call, arguments in RCX,
+; RDX, R8; the SVSM's result comes back in RAX. The caller sets the GHCB MSR and the
+; calling area's call_pending byte around it.
+global snp_svsm_vmgexit
+snp_svsm_vmgexit:
+	mov rax, rdi
+	mov r8, rcx
+	mov rcx, rsi
+	; RDX already holds the third argument
+	db 0xf3, 0x0f, 0x01, 0xd9	; VMGEXIT
+	ret

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: PVALIDATE through an SVSM (SVSM Core protocol call 1), pure logic, host-tested. */
+#include "arch/x86/sev/svsm.h"
+#include "kernel/panic.h"
+
+/* UNIT_SIZE and PAGE_SIZE come with types.h: 2 MiB and 4 KiB. */
+#define PAGES_PER_UNIT (UNIT_SIZE / PAGE_SIZE)
+/*
+ * SVSM_ERR_BUSY: the SVSM could not take the request now (SVSM spec, "Result codes").
+ * Re-sending is the documented reaction; an SVSM that stays busy this often is stuck.
+ */
+#define SVSM_BUSY_RETRIES 64
+
+static void evict_done(const struct svsm_pval_req *req, unsigned from, unsigned to, bool validate,
+		       const struct svsm_pval_ops *ops, struct svsm_pval_stats *st)
+{
+	if (!validate || !ops->evict)
+		return;
+	for (unsigned i = from; i < to; i++) {
+		u64 pages = SVSM_PVAL_ENTRY_2M(req->entries[i]) ? PAGES_PER_UNIT : 1;
+
+		ops->evict(SVSM_PVAL_ENTRY_PA(req->entries[i]), pages);
+		st->evicted_pages += pages;
+	}
+}
+
+/*
+ * Send the n entries already in req until the SVSM has done them all. The SVSM works
+ * through the entries from cur_index and, on a failure, leaves cur_index at the entry
+ * that failed (COCONUT core.rs core_pvalidate: `next` counts the entries done). A 2 MiB
+ * entry over 4 KiB RMP entries comes back as FAIL_SIZEMISMATCH: its address goes to
+ * fb[] for the caller to redo in 4 KiB entries, and the request resumes after it (as
+ * Linux arch/x86/coco/sev svsm_pval_pages does). Returns how many went to fb[].
+ */
+static unsigned issue(struct svsm_pval_req *req, unsigned n, bool validate, const struct svsm_pval_ops *ops,
+		      struct svsm_pval_stats *st, u64 *fb)
+{
+	unsigned nfb = 0, busy = 0;
+
+	req->num_entries = (u16)n;
+	req->cur_index = 0;
+	req->reserved = 0;
+	st->entries += n;
+	for (;;) {
+		unsigned before = req->cur_index;
+		u64 rc = ops->call(req);
+		unsigned idx = req->cur_index;
+
+		st->calls++;
+		if (rc == SVSM_SUCCESS) {
+			evict_done(req, before, n, validate, ops, st);
+			return nfb;
+		}
+		if (rc == SVSM_ERR_BUSY) {
+			if (++busy > SVSM_BUSY_RETRIES) {
+				ops->fatal(FC_ACCEPT_RETRIES, "the SVSM stayed busy", SVSM_BUSY_RETRIES, rc);
+				return nfb;
+			}
+			continue;
+		}
+		/* Progress only moves forward and stays inside the request. */
+		if (idx < before || idx >= n) {
+			ops->fatal(FC_SVSM, "the SVSM reported a failing entry outside the request", idx, rc);
+			return nfb;
+		}
+		u64 e = req->entries[idx];
+
+		evict_done(req, before, idx, validate, ops, st);
+		if (rc == SVSM_PVALIDATE_FAIL_SIZEMISMATCH && SVSM_PVAL_ENTRY_2M(e)) {
+			fb[nfb++] = SVSM_PVAL_ENTRY_PA(e);
+			st->size_mismatch++;
+			req->cur_index = (u16)(idx + 1);
+			if (idx + 1 == n)
+				return nfb;
+			continue;
+		}
+		if (rc == SVSM_PVALIDATE_FAIL_UNCHANGED && validate) {
+			ops->fatal(FC_PVALIDATE_NOUPDATE, "the SVSM found memory the guest never validated "
+				   "already validated: a possible aliasing attack", SVSM_PVAL_ENTRY_PA(e), rc);
+			return nfb;
+		}
+		if (rc >= SVSM_ERR_PROTOCOL_BASE && rc < SVSM_ERR_PROTOCOL_BASE + 0x1000) {
+			ops->fatal(FC_PVALIDATE_FAIL, "PVALIDATE through the SVSM failed", SVSM_PVAL_ENTRY_PA(e), rc);
+			return nfb;
+		}
+		ops->fatal(FC_SVSM, "the SVSM refused the PVALIDATE request", SVSM_PVAL_ENTRY_PA(e), rc);
+		return nfb;
+	}
+}
+
+/* Entries for [start, end): 2 MiB where aligned and allowed, else 4 KiB. */
+static u64 fill(struct svsm_pval_req *req, unsigned *n, u64 a, u64 end, bool allow_2m, bool validate)
+{
+	while (a < end && *n < SVSM_PVAL_MAX_ENTRIES) {
+		bool big = allow_2m && IS_ALIGNED(a, UNIT_SIZE) && end - a >= UNIT_SIZE;
+
+		req->entries[(*n)++] = SVSM_PVAL_ENTRY(a, big, validate);
+		a += big ? UNIT_SIZE : PAGE_SIZE;
+	}
+	return a;
+}
+
+void svsm_pvalidate_range(u64 start, u64 end, bool validate, struct svsm_pval_req *req,
+			  const struct svsm_pval_ops *ops, struct svsm_pval_stats *st)
+{
+	u64 fb[SVSM_PVAL_MAX_ENTRIES], none[1];
+
+	if (!IS_ALIGNED(start, PAGE_SIZE) || !IS_ALIGNED(end, PAGE_SIZE) || start >= end)
+		panic("svsm_pvalidate_range: bad range [%llx, %llx)", start, end);
+	while (start < end) {
+		unsigned n = 0, nfb;
+
+		start = fill(req, &n, start, end, true, validate);
+		nfb = issue(req, n, validate, ops, st, fb);
+		/* The 4 KiB redo of each refused 2 MiB entry: 512 entries, in two requests. */
+		for (unsigned i = 0; i < nfb; i++) {
+			u64 a = fb[i], unit_end = fb[i] + UNIT_SIZE;
+
+			while (a < unit_end) {
+				n = 0;
+				a = fill(req, &n, a, unit_end, false, validate);
+				if (issue(req, n, validate, ops, st, none))
+					ops->fatal(FC_SVSM, "the SVSM refused a 4 KiB entry for its size", a, 0);
+			}
+		}
+	}
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: the SVSM Core protocol's PVALIDATE call, for SEV-SNP guests below VMPL0. */
+#ifndef ARCH_X86_SEV_SVSM_H
+#define ARCH_X86_SEV_SVSM_H
+
+#include "arch/x86/sev/snp.h"
+#include "include/types.h"
+
+/*
+ * Secure VM Service Module for SEV-SNP Guests (AMD pub. 58019); layouts as Linux
+ * arch/x86/include/asm/sev.h declares them and COCONUT-SVSM kernel/src/protocols/core.rs
+ * and errors.rs implement them.
+ *
+ * The CC blob (EFI configuration table 067b1f5f-cf26-44c5-8554-93d777912d42, edk2
+ * OvmfPkg/Include/Guid/ConfidentialComputingSevSnpBlob.h; Linux struct cc_blob_sev_info):
+ * magic "AMDE", version, the secrets page and the CPUID page.
+ */
+#define CC_BLOB_MAGIC 0x45444d41u
+#define CC_BLOB_OFF_MAGIC 0x00		/* u32 */
+#define CC_BLOB_OFF_VERSION 0x04	/* u16 */
+#define CC_BLOB_OFF_SECRETS_PHYS 0x08	/* u64 */
+#define CC_BLOB_OFF_SECRETS_LEN 0x10	/* u32 */
+#define CC_BLOB_OFF_CPUID_PHYS 0x18	/* u64 */
+#define CC_BLOB_OFF_CPUID_LEN 0x20	/* u32 */
+#define CC_BLOB_SIZE 0x28
+
+/*
+ * The SVSM fields of the SNP secrets page (Linux struct snp_secrets_page; COCONUT
+ * kernel/src/sev/secrets_page.rs SecretsPage): after the VMSA tweak bitmap at 0x100.
+ * svsm_size 0 means no SVSM.
+ */
+#define SECRETS_PAGE_SIZE 4096
+#define SECRETS_OFF_SVSM_BASE 0x140		/* u64 */
+#define SECRETS_OFF_SVSM_SIZE 0x148		/* u64 */
+#define SECRETS_OFF_SVSM_CAA 0x150		/* u64: the calling area's GPA */
+#define SECRETS_OFF_SVSM_MAX_VERSION 0x158	/* u32 */
+#define SECRETS_OFF_SVSM_GUEST_VMPL 0x15c	/* u8 */
+
+/* Calling area (Linux struct svsm_ca): call_pending, mem_available, 6 reserved, buffer. */
+#define SVSM_CAA_CALL_PENDING 0
+#define SVSM_CAA_BUFFER 8
+#define SVSM_CAA_BUFFER_SIZE (4096 - SVSM_CAA_BUFFER)
+
+/* RAX on entry: protocol in 63:32, call in 31:0. The core protocol is 0. */
+#define SVSM_CALL(protocol, call) (((u64)(protocol) << 32) | (u32)(call))
+#define SVSM_CORE_PROTOCOL 0
+#define SVSM_CORE_REMAP_CA 0
+#define SVSM_CORE_PVALIDATE 1
+
+/* RAX on return (SVSM spec, "Result codes"; COCONUT errors.rs SvsmResultCode). */
+#define SVSM_SUCCESS 0x00000000ULL
+#define SVSM_ERR_INCOMPLETE 0x80000000ULL
+#define SVSM_ERR_UNSUPPORTED_PROTOCOL 0x80000001ULL
+#define SVSM_ERR_UNSUPPORTED_CALL 0x80000002ULL
+#define SVSM_ERR_INVALID_ADDRESS 0x80000003ULL
+#define SVSM_ERR_INVALID_FORMAT 0x80000004ULL
+#define SVSM_ERR_INVALID_PARAMETER 0x80000005ULL
+#define SVSM_ERR_INVALID_REQUEST 0x80000006ULL
+#define SVSM_ERR_BUSY 0x80000007ULL
+/*
+ * Protocol-specific results start at 0x80001000; for PVALIDATE the SVSM adds the
+ * instruction's own return code (COCONUT errors.rs: SevSnp errors map to
+ * PROTOCOL_BASE + code), and 0x10 when PVALIDATE left the RMP unchanged (CF set).
+ */
+#define SVSM_ERR_PROTOCOL_BASE 0x80001000ULL
+#define SVSM_PVALIDATE_FAIL_INPUT (SVSM_ERR_PROTOCOL_BASE + PVALIDATE_FAIL_INPUT)
+#define SVSM_PVALIDATE_FAIL_SIZEMISMATCH (SVSM_ERR_PROTOCOL_BASE + PVALIDATE_FAIL_SIZEMISMATCH)
+#define SVSM_PVALIDATE_FAIL_UNCHANGED (SVSM_ERR_PROTOCOL_BASE + 0x10)
+
+/*
+ * The PVALIDATE request (Linux struct svsm_pvalidate_call / svsm_pvalidate_entry;
+ * COCONUT core.rs PValidateRequest): u16 num_entries, u16 cur_index (the SVSM's
+ * progress, "next" in COCONUT), 4 reserved bytes, then 8-byte entries: page size 1:0
+ * (0 = 4K, 1 = 2M), action 2 (1 = validate), ignore_cf 3, reserved 11:4, GFN 63:12.
+ */
+#define SVSM_PVAL_HDR 8
+#define SVSM_PVAL_MAX_ENTRIES ((SVSM_CAA_BUFFER_SIZE - SVSM_PVAL_HDR) / 8)
+#define SVSM_PVAL_ENTRY(pa, size2m, validate) \
+	(((u64)(pa) & ~0xfffULL) | ((u64)(validate) << 2) | (u64)(size2m))
+#define SVSM_PVAL_ENTRY_2M(e) (((e) & 3) == 1)
+#define SVSM_PVAL_ENTRY_SIZE(e) ((e) & 3)
+#define SVSM_PVAL_ENTRY_VALIDATE(e) (((e) >> 2) & 1)
+#define SVSM_PVAL_ENTRY_IGNORE_CF(e) (((e) >> 3) & 1)
+#define SVSM_PVAL_ENTRY_RESERVED(e) (((e) >> 4) & 0xff)
+#define SVSM_PVAL_ENTRY_PA(e) ((e) & ~0xfffULL)
+
+struct svsm_pval_req {
+	u16 num_entries;
+	u16 cur_index;
+	u32 reserved;
+	u64 entries[SVSM_PVAL_MAX_ENTRIES];
+};
+_Static_assert(sizeof(struct svsm_pval_req) <= SVSM_CAA_BUFFER_SIZE, "request fits the calling area");
+
+/*
+ * PVALIDATE [start, end) through the SVSM: requests of up to SVSM_PVAL_MAX_ENTRIES
+ * entries (2 MiB where aligned), built in req (the calling area's buffer, where the
+ * SVSM reads them) and each sent with call(req), which makes the call and returns RAX. A 2 MiB
+ * entry the SVSM refuses with FAIL_SIZEMISMATCH is redone as 512 4 KiB entries;
+ * everything else that is not success is fatal.
+ */
+struct svsm_pval_ops {
+	u64 (*call)(struct svsm_pval_req *req);
+	void (*fatal)(u32 condition, const char *what, u64 a, u64 b);
+	void (*evict)(u64 va, u64 pages);	/* as for direct PVALIDATE (snp.h) */
+};
+
+struct svsm_pval_stats {
+	u64 calls;		/* SVSM calls, re-sends included */
+	u64 entries;		/* entries sent (counting each once) */
+	u64 size_mismatch;	/* 2 MiB entries redone as 4 KiB ones */
+	u64 evicted_pages;
+};
+
+void svsm_pvalidate_range(u64 start, u64 end, bool validate, struct svsm_pval_req *req,
+			  const struct svsm_pval_ops *ops, struct svsm_pval_stats *st);
+
+#endif
