@@ -113,6 +113,25 @@ TEST(cmdline_test_image_options)
 	EXPECT_EQ(c.emu_host, EMU_HOST_KVM);
 }
 
+TEST(cmdline_emu_svsm)
+{
+	struct config c;
+
+	parse("", &c, true);
+	EXPECT_EQ(c.emu_svsm, EMU_SVSM_NONE);
+	parse("emu_svsm=1", &c, true);
+	EXPECT_EQ(reports, 0);
+	EXPECT_EQ(c.emu_svsm, EMU_SVSM_PRESENT);
+	parse("emu_svsm=absent", &c, true);
+	EXPECT_EQ(c.emu_svsm, EMU_SVSM_ABSENT);
+	parse("emu_svsm=2", &c, true);
+	EXPECT_EQ(reports, 1);
+	EXPECT_EQ(c.emu_svsm, EMU_SVSM_NONE);
+	parse("emu_svsm=1", &c, false);
+	EXPECT_EQ(reports, 1);
+	EXPECT_EQ(c.emu_svsm, EMU_SVSM_NONE);
+}
+
 TEST(cmdline_emu_host)
 {
 	struct config c;

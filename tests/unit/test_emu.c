@@ -29,6 +29,20 @@ TEST(decode_known_encodings)
 	EXPECT_EQ(d.insn, INSN_WRMSR);
 }
 
+TEST(decode_rmpadjust)
+{
+	/* RMPADJUST: F3 0F 01 FE (AMD APM vol. 3); F2 0F 01 FE would be another instruction. */
+	static const u8 rmpadjust[] = { 0xf3, 0x0f, 0x01, 0xfe };
+	static const u8 near[] = { 0xf2, 0x0f, 0x01, 0xfe };
+	struct emu_decoded d;
+
+	d = emu_decode(rmpadjust, sizeof(rmpadjust));
+	EXPECT_EQ(d.insn, INSN_RMPADJUST);
+	EXPECT_EQ(d.len, 4);
+	d = emu_decode(near, sizeof(near));
+	EXPECT_EQ(d.insn, INSN_UNKNOWN);
+}
+
 TEST(decode_rejects_near_misses)
 {
 	static const u8 cases[][4] = {
