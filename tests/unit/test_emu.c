@@ -82,6 +82,11 @@ TEST(faults_parse_all_kinds)
 	EXPECT_EQ(fs.f[5].kind, FAULT_PSC_PARTIAL);
 	EXPECT_EQ(fs.f[5].value, 7);
 	EXPECT_EQ(fs.f[8].kind, FAULT_NO_SEPT_VE_DISABLE);
+	EXPECT(emu_faults_parse("svsm_busy:4,svsm_not_run", &fs, err, sizeof(err)));
+	EXPECT_EQ(fs.n, 2);
+	EXPECT_EQ(fs.f[0].kind, FAULT_SVSM_BUSY);
+	EXPECT_EQ(fs.f[0].count, 4);
+	EXPECT_EQ(fs.f[1].kind, FAULT_SVSM_NOT_RUN);
 	EXPECT(emu_faults_parse("", &fs, err, sizeof(err)));
 	EXPECT_EQ(fs.n, 0);
 }

@@ -79,8 +79,11 @@ void emu_svsm_call(struct trap_frame *f)
 		emu_count("msr_protocol_unknown");
 		return;
 	}
-	/* Only VMPL0 runs an SVSM; anything else is refused in the response (63:32 != 0). */
-	if (vmpl != 0) {
+	/*
+	 * Only VMPL0 runs an SVSM; anything else is refused in the response (63:32 != 0).
+	 * svsm_not_run plays a host that refuses to run VMPL0 at all.
+	 */
+	if (vmpl != 0 || emu_fault_take(&emu.faults, FAULT_SVSM_NOT_RUN, 0, 0)) {
 		emu.ghcb_msr = GHCB_MSR_VMPL_RESP | (1ULL << 32);
 		return;
 	}
@@ -95,6 +98,8 @@ void emu_svsm_call(struct trap_frame *f)
 		rc = SVSM_ERR_UNSUPPORTED_PROTOCOL;
 	else if ((u32)f->rax != SVSM_CORE_PVALIDATE)
 		rc = SVSM_ERR_UNSUPPORTED_CALL;
+	else if (emu_fault_take(&emu.faults, FAULT_SVSM_BUSY, 0, 0))
+		rc = SVSM_ERR_BUSY;
 	else
 		rc = core_pvalidate(f->rcx);
 	if (rc != SVSM_SUCCESS)

@@ -23,6 +23,8 @@ static const struct {
 	[FAULT_DEBUG_TD] = { "debug_td", false, false, false, false },
 	[FAULT_PSC_PARTIAL_PAGES] = { "psc_partial_pages", false, false, true, false },
 	[FAULT_CPUID_NOVALID] = { "cpuid_novalid", false, false, false, false },
+	[FAULT_SVSM_BUSY] = { "svsm_busy", false, false, true, false },
+	[FAULT_SVSM_NOT_RUN] = { "svsm_not_run", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

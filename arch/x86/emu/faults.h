@@ -26,6 +26,9 @@
  *   debug_td                TDX: TD attributes with DEBUG (bit 0) set
  *   optin_absent            SNP: the firmware has no memory acceptance protocol
  *   optin_fail              SNP: AllowUnacceptedMemory returns an error
+ *   svsm_busy:N             SNP, emu_svsm=1: the SVSM answers the next N calls BUSY
+ *   svsm_not_run            SNP, emu_svsm=1: the host refuses the next Run VMPL request
+ *                           (the SVSM never sees the call; call_pending stays set)
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
  * ExitBootServices, as OVMF does when it accepts everything there.)
  * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
@@ -45,6 +48,8 @@ enum emu_fault_kind {
 	FAULT_DEBUG_TD,
 	FAULT_PSC_PARTIAL_PAGES,
 	FAULT_CPUID_NOVALID,
+	FAULT_SVSM_BUSY,
+	FAULT_SVSM_NOT_RUN,
 	FAULT_KIND_COUNT,
 };
 

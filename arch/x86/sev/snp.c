@@ -442,8 +442,15 @@ bool snp_vc(struct trap_frame *f)
 static void snp_find_vmpl(void)
 {
 	const struct boot_info *bi = snp_bi;
-	u32 rc = snp_rmpadjust((u64)(uintptr_t)vmpl_probe, PVALIDATE_4K, RMPADJUST_TARGET_VMPL1);
+	u64 va = (u64)(uintptr_t)vmpl_probe, unit = va & ~(UNIT_SIZE - 1);
+	u32 rc = snp_rmpadjust(va, PVALIDATE_4K, RMPADJUST_TARGET_VMPL1);
 
+	/*
+	 * Firmware may have validated the page as part of a 2 MiB RMP entry: RMPADJUST
+	 * must then name the whole 2 MiB page (APM vol. 3: FAIL_SIZEMISMATCH otherwise).
+	 */
+	if (rc == RMPADJUST_FAIL_SIZEMISMATCH && paging_lookup(unit))
+		rc = snp_rmpadjust(unit, PVALIDATE_2M, RMPADJUST_TARGET_VMPL1);
 	if (rc != RMPADJUST_OK && rc != RMPADJUST_FAIL_PERMISSION)
 		fatal_reason(EXIT_PLATFORM_FATAL, FC_NOT_VMPL0, "RMPADJUST answered %u: cannot tell "
 			     "whether this guest runs at VMPL0", rc);
