@@ -437,7 +437,8 @@ bool snp_vc(struct trap_frame *f)
  * validation goes to the SVSM the secrets page names; without one there is no way to
  * accept memory, and memaccept stops with its own reason (Linux stops likewise, with
  * GHCB_TERM_NOT_VMPL0 / GHCB_TERM_NO_SVSM). An SVSM that claims to run us at VMPL0
- * contradicts RMPADJUST: Linux terminates on it (GHCB_TERM_SVSM_VMPL0), and so do we.
+ * contradicts RMPADJUST: Linux terminates on it (GHCB_TERM_SVSM_VMPL0), and so do we;
+ * likewise a secrets page that names an SVSM and a VMPL above 0 while RMPADJUST says 0.
  */
 static void snp_find_vmpl(void)
 {
@@ -455,6 +456,9 @@ static void snp_find_vmpl(void)
 		fatal_reason(EXIT_PLATFORM_FATAL, FC_NOT_VMPL0, "RMPADJUST answered %u: cannot tell "
 			     "whether this guest runs at VMPL0", rc);
 	at_vmpl0 = rc == RMPADJUST_OK;
+	if (at_vmpl0 && bi && bi->snp_cc_blob == CC_BLOB_FOUND && bi->svsm_size && bi->svsm_guest_vmpl)
+		fatal_reason(EXIT_HOST_HOSTILE, FC_SVSM, "the secrets page puts this guest at VMPL%u "
+			     "under an SVSM, RMPADJUST says VMPL0", bi->svsm_guest_vmpl);
 	if (at_vmpl0)
 		return;
 	if (!bi || bi->snp_cc_blob != CC_BLOB_FOUND || !bi->svsm_size)
