@@ -49,7 +49,6 @@ void boot_test_before_ebs(u32 attempt)
  * boot/snp_svsm.c then reads it exactly as it reads real firmware's.
  */
 enum { CC_PAGE_BLOB, CC_PAGE_SECRETS, CC_PAGE_CAA, CC_PAGE_SVSM, CC_PAGES };
-#define EMU_SVSM_GUEST_VMPL 1
 #define EMU_SVSM_CORE_VERSION 1	/* COCONUT core.rs CORE_PROTOCOL_VERSION_MAX */
 
 static void install_cc_blob(EFI_SYSTEM_TABLE *st)

@@ -30,6 +30,9 @@ enum emu_mode {
 	EMU_SNP,
 };
 
+/* The VMPL the guest plays with emu_svsm=1 or absent (the SVSM, if any, has VMPL0). */
+#define EMU_SVSM_GUEST_VMPL 1
+
 /* The model covers RAM below this; larger guests are not emulated (host memory). */
 #define EMU_MODEL_LIMIT (64 * GiB)
 
@@ -47,7 +50,7 @@ struct emu_state {
 	/* SNP: the GHCB MSR's current value and the registered GHCB. */
 	u64 ghcb_msr;
 	u64 ghcb_gpa;
-	/* SNP below VMPL0 (emu_svsm=): enum emu_svsm_kind, and the SVSM's calling area. */
+	/* SNP below VMPL0 (emu_svsm=): enum emu_svsm_kind (at EMU_SVSM_GUEST_VMPL), the calling area. */
 	u32 svsm;
 	u64 svsm_caa;
 };

@@ -122,7 +122,9 @@ void emu_snp_rmpadjust(struct trap_frame *f)
 		kprintf("emu: RMPADJUST of %#llx, not mapped private\n", f->rax);
 		emu_host_stops_guest(0, "RMPADJUST of an address not mapped private");
 	}
-	f->rax = emu.svsm != EMU_SVSM_NONE && target <= 1 ? RMPADJUST_FAIL_PERMISSION : RMPADJUST_OK;
+	bool may = emu.svsm == EMU_SVSM_NONE || target > EMU_SVSM_GUEST_VMPL;
+
+	f->rax = may ? RMPADJUST_OK : RMPADJUST_FAIL_PERMISSION;
 }
 
 /* ------------------------------------------------------------------ the hypervisor */

@@ -18,6 +18,9 @@
  * other core protocol calls (they answer UNSUPPORTED_CALL).
  */
 
+/* A Run VMPL response with a non-zero value in 63:32: the host did not run that VMPL. */
+#define VMPL_RESP_REFUSED (1ULL << 32)
+
 /* The request lies in the calling area or in guest RAM (COCONUT: valid_phys_region). */
 static bool readable(u64 pa, u64 len)
 {
@@ -84,7 +87,7 @@ void emu_svsm_call(struct trap_frame *f)
 	 * svsm_not_run plays a host that refuses to run VMPL0 at all.
 	 */
 	if (vmpl != 0 || emu_fault_take(&emu.faults, FAULT_SVSM_NOT_RUN, 0, 0)) {
-		emu.ghcb_msr = GHCB_MSR_VMPL_RESP | (1ULL << 32);
+		emu.ghcb_msr = GHCB_MSR_VMPL_RESP | VMPL_RESP_REFUSED;
 		return;
 	}
 	emu.ghcb_msr = GHCB_MSR_VMPL_RESP;

@@ -29,7 +29,7 @@
  * kernel/src/sev/secrets_page.rs SecretsPage): after the VMSA tweak bitmap at 0x100.
  * svsm_size 0 means no SVSM.
  */
-#define SECRETS_PAGE_SIZE 4096
+#define SECRETS_PAGE_SIZE PAGE_SIZE
 #define SECRETS_OFF_SVSM_BASE 0x140		/* u64 */
 #define SECRETS_OFF_SVSM_SIZE 0x148		/* u64 */
 #define SECRETS_OFF_SVSM_CAA 0x150		/* u64: the calling area's GPA */
@@ -39,7 +39,7 @@
 /* Calling area (Linux struct svsm_ca): call_pending, mem_available, 6 reserved, buffer. */
 #define SVSM_CAA_CALL_PENDING 0
 #define SVSM_CAA_BUFFER 8
-#define SVSM_CAA_BUFFER_SIZE (4096 - SVSM_CAA_BUFFER)
+#define SVSM_CAA_BUFFER_SIZE (PAGE_SIZE - SVSM_CAA_BUFFER)
 
 /* RAX on entry: protocol in 63:32, call in 31:0. The core protocol is 0. */
 #define SVSM_CALL(protocol, call) (((u64)(protocol) << 32) | (u32)(call))
