@@ -176,10 +176,28 @@ TEST(svsm_size_mismatch_redone_in_4k_and_request_resumed)
 	EXPECT_EQ(valid_pages(1 * GiB, 1 * GiB + 10 * UNIT_SIZE), 10 * 512);
 	/*
 	 * 1 request, resumed once after the first mismatch (the second is its last entry:
-	 * nothing left to resume), then 2 x (510 + 2) entries for the two redone units.
+	 * nothing left to resume), then the 1024 pages of the two units in 510 + 510 + 4.
 	 */
-	EXPECT_EQ(st.calls, 2 + 4);
+	EXPECT_EQ(st.calls, 2 + 3);
 	EXPECT_EQ(st.evicted_pages, 10 * 512);
+}
+
+TEST(svsm_all_4k_host_packs_the_redo_into_full_requests)
+{
+	struct svsm_pval_stats st;
+
+	reset();
+	memset(svsm.small, 1, sizeof(svsm.small));	/* today's KVM: 4 KiB RMP entries only */
+	ASSERT(run(1 * GiB, 2 * GiB, true, &st));
+	EXPECT_EQ(st.size_mismatch, 512);
+	EXPECT_EQ(svsm.entries_4k, 512 * 512);
+	EXPECT_EQ(valid_pages(1 * GiB, 2 * GiB), GiB / PAGE_SIZE);
+	/*
+	 * One call per refused 2 MiB entry (510 + 2), then the redo in full requests:
+	 * 510 units = 261120 pages = 512 calls, 2 units = 1024 pages = 3 calls.
+	 */
+	EXPECT_EQ(st.calls, 512 + 512 + 3);
+	EXPECT(!svsm.saw_bad_header);
 }
 
 TEST(svsm_rescind_sends_action_0)

@@ -112,16 +112,22 @@ void svsm_pvalidate_range(u64 start, u64 end, bool validate, struct svsm_pval_re
 
 		start = fill(req, &n, start, end, true, validate);
 		nfb = issue(req, n, validate, ops, st, fb);
-		/* The 4 KiB redo of each refused 2 MiB entry: 512 entries, in two requests. */
-		for (unsigned i = 0; i < nfb; i++) {
-			u64 a = fb[i], unit_end = fb[i] + UNIT_SIZE;
+		/*
+		 * The 4 KiB redo of the refused 2 MiB entries, 512 entries each, packed into
+		 * full requests across units: one call per 510 pages, not two per unit.
+		 */
+		u64 a = nfb ? fb[0] : 0;
 
-			while (a < unit_end) {
-				n = 0;
-				a = fill(req, &n, a, unit_end, false, validate);
-				if (issue(req, n, validate, ops, st, none))
-					ops->fatal(FC_SVSM, "the SVSM refused a 4 KiB entry for its size", a, 0);
+		for (unsigned k = 0; k < nfb;) {
+			n = 0;
+			while (k < nfb && n < SVSM_PVAL_MAX_ENTRIES) {
+				a = fill(req, &n, a, fb[k] + UNIT_SIZE, false, validate);
+				if (a == fb[k] + UNIT_SIZE && ++k < nfb)
+					a = fb[k];
 			}
+			/* a carries over when a unit's pages span two requests. */
+			if (issue(req, n, validate, ops, st, none))
+				ops->fatal(FC_SVSM, "the SVSM refused a 4 KiB entry for its size", a, 0);
 		}
 	}
 }
