@@ -42,12 +42,6 @@ static EFI_STATUS boot_fail(const char *msg, EFI_STATUS status)
 	return EFI_ERROR(status) ? status : EFI_LOAD_ERROR;
 }
 
-static void stall(void *ctx, u32 us)
-{
-	(void)ctx;
-	st->BootServices->Stall(us);
-}
-
 static void report_option(const char *msg)
 {
 	kprintf("%s\n", msg);
@@ -106,13 +100,14 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	EFI_LOADED_IMAGE *li = NULL;
 	EFI_GUID li_guid = LOADED_IMAGE_PROTOCOL;
 	EFI_STATUS status;
-	struct tsc_calibration cal;
 
 	/* Time zero of every figure in the report. */
 	bi.tsc_at_entry = rdtsc_ordered();
 	bi.version = BOOT_INFO_VERSION;
 	bi.size = sizeof(bi);
 	st = systab;
+	/* The PM timer's first sample, as close to time zero as the ACPI tables allow. */
+	boot_clock_start(st, &bi);
 
 	/* 1. Console first, so that everything after it can explain itself. */
 	console_init();
@@ -136,16 +131,16 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 		bi.cmdline);
 	cmdline_parse(bi.cmdline, &bi.config, kernel_is_test_image, report_option);
 
-	/* 3. TSC against the firmware's Stall(), while boot services are alive. */
-	tsc_calibrate(stall, NULL, &cal);
-	bi.tsc_hz = cal.hz;
-	bi.tsc_hz_cpuid = cal.cpuid_hz;
-	bi.tsc_cal_spread_ppm = cal.spread_ppm;
-	tsc_set(cal.hz, bi.tsc_at_entry);
-
-	/* 4. TDX or SNP? CPUID is safe only now (after EBS it raises #VC on SNP). */
+	/* 3. TDX or SNP? CPUID is safe only now (after EBS it raises #VC on SNP). */
 	boot_emulator_select(&bi);
 	detect_platform(&bi);
+
+	/*
+	 * 4. The TSC frequency, if the platform declares it (which needs the platform and
+	 * CPUID); else the kernel measures it against the PM timer after `ready`.
+	 */
+	boot_clock_choose(st, &bi);
+	tsc_set(bi.tsc_hz, bi.tsc_at_entry);
 
 	/* 5. SNP: ask OVMF to leave memory unaccepted, before ExitBootServices. */
 	bi.snp_protocol = SNP_PROTOCOL_NOT_APPLICABLE;

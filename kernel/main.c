@@ -6,6 +6,7 @@
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "drivers/exit.h"
+#include "kernel/clock.h"
 #include "kernel/main.h"
 #include "kernel/memory.h"
 #include "kernel/panic.h"
@@ -49,27 +50,33 @@ static void check_boot_info(struct boot_info *bi)
 }
 
 /*
- * Where the time to `ready` goes: each boot step's end, in microseconds since efi_main.
- * Printed as the `boot_phases` event just before `ready`.
+ * Where the time to `ready` goes: the TSC at each boot step's end. Kept in cycles, since
+ * the frequency may only be known after `ready` (kernel/clock.c); printed as the
+ * `boot_phases` event, in microseconds, just before `ready`.
  */
 static struct {
 	const char *name;
-	u64 us;
+	u64 tsc;
 } phases[12];
 static unsigned nphases;
 
-static void phase_at(const char *name, u64 us)
+static void phase_at(const char *name, u64 tsc)
 {
 	if (nphases < ARRAY_SIZE(phases))
-		phases[nphases++] = (typeof(phases[0])){ name, us };
+		phases[nphases++] = (typeof(phases[0])){ name, tsc };
 }
 
 static u64 phase_done(const char *name)
 {
-	u64 us = tsc_now_us();
+	u64 tsc = rdtsc_ordered();
 
-	phase_at(name, us);
-	return us;
+	phase_at(name, tsc);
+	return tsc;
+}
+
+static u64 since_entry_us(u64 tsc)
+{
+	return tsc_cycles_to_ns(tsc - tsc_origin()) / 1000;
 }
 
 /* A bad workload= falls back to the default, like any other bad option. */
@@ -88,27 +95,10 @@ static void choose_workload(struct boot_info *bi, struct workload_spec *w)
 static void report_phases(void)
 {
 	ev_begin("boot_phases");
+	/* Rounded ends, so that the phases add up to `ready` exactly. */
 	for (unsigned i = 0; i < nphases; i++)
-		ev_u64(phases[i].name, phases[i].us - (i ? phases[i - 1].us : 0));
-	ev_end();
-}
-
-/* The clock every figure depends on: TSC frequency and how well it was calibrated. */
-static void report_timing(const struct boot_info *bi)
-{
-	kprintf("timing: TSC %llu kHz (calibrated against EFI Stall, spread %llu ppm)%s\n",
-		bi->tsc_hz / 1000, bi->tsc_cal_spread_ppm,
-		bi->tsc_hz_cpuid ? "" : "; CPUID 0x15 does not report it");
-	ev_begin("timing");
-	ev_u64("tsc_hz", bi->tsc_hz);
-	ev_u64("calibration_spread_ppm", bi->tsc_cal_spread_ppm);
-	ev_u64("tsc_hz_cpuid", bi->tsc_hz_cpuid);
-	if (bi->tsc_hz_cpuid) {
-		u64 d = bi->tsc_hz > bi->tsc_hz_cpuid ? bi->tsc_hz - bi->tsc_hz_cpuid
-						      : bi->tsc_hz_cpuid - bi->tsc_hz;
-
-		ev_u64("cpuid_difference_ppm", d * 1000000 / bi->tsc_hz_cpuid);
-	}
+		ev_u64(phases[i].name, since_entry_us(phases[i].tsc) -
+				       (i ? since_entry_us(phases[i - 1].tsc) : 0));
 	ev_end();
 }
 
@@ -150,9 +140,6 @@ __noreturn void kernel_main(struct boot_info *bi)
 	 */
 	if (!bi->config.console_sync)
 		console_hold();
-	/* Every time in the report counts from efi_main's first instruction. */
-	tsc_set(bi->tsc_hz, bi->tsc_at_entry);
-
 	/* Our own descriptor tables first: the firmware's sit in memory we will reuse. */
 	gdt_init();
 	idt_init();
@@ -167,13 +154,11 @@ __noreturn void kernel_main(struct boot_info *bi)
 
 	platform_set(kind, bi);
 	platform_setup_early(kind);
-	u64 ebs_us = tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_at_entry) / 1000;
-
-	phase_at("efi_main_to_ebs", ebs_us);
+	/* Every time counts from efi_main's first instruction (kernel/clock.c). */
+	clock_kernel_start(bi);
+	phase_at("efi_main_to_ebs", bi->tsc_at_ebs);
 	phase_done("descriptor_tables");
-	kprintf("kernel: boot services exited after %u attempt(s), %llu us after efi_main\n",
-		bi->ebs_attempts, ebs_us);
-	report_timing(bi);
+	kprintf("kernel: boot services exited after %u attempt(s)\n", bi->ebs_attempts);
 	struct workload_spec workload;
 
 	choose_workload(bi, &workload);
@@ -201,12 +186,14 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* Boot-services memory becomes free, edges are accepted, the policy runs. */
 	memory_init_allocator(bi);
 	/* Ready is the end of the last phase: the phases add up to it exactly. */
-	u64 ready_us = phase_done("allocator");
+	u64 ready_tsc = phase_done("allocator");
 
+	/* Outside the window: the clock's final frequency, then every time can be printed. */
+	clock_finish(bi);
 	if (!bi->config.console_sync)
 		console_release();
 	report_phases();
-	report_ready(bi->config.policy, ready_us);
+	report_ready(bi->config.policy, since_entry_us(ready_tsc));
 
 #ifdef CONFIG_TEST_IMAGE
 	if (bi->config.test[0]) {

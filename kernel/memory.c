@@ -14,6 +14,7 @@
 #include "mm/early.h"
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
+#include "lib/muldiv.h"
 #include "lib/string.h"
 #ifdef CONFIG_EMULATOR
 #include "arch/x86/emu/emu.h"
@@ -354,6 +355,16 @@ void memory_init_allocator(const struct boot_info *bi)
 	kprintf("palloc: %llu MiB free, %llu MiB unaccepted, %llu boot-time bytes reserved\n",
 		palloc_stats()->free_bytes >> 20, palloc_stats()->unaccepted_bytes >> 20,
 		early_bytes());
+}
+
+void memory_rescale_time(u64 was, u64 now)
+{
+	struct palloc_stats *s = palloc_stats_mut();
+
+	/* ns = cycles / hz: a time taken at `was` is ns_was * was / now in truth. */
+	latency_rescale(&s->accept_lat, was, now);
+	series_rescale_t(&s->accepted_over_time, was, now);
+	map_ns_total = mul_div_u64(map_ns_total, was, now);
 }
 
 static const char *const path_names[ACCEPT_PATH_COUNT] = {

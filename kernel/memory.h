@@ -41,4 +41,7 @@ bool memory_in_unaccepted_span(u64 addr);
 
 extern struct memmap kernel_memmap;
 
+/* Times recorded so far were converted at hz `was`; the clock runs at `now`: correct them. */
+void memory_rescale_time(u64 was, u64 now);
+
 #endif
