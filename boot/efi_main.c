@@ -30,6 +30,7 @@ static EFI_SYSTEM_TABLE *st;
 /* Before ExitBootServices: report, leave QEMU if it is there, else return to the firmware. */
 static EFI_STATUS boot_fail(const char *msg, EFI_STATUS status)
 {
+	console_flush_held();
 	kprintf("boot: FATAL: %s (EFI status %#llx)\n", msg, (unsigned long long)status);
 	ev_begin("fatal");
 	ev_str("msg", msg);
@@ -87,6 +88,7 @@ static EFI_STATUS exit_boot_services(EFI_HANDLE image)
 			break;
 	}
 	/* Boot services may be half shut down now: there is no way back to the firmware. */
+	console_flush_held();
 	kprintf("boot: FATAL: ExitBootServices failed (status %#llx)\n", (unsigned long long)status);
 	ev_begin("exit");
 	ev_u64("code", EXIT_BOOT_FAILED);
@@ -109,8 +111,12 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	/* The PM timer's first sample, as close to time zero as the ACPI tables allow. */
 	boot_clock_start(st, &bi);
 
-	/* 1. Console first, so that everything after it can explain itself. */
+	/*
+	 * 1. Console first, so that everything after it can explain itself. Its output
+	 * waits in memory until `ready` (kernel_main releases it), unless console=sync.
+	 */
 	console_init();
+	console_hold();
 	kprintf("\nmemaccept%s: efi_main\n", kernel_is_test_image ? " (test image)" : "");
 	exit_set_reset_system((u64)(uintptr_t)st->RuntimeServices->ResetSystem);
 	bi.efi_reset_system = (u64)(uintptr_t)st->RuntimeServices->ResetSystem;
@@ -123,13 +129,18 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	kprintf("boot: image at %#llx, %llu KiB\n", (unsigned long long)bi.image_base,
 		(unsigned long long)(bi.image_size >> 10));
 
+	bi.step_tsc[BOOT_STEP_CONSOLE] = rdtsc_ordered();
+
 	/* 2. The command line: load options, else \memaccept.cfg on our ESP. */
 	bi.cmdline_source = boot_read_cmdline(st, li, bi.cmdline, sizeof(bi.cmdline));
+	bi.step_tsc[BOOT_STEP_CMDLINE] = rdtsc_ordered();
 	kprintf("boot: command line (%s): %s\n",
 		bi.cmdline_source == CMDLINE_LOAD_OPTIONS ? "load options" :
 		bi.cmdline_source == CMDLINE_FILE ? "\\memaccept.cfg" : "none, defaults",
 		bi.cmdline);
 	cmdline_parse(bi.cmdline, &bi.config, kernel_is_test_image, report_option);
+	if (bi.config.console_sync)
+		console_release();
 
 	/* 3. TDX or SNP? CPUID is safe only now (after EBS it raises #VC on SNP). */
 	boot_emulator_select(&bi);
@@ -148,6 +159,8 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 		boot_test_snp_standin(st, &bi);
 		bi.snp_protocol = boot_snp_opt_in(st);
 	}
+
+	bi.step_tsc[BOOT_STEP_PLATFORM] = rdtsc_ordered();
 
 	/* 6. Leave the firmware. No boot service may be called after this. */
 	status = exit_boot_services(image);

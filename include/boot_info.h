@@ -26,6 +26,14 @@ enum snp_protocol_status {
 	SNP_PROTOCOL_FAILED,		/* AllowUnacceptedMemory returned an error */
 };
 
+/* Where efi_main's time goes: the TSC at the end of each step (see boot/efi_main.c). */
+enum boot_step {
+	BOOT_STEP_CONSOLE,	/* console, our own image's protocol */
+	BOOT_STEP_CMDLINE,	/* load options or \memaccept.cfg read through the firmware */
+	BOOT_STEP_PLATFORM,	/* detection, clock, SNP opt-in */
+	BOOT_STEP_COUNT,	/* then GetMemoryMap and ExitBootServices, ending at tsc_at_ebs */
+};
+
 enum detected_platform {
 	DETECTED_NONE,
 	DETECTED_TDX,
@@ -46,6 +54,7 @@ struct boot_info {
 	u64 tsc_at_entry;
 	u64 tsc_hz;
 	u64 tsc_at_ebs;			/* TSC right after ExitBootServices returned */
+	u64 step_tsc[BOOT_STEP_COUNT];	/* enum boot_step */
 	u32 clock_source;		/* enum clock_source */
 	u32 clock_error_ppm;		/* of tsc_hz when boot/ set it */
 	u64 clock_excluded_cycles;	/* the Stall() calibration, left out of the window */
@@ -92,6 +101,6 @@ struct boot_info {
 	u64 efi_reset_system;
 };
 
-_Static_assert(sizeof(struct boot_info) == 1520, "struct boot_info changed: bump BOOT_INFO_VERSION");
+_Static_assert(sizeof(struct boot_info) == 1544, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
 #endif

@@ -92,6 +92,30 @@ static void choose_workload(struct boot_info *bi, struct workload_spec *w)
 	workload_parse(WORKLOAD_DEFAULT, w, err, sizeof(err));
 }
 
+/*
+ * efi_main_to_ebs split: memaccept's own steps, and the firmware's (reading the command
+ * line file, GetMemoryMap and ExitBootServices), which it cannot make faster.
+ */
+static void report_boot_steps(const struct boot_info *bi)
+{
+	static const char *const names[BOOT_STEP_COUNT] = {
+		[BOOT_STEP_CONSOLE] = "console", [BOOT_STEP_CMDLINE] = "cmdline_read",
+		[BOOT_STEP_PLATFORM] = "platform_clock",
+	};
+	u64 prev = bi->tsc_at_entry;
+
+	ev_begin("boot_steps");
+	for (unsigned i = 0; i < BOOT_STEP_COUNT; i++) {
+		ev_u64(names[i], since_entry_us(bi->step_tsc[i]) - since_entry_us(prev));
+		prev = bi->step_tsc[i];
+	}
+	ev_u64("exit_boot_services", since_entry_us(bi->tsc_at_ebs) - since_entry_us(prev));
+	ev_u64("firmware_us", since_entry_us(bi->step_tsc[BOOT_STEP_CMDLINE]) -
+		since_entry_us(bi->step_tsc[BOOT_STEP_CONSOLE]) + since_entry_us(bi->tsc_at_ebs) -
+		since_entry_us(bi->step_tsc[BOOT_STEP_PLATFORM]));
+	ev_end();
+}
+
 static void report_phases(void)
 {
 	ev_begin("boot_phases");
@@ -134,12 +158,11 @@ __noreturn void kernel_main(struct boot_info *bi)
 	irq_disable();
 	check_boot_info(bi);
 	/*
-	 * The boot report waits in memory until the allocator is ready: time to ready is the
-	 * kernel's work, not the serial line's (cheap under QEMU's TCG, but an exit to the
-	 * host per character on TDX and SNP). console=sync prints at once, for debugging.
+	 * The boot report waits in memory until the allocator is ready (efi_main started
+	 * holding it): time to ready is the kernel's work, not the serial line's (cheap
+	 * under QEMU's TCG, but an exit to the host per character on TDX and SNP).
+	 * console=sync prints at once, for debugging.
 	 */
-	if (!bi->config.console_sync)
-		console_hold();
 	/* Our own descriptor tables first: the firmware's sit in memory we will reuse. */
 	gdt_init();
 	idt_init();
@@ -154,8 +177,6 @@ __noreturn void kernel_main(struct boot_info *bi)
 
 	platform_set(kind, bi);
 	platform_setup_early(kind);
-	/* Every time counts from efi_main's first instruction (kernel/clock.c). */
-	clock_kernel_start(bi);
 	phase_at("efi_main_to_ebs", bi->tsc_at_ebs);
 	phase_done("descriptor_tables");
 	kprintf("kernel: boot services exited after %u attempt(s)\n", bi->ebs_attempts);
@@ -166,8 +187,6 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* Only the final map counts: the firmware may change it inside ExitBootServices. */
 	memory_parse_map(bi, kind != PLATFORM_NONE, fake_allowed(bi));
 	phase_done("memory_map");
-	memory_report_firmware(bi);
-	phase_done("firmware_report");
 
 	/* Boot-time allocations come from memory the firmware already accepted. */
 	early_init(&kernel_memmap);
@@ -179,6 +198,11 @@ __noreturn void kernel_main(struct boot_info *bi)
 	memory_build_page_tables(platform->private_pte_bits, bi->has_1g_pages);
 	/* SNP: the kernel's own GHCB, which needs our page tables (and makes port I/O work). */
 	platform_setup_late(kind);
+	/*
+	 * Every time counts from efi_main's first instruction (kernel/clock.c). Not earlier:
+	 * the PM timer needs port I/O, which on SNP needs the GHCB.
+	 */
+	clock_kernel_start(bi);
 	phase_done("page_tables");
 	/* One bit per unaccepted 2 MiB unit, from the final map. */
 	memory_build_bitmap();
@@ -190,8 +214,12 @@ __noreturn void kernel_main(struct boot_info *bi)
 
 	/* Outside the window: the clock's final frequency, then every time can be printed. */
 	clock_finish(bi);
+	/* The boot report is formatted now, outside the window too. */
+	memory_report_firmware(bi);
+	memory_report_bitmap();
 	if (!bi->config.console_sync)
 		console_release();
+	report_boot_steps(bi);
 	report_phases();
 	report_ready(bi->config.policy, since_entry_us(ready_tsc));
 

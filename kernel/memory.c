@@ -35,6 +35,7 @@ static u64 scratch[(MAX_DESC * 64 + 64) / sizeof(u64) + 1];
 static struct unaccepted_bitmap bitmap;
 static struct palloc_reserved edges[2 * MAX_DESC];
 static unsigned nedges;
+static u64 bitmap_bytes;	/* storage, for the report */
 static u32 accept_samples[ACCEPT_SAMPLES];
 static u64 pt_pool[PT_POOL];
 static unsigned pt_pool_n;
@@ -255,6 +256,13 @@ void memory_build_bitmap(void)
 	if (bitmap_recount(&bitmap) != bitmap_count(&bitmap))
 		panic("memory_build_bitmap: %llu bits set, counter says %llu", bitmap_recount(&bitmap),
 		      bitmap_count(&bitmap));
+	bitmap_bytes = bytes;
+}
+
+void memory_report_bitmap(void)
+{
+	u64 bytes = bitmap_bytes;
+
 	kprintf("bitmap: %llu units of 2 MiB in %u segment(s), %llu bytes, %llu MiB unaccepted, "
 		"%llu KiB in partial units accepted at boot\n", bitmap.units, bitmap.nsegs, bytes,
 		bitmap_count(&bitmap) * UNIT_SIZE >> 20, bitmap.edge_bytes >> 10);

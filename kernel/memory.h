@@ -17,6 +17,8 @@ void memory_build_page_tables(u64 private_bits, bool use_1g);
 void memory_report_firmware(const struct boot_info *bi);
 /* Build the unaccepted bitmap (storage from accepted memory); `bitmap` event. */
 void memory_build_bitmap(void);
+/* The `bitmap` event (after `ready`: formatting it is not the window's work). */
+void memory_report_bitmap(void);
 /*
  * Bring up the page allocator: boot-services memory becomes free, the partial units at
  * the edges of unaccepted ranges are accepted, the policy is installed and its boot
