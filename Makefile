@@ -135,7 +135,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
 # The pure-logic sources the unit tests link against, built for the host with sanitizers.
 UNIT_LIB_SRCS := mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/latency.c mm/policy.c mm/series.c \
 	kernel/cmdline.c lib/format.c lib/string.c lib/sort.c arch/x86/tdx/accept.c arch/x86/emu/decode.c \
-	arch/x86/emu/faults.c arch/x86/emu/model.c arch/x86/sev/psc.c
+	arch/x86/emu/faults.c arch/x86/emu/model.c arch/x86/sev/psc.c arch/x86/acpi.c arch/x86/tsc_cal.c
 UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter
 
