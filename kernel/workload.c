@@ -335,18 +335,39 @@ static int mix(const struct workload_step *w)
 	return EXIT_OK;
 }
 
+/* Writes n 2 MiB blocks once with `byte`; returns the nanoseconds it took. */
+static u64 write_blocks(const u64 *addr, u64 n, int byte)
+{
+	u64 t = tsc_now_ns();
+
+	for (u64 i = 0; i < n; i++)
+		memset((void *)(uintptr_t)addr[i], byte, UNIT_SIZE);
+	return tsc_now_ns() - t;
+}
+
 /*
- * Write bandwidth of accepted memory: the baseline that acceptance is compared with.
- * The memory is allocated (and accepted, if it must be) first, written once untimed,
- * then written BANDWIDTH_PASSES times, timed.
+ * The two limits acceptance is compared with. First write: 2 MiB blocks of memory that
+ * is accepted but was never written since (the firmware accepted it and nobody touched
+ * it; palloc never writes free memory), taken without accepting anything, written once:
+ * under QEMU that includes the host backing each page, which a sim accept pays too.
+ * Rewrite: the same memory (plus whatever had to be accepted to reach SIZE) written
+ * BANDWIDTH_PASSES more times, the median pass.
  */
 static int bandwidth(const struct workload_step *w)
 {
-	u64 blocks = MIN(ALIGN_UP(w->size, UNIT_SIZE) >> UNIT_SHIFT, (u64)MAX_LIVE), n = 0;
-	u64 pass_ns[BANDWIDTH_PASSES], first_ns;
+	u64 blocks = MIN(ALIGN_UP(w->size, UNIT_SIZE) >> UNIT_SHIFT, (u64)MAX_LIVE), n = 0, nfresh;
+	u64 pass_ns[BANDWIDTH_PASSES], first_ns = 0, fresh_ns = 0;
 	struct step s;
 
 	step_begin(&s, "bandwidth");
+	/* Accepted, never-written memory first: whole free units, no acceptance. */
+	for (; n < blocks; n++) {
+		live_addr[n] = palloc_alloc_accepted(PALLOC_MAX_ORDER);
+		if (!live_addr[n])
+			break;
+		s.own_allocs++;
+	}
+	nfresh = n;
 	for (; n < blocks; n++) {
 		live_addr[n] = timed_alloc(&s, PALLOC_MAX_ORDER);
 		if (!live_addr[n])
@@ -360,29 +381,25 @@ static int bandwidth(const struct workload_step *w)
 		ev_end();
 		return EXIT_OUT_OF_MEMORY;
 	}
-	u64 t = tsc_now_ns();
-
-	for (u64 i = 0; i < n; i++)
-		memset((void *)(uintptr_t)live_addr[i], 0x11, UNIT_SIZE);
-	first_ns = tsc_now_ns() - t;
-	for (unsigned p = 0; p < BANDWIDTH_PASSES; p++) {
-		t = tsc_now_ns();
-		for (u64 i = 0; i < n; i++)
-			memset((void *)(uintptr_t)live_addr[i], 0x22 + p, UNIT_SIZE);
-		pass_ns[p] = tsc_now_ns() - t;
-	}
+	fresh_ns = write_blocks(live_addr, nfresh, 0x11);
+	first_ns = fresh_ns + write_blocks(live_addr + nfresh, n - nfresh, 0x11);
+	for (unsigned p = 0; p < BANDWIDTH_PASSES; p++)
+		pass_ns[p] = write_blocks(live_addr, n, 0x22 + (int)p);
 	sort_u64(pass_ns, BANDWIDTH_PASSES);
 	u64 median = pass_ns[BANDWIDTH_PASSES / 2];
-	u64 bytes = n * UNIT_SIZE;
+	u64 bytes = n * UNIT_SIZE, fresh_bytes = nfresh * UNIT_SIZE;
 
 	while (n)
 		palloc_free(live_addr[--n]);
-	kprintf("workload: write bandwidth %llu MiB/s over %llu MiB of accepted memory (first pass %llu MiB/s)\n",
-		mib_per_s(bytes, median), bytes >> 20, mib_per_s(bytes, first_ns));
+	kprintf("workload: write bandwidth %llu MiB/s over %llu MiB of accepted memory; first write "
+		"to %llu MiB never written since acceptance %llu MiB/s\n", mib_per_s(bytes, median),
+		bytes >> 20, fresh_bytes >> 20, mib_per_s(fresh_bytes, fresh_ns));
 	step_event(&s, true);
 	ev_u64("bytes", bytes);
 	ev_u64("write_mib_s", mib_per_s(bytes, median));
 	ev_u64("first_pass_mib_s", mib_per_s(bytes, first_ns));
+	ev_u64("first_write_bytes", fresh_bytes);
+	ev_u64("first_write_mib_s", mib_per_s(fresh_bytes, fresh_ns));
 	ev_u64("passes", BANDWIDTH_PASSES);
 	ev_end();
 	return EXIT_OK;
