@@ -21,6 +21,8 @@
 /* Blocks a mix or bandwidth step can hold at once (bandwidth: 16 GiB of 2 MiB blocks). */
 #define MAX_LIVE 8192
 #define BANDWIDTH_PASSES 3
+/* wait:MS at most a minute: it only exists to compare the guest's clock with the host's. */
+#define WAIT_MAX_MS 60000
 
 static u32 fast_samples[ALLOC_SAMPLES], slow_samples[ALLOC_SAMPLES], all_samples[ALLOC_SAMPLES];
 static u32 free_samples[ALLOC_SAMPLES];
@@ -62,6 +64,13 @@ static bool parse_step(const char *s, size_t len, struct workload_step *st, char
 		format_buf(err, errlen, "workload %s: needs a size like 512M", buf);
 		return false;
 	}
+	if (str_starts(buf, "wait:")) {
+		st->kind = WL_WAIT;
+		if (parse_size(arg, strlen(arg), &st->ms) && st->ms && st->ms <= WAIT_MAX_MS)
+			return true;
+		format_buf(err, errlen, "workload %s: needs milliseconds, 1 to %d", buf, WAIT_MAX_MS);
+		return false;
+	}
 	if (str_starts(buf, "mix:")) {
 		const char *colon = arg;
 
@@ -77,7 +86,7 @@ static bool parse_step(const char *s, size_t len, struct workload_step *st, char
 		return true;
 	}
 	format_buf(err, errlen, "workload step '%s' is not none, touch:SIZE|auto, alloc2m:SIZE, "
-		   "mix:OPS[:SEED] or bandwidth:SIZE", buf);
+		   "mix:OPS[:SEED], bandwidth:SIZE or wait:MS", buf);
 	return false;
 }
 
@@ -405,6 +414,33 @@ static int bandwidth(const struct workload_step *w)
 	return EXIT_OK;
 }
 
+/*
+ * Busy-waits w->ms by the TSC clock between two `clock_mark` lines, printed at once: a
+ * harness that timestamps the lines as they arrive sees how long the guest's
+ * milliseconds take on the host's clock, so a wrong TSC frequency shows.
+ */
+static int wait_ms(const struct workload_step *w)
+{
+	struct step s;
+	u64 t0, t1;
+
+	step_begin(&s, "wait");
+	ev_begin("clock_mark");
+	ev_str("mark", "start");
+	ev_end();
+	t0 = tsc_now_ns();
+	do
+		t1 = tsc_now_ns();
+	while (t1 - t0 < w->ms * 1000000ULL);
+	ev_begin("clock_mark");
+	ev_str("mark", "end");
+	ev_u64("guest_us", (t1 - t0) / 1000);
+	ev_end();
+	step_event(&s, true);
+	ev_end();
+	return EXIT_OK;
+}
+
 int workload_run(const struct workload_spec *w)
 {
 	for (unsigned i = 0; i < w->nsteps; i++) {
@@ -426,6 +462,9 @@ int workload_run(const struct workload_spec *w)
 			break;
 		case WL_BANDWIDTH:
 			code = bandwidth(st);
+			break;
+		case WL_WAIT:
+			code = wait_ms(st);
 			break;
 		default:
 			panic("workload_run: unknown workload kind %u", st->kind);
