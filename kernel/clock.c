@@ -104,8 +104,9 @@ static void report(const struct boot_info *bi)
 		kprintf("; PM timer says %llu kHz (%llu ppm apart)", clk.calib_hz / 1000, diff);
 	kprintf("\n");
 	if (disagrees)
-		kprintf("timing: WARNING: the PM timer disagrees with the declared frequency by %llu ppm "
-			"(beyond both error bounds); the declared one is used\n", diff);
+		kprintf("timing: WARNING: the PM timer disagrees with %s by %llu ppm (beyond both "
+			"error bounds); %s is used\n", clock_source_name(clk.source), diff,
+			clock_source_name(clk.source));
 	if (clk.problem)
 		kprintf("timing: WARNING: %s; %s\n", clk.problem,
 			clk.source == CLOCK_NONE ? "times assume a 1 GHz TSC and are not trustworthy"

@@ -7,10 +7,10 @@
 #include "include/types.h"
 
 struct tsc_calibration {
-	u64 hz;			/* from the fastest run (see tsc.c) */
-	u64 spread_ppm;		/* spread of the three fastest runs, parts per million */
+	u64 hz;			/* from the difference of two stall lengths (see tsc.c) */
+	u64 spread_ppm;		/* spread of the fastest runs, parts per million */
 	u32 runs;
-	u32 stall_us;		/* length of each run */
+	u32 stall_us;		/* the difference between the two lengths */
 };
 
 /* stall(ctx, us) busy-waits `us` microseconds (EFI BS->Stall in boot/). */
