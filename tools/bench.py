@@ -494,8 +494,8 @@ def first_write_goal_text(runs_b):
             out.append("%s: not measured" % policy)
             continue
         worst = min(x for _, x in rs)
-        out.append("%s %s (%s)" % (policy, ", ".join("%s %.2f" % (l, x) for l, x in rs),
-                                   "MET" if worst >= GOAL_FIRST_WRITE else "NOT MET"))
+        out.append("%s: %s" % (", ".join("%s %.2f" % (l, x) for l, x in rs),
+                                "MET" if worst >= GOAL_FIRST_WRITE else "NOT MET"))
     return ("Goal: sim acceptance throughput at least %.1f of the first-write bandwidth of "
             "the same boot. Measured (accept / first write): %s." % (GOAL_FIRST_WRITE,
                                                                    "; ".join(out)))

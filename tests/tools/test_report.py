@@ -373,12 +373,12 @@ class FirstWrite(unittest.TestCase):
         self.assertEqual(row["first write MiB/s"], "366")
         self.assertEqual(row["accept / first write"], "0.50")
         import bench
-        self.assertIn("lazy lazy 4G 0.50 (NOT MET)", bench.first_write_goal_text(runs))
+        self.assertIn("lazy 4G 0.50: NOT MET", bench.first_write_goal_text(runs))
         self.assertIn("eager: not measured", bench.first_write_goal_text(runs))
         with open(path, "w") as f:
             f.write(text.replace('"first_write_mib_s":366', '"first_write_mib_s":200'))
         runs, _ = report.load_runs([path])
-        self.assertIn("lazy lazy 4G 0.92 (MET)", bench.first_write_goal_text(runs))
+        self.assertIn("lazy 4G 0.92: MET", bench.first_write_goal_text(runs))
 
 
 class BenchMatrix(unittest.TestCase):
