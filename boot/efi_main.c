@@ -117,7 +117,6 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	 */
 	console_init();
 	console_hold();
-	kprintf("\nmemaccept%s: efi_main\n", kernel_is_test_image ? " (test image)" : "");
 	exit_set_reset_system((u64)(uintptr_t)st->RuntimeServices->ResetSystem);
 	bi.efi_reset_system = (u64)(uintptr_t)st->RuntimeServices->ResetSystem;
 
@@ -126,21 +125,18 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 		return boot_fail("no EFI_LOADED_IMAGE_PROTOCOL on our own image handle", status);
 	bi.image_base = (u64)(uintptr_t)li->ImageBase;
 	bi.image_size = li->ImageSize;
-	kprintf("boot: image at %#llx, %llu KiB\n", (unsigned long long)bi.image_base,
-		(unsigned long long)(bi.image_size >> 10));
 
 	bi.step_tsc[BOOT_STEP_CONSOLE] = rdtsc_ordered();
 
 	/* 2. The command line: load options, else \memaccept.cfg on our ESP. */
 	bi.cmdline_source = boot_read_cmdline(st, li, bi.cmdline, sizeof(bi.cmdline));
 	bi.step_tsc[BOOT_STEP_CMDLINE] = rdtsc_ordered();
-	kprintf("boot: command line (%s): %s\n",
-		bi.cmdline_source == CMDLINE_LOAD_OPTIONS ? "load options" :
-		bi.cmdline_source == CMDLINE_FILE ? "\\memaccept.cfg" : "none, defaults",
-		bi.cmdline);
 	cmdline_parse(bi.cmdline, &bi.config, kernel_is_test_image, report_option);
-	if (bi.config.console_sync)
+	/* The boot's own lines: at once with console=sync, else after `ready` (kernel_main). */
+	if (bi.config.console_sync) {
 		console_release();
+		kernel_report_boot(&bi);
+	}
 
 	/* 3. TDX or SNP? CPUID is safe only now (after EBS it raises #VC on SNP). */
 	boot_emulator_select(&bi);

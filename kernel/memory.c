@@ -35,7 +35,8 @@ static u64 scratch[(MAX_DESC * 64 + 64) / sizeof(u64) + 1];
 static struct unaccepted_bitmap bitmap;
 static struct palloc_reserved edges[2 * MAX_DESC];
 static unsigned nedges;
-static u64 bitmap_bytes;	/* storage, for the report */
+/* The bitmap as built, for its report after `ready` (eager has cleared it by then). */
+static u64 bitmap_bytes, bitmap_unaccepted_at_build;
 static u32 accept_samples[ACCEPT_SAMPLES];
 static u64 pt_pool[PT_POOL];
 static unsigned pt_pool_n;
@@ -257,6 +258,7 @@ void memory_build_bitmap(void)
 		panic("memory_build_bitmap: %llu bits set, counter says %llu", bitmap_recount(&bitmap),
 		      bitmap_count(&bitmap));
 	bitmap_bytes = bytes;
+	bitmap_unaccepted_at_build = bitmap_count(&bitmap) * UNIT_SIZE;
 }
 
 void memory_report_bitmap(void)
@@ -265,12 +267,12 @@ void memory_report_bitmap(void)
 
 	kprintf("bitmap: %llu units of 2 MiB in %u segment(s), %llu bytes, %llu MiB unaccepted, "
 		"%llu KiB in partial units accepted at boot\n", bitmap.units, bitmap.nsegs, bytes,
-		bitmap_count(&bitmap) * UNIT_SIZE >> 20, bitmap.edge_bytes >> 10);
+		bitmap_unaccepted_at_build >> 20, bitmap.edge_bytes >> 10);
 	ev_begin("bitmap");
 	ev_u64("base", bitmap.nsegs ? bitmap.segs[0].base : 0);
 	ev_u64("units", bitmap.units);
 	ev_u64("bytes", bytes);
-	ev_u64("unaccepted_bytes", bitmap_count(&bitmap) * UNIT_SIZE);
+	ev_u64("unaccepted_bytes", bitmap_unaccepted_at_build);
 	ev_u64("edge_accepted_bytes", bitmap.edge_bytes);
 	ev_u64("segments", bitmap.nsegs);
 	ev_arr_begin("segment_bases");
@@ -360,6 +362,10 @@ void memory_init_allocator(const struct boot_info *bi)
 	palloc_set_hooks(kernel_refill,
 			 bi->config.policy == POLICY_AHEAD ? policy_after_alloc : NULL);
 	policy_boot(eager_progress);
+}
+
+void memory_report_allocator(void)
+{
 	kprintf("palloc: %llu MiB free, %llu MiB unaccepted, %llu boot-time bytes reserved\n",
 		palloc_stats()->free_bytes >> 20, palloc_stats()->unaccepted_bytes >> 20,
 		early_bytes());

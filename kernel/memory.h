@@ -19,6 +19,8 @@ void memory_report_firmware(const struct boot_info *bi);
 void memory_build_bitmap(void);
 /* The `bitmap` event (after `ready`: formatting it is not the window's work). */
 void memory_report_bitmap(void);
+/* The allocator's state at `ready` (printed after it, like the rest of the boot report). */
+void memory_report_allocator(void);
 /*
  * Bring up the page allocator: boot-services memory becomes free, the partial units at
  * the edges of unaccepted ranges are accepted, the policy is installed and its boot
