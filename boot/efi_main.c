@@ -43,6 +43,11 @@ static EFI_STATUS boot_fail(const char *msg, EFI_STATUS status)
 	return EFI_ERROR(status) ? status : EFI_LOAD_ERROR;
 }
 
+static void report_boot_lines(void)
+{
+	kernel_report_boot(&bi);
+}
+
 static void report_option(const char *msg)
 {
 	kprintf("%s\n", msg);
@@ -132,10 +137,15 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	bi.cmdline_source = boot_read_cmdline(st, li, bi.cmdline, sizeof(bi.cmdline));
 	bi.step_tsc[BOOT_STEP_CMDLINE] = rdtsc_ordered();
 	cmdline_parse(bi.cmdline, &bi.config, kernel_is_test_image, report_option);
-	/* The boot's own lines: at once with console=sync, else after `ready` (kernel_main). */
+	/*
+	 * The boot's own lines: at once with console=sync, else after `ready` (kernel_main),
+	 * or before any report that flushes the console on the way out.
+	 */
 	if (bi.config.console_sync) {
 		console_release();
 		kernel_report_boot(&bi);
+	} else {
+		console_set_flush_hook(report_boot_lines);
 	}
 
 	/* 3. TDX or SNP? CPUID is safe only now (after EBS it raises #VC on SNP). */

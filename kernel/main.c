@@ -226,6 +226,7 @@ __noreturn void kernel_main(struct boot_info *bi)
 	 * The boot report is formatted now, outside the window: under QEMU's TCG the
 	 * formatting code's first run alone is a few hundred microseconds.
 	 */
+	console_set_flush_hook(NULL);
 	if (!bi->config.console_sync)
 		kernel_report_boot(bi);
 	kprintf("kernel: boot services exited after %u attempt(s)\n", bi->ebs_attempts);
