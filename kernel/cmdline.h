@@ -42,8 +42,10 @@ struct config {
 	bool fake_set;
 	bool verbose;			/* print every memory map descriptor */
 	bool console_sync;		/* console=sync: print at once, do not hold the boot report */
+	bool clock_stall;		/* clock=stall: calibrate against EFI Stall() even if a
+					   better source exists (for tests) */
 	u8 emu_svsm;			/* test image: enum emu_svsm_kind */
-	u8 reserved[4];
+	u8 reserved[3];
 	u32 bad_options;		/* how many options were rejected */
 	u32 emu_host;			/* test image: enum emu_host_kind, the host the emulator plays */
 	char workload[96];		/* checked by workload_parse() */

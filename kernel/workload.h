@@ -12,6 +12,7 @@ enum workload_kind {
 	WL_MIX,		/* mix:OPS[:SEED] - random allocations (4 KiB..2 MiB) and frees */
 	WL_BANDWIDTH,	/* bandwidth:SIZE - write bandwidth of memory that is already accepted */
 	WL_CONFORMANCE,	/* conformance - judge what the firmware handed over (kernel/conformance.c) */
+	WL_WAIT,	/* wait:MS - busy-wait MS milliseconds by the TSC clock (checks the clock) */
 };
 
 struct workload_step {
@@ -20,6 +21,7 @@ struct workload_step {
 	u64 size;	/* bytes (touch, alloc2m, bandwidth) */
 	u64 ops;	/* mix */
 	u64 seed;	/* mix */
+	u64 ms;		/* wait */
 };
 
 #define WORKLOAD_MAX_STEPS 8
