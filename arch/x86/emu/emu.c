@@ -58,10 +58,10 @@ void boot_emulator_select(struct boot_info *bi)
 		emu.mode = EMU_TDX;
 	else if (bi->config.platform == PLAT_SNP_EMU)
 		emu.mode = EMU_SNP;
-	if (emu.mode == EMU_SNP)
-		emu.svsm = bi->config.emu_svsm;
 	else
 		emu.mode = EMU_OBSERVE;
+	if (emu.mode == EMU_SNP)
+		emu.svsm = bi->config.emu_svsm;
 }
 
 bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)

@@ -37,12 +37,13 @@ snp_rmpadjust:
 ; u64 snp_svsm_vmgexit(u64 rax, u64 rcx, u64 rdx, u64 r8): an SVSM call (SVSM spec,
 ; AMD pub. 58019, "Calling Convention"): RAX = protocol << 32 | call, arguments in RCX,
 ; RDX, R8; the SVSM's result comes back in RAX. The caller sets the GHCB MSR and the
-; calling area's call_pending byte around it.
+; calling area's call_pending byte around it. The VMGEXIT itself is snp_vmgexit's, which
+; leaves every register as it is: the image keeps a single VMGEXIT.
 global snp_svsm_vmgexit
 snp_svsm_vmgexit:
 	mov rax, rdi
 	mov r8, rcx
 	mov rcx, rsi
 	; RDX already holds the third argument
-	db 0xf3, 0x0f, 0x01, 0xd9	; VMGEXIT
+	call snp_vmgexit
 	ret
