@@ -16,7 +16,7 @@ void policy_init(u32 p, u64 ahead_bytes)
 /* Keep `ahead` bytes free by accepting the lowest units. */
 static void top_up(void)
 {
-	while (palloc_stats()->free_bytes < ahead && palloc_accept_next(ACCEPT_AHEAD))
+	while (palloc_free_bytes() < ahead && palloc_accept_next(ACCEPT_AHEAD))
 		;
 }
 
