@@ -3,6 +3,7 @@
 #ifndef INCLUDE_BOOT_INFO_H
 #define INCLUDE_BOOT_INFO_H
 
+#include "include/smp.h"
 #include "include/types.h"
 #include "kernel/cmdline.h"
 
@@ -10,7 +11,7 @@
 #define BOOT_MAP_BUFFER (4096 * 40)
 
 /* Bump the version whenever a field changes; kernel_main refuses any other version. */
-#define BOOT_INFO_VERSION 3
+#define BOOT_INFO_VERSION 4
 
 enum cmdline_source {
 	CMDLINE_NONE,		/* defaults only */
@@ -23,6 +24,32 @@ enum snp_protocol_status {
 	SNP_PROTOCOL_ABSENT,		/* SNP, but the firmware has no opt-in protocol */
 	SNP_PROTOCOL_CALLED,		/* AllowUnacceptedMemory returned success */
 	SNP_PROTOCOL_FAILED,		/* AllowUnacceptedMemory returned an error */
+};
+
+/* What boot/acpi.c made of the ACPI tables (madt_status_name() has the text). */
+enum madt_status {
+	MADT_OK,
+	MADT_NO_RSDP,
+	MADT_BAD_RSDP,
+	MADT_BAD_ROOT,
+	MADT_NOT_FOUND,
+	MADT_BAD_TABLE,
+};
+
+/* Pages below 1 MiB reserved before ExitBootServices for the AP start-up trampoline. */
+#define TRAMPOLINE_PAGES 4
+
+/* The CPUs the firmware reports, from the ACPI MADT (boot/acpi.c). */
+struct boot_smp {
+	u64 rsdp;			/* from the EFI configuration table, 0 if none */
+	u64 lapic_base;			/* MADT local APIC address (or its override) */
+	u64 mp_wakeup_mailbox;		/* MADT multiprocessor wakeup structure (TDX), 0 if none */
+	u64 trampoline;			/* TRAMPOLINE_PAGES below 1 MiB, 0 if none could be had */
+	u32 madt_status;		/* enum madt_status */
+	u32 cpus_reported;		/* enabled local APIC and x2APIC entries */
+	u32 cpus_listed;		/* how many of them are in apic_ids (at most MAX_CPUS) */
+	u32 reserved;
+	u32 apic_ids[MAX_CPUS];
 };
 
 enum detected_platform {
@@ -75,8 +102,10 @@ struct boot_info {
 
 	/* EFI runtime ResetSystem(), callable after ExitBootServices with the identity map. */
 	u64 efi_reset_system;
+
+	struct boot_smp smp;
 };
 
-_Static_assert(sizeof(struct boot_info) == 1472, "struct boot_info changed: bump BOOT_INFO_VERSION");
+_Static_assert(sizeof(struct boot_info) == 1472 + 8 + 48 + 4 * MAX_CPUS, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
 #endif

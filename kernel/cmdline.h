@@ -38,6 +38,8 @@ struct config {
 	u8 reserved[5];
 	u32 bad_options;		/* how many options were rejected */
 	u32 emu_host;			/* test image: enum emu_host_kind, the host the emulator plays */
+	u32 cpus;			/* cpus=N: use at most N CPUs; 0 = all the firmware reports */
+	u32 smp_phantom;		/* test image: APIC IDs no CPU has, added to the MADT's list */
 	char workload[96];		/* checked by workload_parse() */
 	char test[48];			/* test image: in-guest test case to run */
 	char emu_fault[128];		/* test image: emulator fault injection */

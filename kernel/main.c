@@ -10,6 +10,7 @@
 #include "kernel/memory.h"
 #include "kernel/panic.h"
 #include "kernel/report.h"
+#include "kernel/smp.h"
 #include "kernel/testcase.h"
 #include "kernel/workload.h"
 #ifdef CONFIG_EMULATOR
@@ -171,6 +172,8 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* Our own descriptor tables: the firmware's sit in memory we will reuse. */
 	gdt_init();
 	idt_init();
+	/* This CPU's per-CPU data (GS base, which loading the GDT cleared). */
+	smp_init_bsp();
 #ifdef CONFIG_TEST_IMAGE
 	/* test=early_*: console output or a panic right after the IDT is loaded. */
 	testcase_early(bi->config.test);
@@ -209,6 +212,9 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* SNP: the kernel's own GHCB, which needs our page tables (and makes port I/O work). */
 	platform_setup_late(kind);
 	phase_done("page_tables");
+	/* The other vCPUs: they need our page tables and IDT, and stacks from early_alloc. */
+	smp_init(bi, kind);
+	phase_done("smp");
 	/* One bit per unaccepted 2 MiB unit, from the final map. */
 	memory_build_bitmap();
 	phase_done("bitmap");

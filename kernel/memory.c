@@ -7,6 +7,7 @@
 #include "kernel/memory.h"
 #include "kernel/panic.h"
 #include "kernel/report.h"
+#include "kernel/smp.h"
 #include "arch/x86/desc.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/tsc.h"
@@ -14,6 +15,7 @@
 #include "mm/early.h"
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
+#include "lib/spinlock.h"
 #include "lib/string.h"
 #ifdef CONFIG_EMULATOR
 #include "arch/x86/emu/emu.h"
@@ -39,6 +41,11 @@ static u64 pt_pool[PT_POOL];
 static unsigned pt_pool_n;
 static bool palloc_ready;
 static u64 map_ns_total;	/* time spent mapping accepted memory, inside the accept times */
+/*
+ * The page tables are shared by every CPU: one lock for changing them (and the pool).
+ * Taken inside no other lock; pt_alloc takes the allocator's lock inside it.
+ */
+static struct spinlock paging_lock;
 /* Platform counters once the boot-time edges were accepted, to report units separately. */
 #define MAX_PLATFORM_COUNTERS 32
 static u64 counters_after_edges[MAX_PLATFORM_COUNTERS];
@@ -94,13 +101,15 @@ static u64 pt_alloc(void)
 
 static void pt_pool_top_up(void)
 {
+	spin_lock(&paging_lock);
 	while (pt_pool_n < PT_POOL) {
 		u64 pa = pt_page_from_palloc();
 
 		if (!pa)
-			return;
+			break;
 		pt_pool[pt_pool_n++] = pa;
 	}
+	spin_unlock(&paging_lock);
 }
 
 /*
@@ -282,15 +291,21 @@ static int accept_backend(void *ctx, u64 start, u64 end)
 	int rc;
 
 	(void)ctx;
-	if (paging_map(start, end, MAP_RAM))
+	spin_lock(&paging_lock);
+	rc = paging_map(start, end, MAP_RAM);
+	spin_unlock(&paging_lock);
+	if (rc)
 		fatal(EXIT_OUT_OF_MEMORY, "accept: no memory left for the page tables that map "
 		      "[%llx, %llx)", start, end);
-	map_ns_total += tsc_now_ns() - t0;
+	atomic_add64(&map_ns_total, tsc_now_ns() - t0);
+	/* The platform call runs with no lock held: other CPUs accept at the same time. */
 	rc = platform->accept(start, end);
 	if (rc) {
 		kprintf("accept: the platform refused [%llx, %llx) (%d); that memory stays unused\n",
 			start, end, rc);
+		spin_lock(&paging_lock);
 		paging_unmap(start, end);
+		spin_unlock(&paging_lock);
 	}
 	return rc;
 }
@@ -320,9 +335,10 @@ void memory_init_allocator(const struct boot_info *bi)
 		.accept = accept_backend,
 		.meta_alloc = meta_alloc,
 		.now_ns = tsc_now_ns,
+		.cpu_id = smp_this_cpu,
 	};
 	const struct early_reserved *er;
-	struct palloc_reserved res[EARLY_MAX_RESERVED];
+	struct palloc_reserved res[EARLY_MAX_RESERVED + 1];
 	unsigned n;
 
 	palloc_init(&kernel_memmap, &bitmap, &env, accept_samples, ARRAY_SIZE(accept_samples));
@@ -333,6 +349,10 @@ void memory_init_allocator(const struct boot_info *bi)
 	n = early_reserved(&er);
 	for (unsigned i = 0; i < n; i++)
 		res[i] = (struct palloc_reserved){ er[i].start, er[i].end };
+	/* The APs' start-up page: a late AP may still run through it. */
+	if (bi->smp.trampoline)
+		res[n++] = (struct palloc_reserved){ bi->smp.trampoline,
+			bi->smp.trampoline + TRAMPOLINE_PAGES * PAGE_SIZE };
 	/*
 	 * Boot-services memory is free from here: the kernel runs on its own stack, GDT,
 	 * IDT and page tables, and keeps nothing the firmware allocated.

@@ -19,7 +19,7 @@ struct spinlock {
 #define SPINLOCK_INIT { 0 }
 
 /* PAUSE: tells the CPU (and a hyperthread sibling) that this is a spin-wait loop. */
-static inline void cpu_relax(void)
+static inline void spin_relax(void)
 {
 	__builtin_ia32_pause();
 }
@@ -28,7 +28,7 @@ static inline void spin_lock(struct spinlock *l)
 {
 	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
 		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED))
-			cpu_relax();
+			spin_relax();
 }
 
 static inline bool spin_trylock(struct spinlock *l)

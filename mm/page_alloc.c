@@ -573,7 +573,7 @@ u64 palloc_alloc_accepted(unsigned order)
 static void wait_for_accepts(u64 generation)
 {
 	while (atomic_load64(&ps.accept_generation) == generation)
-		cpu_relax();
+		spin_relax();
 }
 
 u64 palloc_alloc(unsigned order)

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: which vCPUs memaccept uses, how they were started, and the work loop they run. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/platform.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
+#include "boot/acpi.h"
+#include "drivers/console.h"
+#include "kernel/report.h"
+#include "kernel/smp.h"
+#include "lib/spinlock.h"
+#include "mm/early.h"
+
+/* Each AP's stacks (its own, and three IST stacks). */
+#define AP_STACK_SIZE (32 * KiB)
+/* An AP that has not checked in this long after its STARTUP IPIs is given up on. */
+#define AP_START_TIMEOUT_NS (200 * 1000 * 1000ULL)
+/* smp_phantom=N (test image): APIC IDs from here, which no QEMU vCPU has. */
+#define PHANTOM_APIC_BASE 0xf0
+
+static struct percpu cpus[MAX_CPUS];
+static unsigned nslots = 1;	/* cpus[0 .. nslots) were tried; 0 is the boot CPU */
+
+void smp_init_bsp(void)
+{
+	smp_arch_init_bsp(&cpus[0]);
+}
+
+unsigned smp_this_cpu(void)
+{
+	return smp_cpu_index();
+}
+
+bool smp_cpu_online(unsigned cpu)
+{
+	return cpu < nslots && __atomic_load_n(&cpus[cpu].started, __ATOMIC_ACQUIRE);
+}
+
+unsigned smp_cpus_started(void)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < nslots; i++)
+		n += smp_cpu_online(i);
+	return n;
+}
+
+unsigned smp_cpu_slots(void)
+{
+	return nslots;
+}
+
+/* An AP's life after start-up: wait for work, do it, say so. Interrupts stay off. */
+static __noreturn void ap_main(struct percpu *self)
+{
+	u64 seen = 0;
+
+	for (;;) {
+		u64 seq;
+
+		while ((seq = atomic_load64(&self->work_seq)) == seen)
+			cpu_relax();
+		self->work((unsigned)self->index, self->work_arg);
+		seen = seq;
+		atomic_store64(&self->done_seq, seq);
+	}
+}
+
+void smp_start_work(void (*fn)(unsigned cpu, void *arg), void *arg)
+{
+	for (unsigned i = 1; i < nslots; i++) {
+		if (!smp_cpu_online(i))
+			continue;
+		cpus[i].work = fn;
+		cpus[i].work_arg = arg;
+		/* Release: the AP sees fn and arg once it sees the new sequence number. */
+		atomic_add64(&cpus[i].work_seq, 1);
+	}
+}
+
+bool smp_work_done(void)
+{
+	for (unsigned i = 1; i < nslots; i++)
+		if (smp_cpu_online(i) && atomic_load64(&cpus[i].done_seq) != atomic_load64(&cpus[i].work_seq))
+			return false;
+	return true;
+}
+
+void smp_wait(void)
+{
+	while (!smp_work_done())
+		cpu_relax();
+}
+
+void smp_run(void (*fn)(unsigned cpu, void *arg), void *arg)
+{
+	smp_start_work(fn, arg);
+	fn(0, arg);
+	smp_wait();
+}
+
+static u64 alloc_stacks(u64 size)
+{
+	return early_alloc(size, PAGE_SIZE);
+}
+
+static void report(const struct boot_info *bi, const char *method, u64 us, const u32 *ids,
+		   unsigned nids)
+{
+	u64 started[MAX_CPUS], missing[MAX_CPUS];
+	unsigned ns = 0, nm = 0;
+
+	for (unsigned i = 0; i < nids; i++) {
+		if (smp_cpu_online(i))
+			started[ns++] = ids[i];
+		else
+			missing[nm++] = ids[i];
+	}
+	kprintf("smp: %u of %u vCPUs started (%s) in %llu us\n", ns, bi->smp.cpus_reported, method,
+		us);
+	ev_begin("smp");
+	ev_u64("cpus_reported", bi->smp.cpus_reported);
+	ev_u64("cpus_started", ns);
+	ev_str("method", method);
+	ev_u64("us", us);
+	ev_u64("cpus_limit", bi->config.cpus);
+	ev_str("madt", madt_status_name(bi->smp.madt_status));
+	ev_u64_array("apic_ids", started, ns);
+	ev_u64_array("not_started", missing, nm);
+	ev_end();
+}
+
+void smp_init(const struct boot_info *bi, u32 platform_kind)
+{
+	u32 ids[MAX_CPUS];
+	struct percpu *aps[MAX_CPUS];
+	unsigned n = 0, limit = bi->config.cpus ? MIN(bi->config.cpus, MAX_CPUS) : MAX_CPUS;
+	u64 t0 = tsc_now_us();
+	u32 bsp = smp_arch_bsp_apic_id(bi->smp.lapic_base);
+	const char *why = NULL;
+
+	/* The boot CPU first, then the MADT's other CPUs in its order, up to the limit. */
+	ids[n++] = bsp;
+	for (unsigned i = 0; i < bi->smp.cpus_listed && n < limit; i++)
+		if (bi->smp.apic_ids[i] != bsp)
+			ids[n++] = bi->smp.apic_ids[i];
+	for (unsigned i = 0; i < bi->config.smp_phantom && n < limit; i++)
+		ids[n++] = PHANTOM_APIC_BASE + i;
+	cpus[0].apic_id = bsp;
+	if (bi->smp.cpus_reported > MAX_CPUS && limit == MAX_CPUS)
+		kprintf("smp: the firmware reports %u vCPUs; memaccept uses at most %d\n",
+			bi->smp.cpus_reported, MAX_CPUS);
+	if (platform_kind == PLATFORM_TDX || platform_kind == PLATFORM_SNP) {
+		/*
+		 * A TD starts its APs through the MADT multiprocessor wakeup mailbox, an SNP
+		 * guest through the GHCB AP Creation event with a VMSA; INIT-SIPI does not
+		 * exist there. Neither is implemented yet: the boot CPU does all the work.
+		 */
+		if (n > 1)
+			kprintf("smp: starting APs on %s (%s) is not implemented yet; %u vCPU(s) stay "
+				"parked, memaccept runs on the boot CPU\n", platform->name,
+				platform_kind == PLATFORM_TDX ? "MADT wakeup mailbox" : "SNP AP Creation",
+				n - 1);
+		report(bi, "none", 0, ids, 1);
+		return;
+	}
+	if (n == 1 || bsp == (u32)-1) {
+		if (bsp == (u32)-1)
+			kprintf("smp: the local APIC is disabled; running on the boot CPU\n");
+		report(bi, "none", 0, ids, 1);
+		return;
+	}
+	for (unsigned i = 1; i < n; i++) {
+		cpus[i].self = &cpus[i];
+		cpus[i].index = i;
+		cpus[i].apic_id = ids[i];
+		aps[i - 1] = &cpus[i];
+	}
+	nslots = n;
+	/* From here on the console serialises its users. */
+	console_set_cpu_id(smp_this_cpu);
+	struct smp_start s = {
+		.trampoline = bi->smp.trampoline,
+		.lapic_base = bi->smp.lapic_base,
+		.apic_ids = ids + 1,
+		.count = n - 1,
+		.cpus = aps,
+		.stack_size = AP_STACK_SIZE,
+		.alloc = alloc_stacks,
+		.timeout_ns = AP_START_TIMEOUT_NS,
+		.ap_main = ap_main,
+	};
+
+	smp_arch_start(&s, &why);
+	if (why) {
+		kprintf("smp: cannot start the APs: %s; running on the boot CPU\n", why);
+		nslots = 1;
+	}
+	for (unsigned i = 1; i < nslots; i++)
+		if (!smp_cpu_online(i))
+			kprintf("smp: vCPU with APIC ID %u did not start within %llu ms; going on "
+				"without it\n", ids[i], AP_START_TIMEOUT_NS / 1000000);
+	report(bi, "init-sipi", tsc_now_us() - t0, ids, nslots);
+}
