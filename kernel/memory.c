@@ -367,6 +367,8 @@ void memory_init_allocator(const struct boot_info *bi)
 		counters_after_edges[i] = platform->counters[i].count;
 
 	policy_init(bi->config.policy, bi->config.accept_ahead);
+	/* Eager acceptance is split across every started vCPU. */
+	policy_set_cpus(smp_cpus_started(), smp_cpu_slots(), smp_run, smp_cpu_online);
 	/* Only accept-ahead has work after an allocation: the others keep the fast path bare. */
 	palloc_set_hooks(kernel_refill,
 			 bi->config.policy == POLICY_AHEAD ? policy_after_alloc : NULL);
@@ -429,6 +431,11 @@ void memory_report_summary(void)
 	ev_u64("allocs", s->allocs);
 	ev_u64("frees", s->frees);
 	ev_u64("alloc_failures", s->alloc_failures);
+	/* Per vCPU (index 0 is the boot CPU), merged from each CPU's own counters. */
+	ev_arr_begin("accepted_by_cpu");
+	for (unsigned c = 0; c < smp_cpu_slots(); c++)
+		ev_arr_u64(palloc_cpu_stats(c)->accepted_bytes);
+	ev_arr_end();
 	ev_obj_begin("accepted_by_path");
 	for (unsigned i = 0; i < ACCEPT_PATH_COUNT; i++)
 		ev_u64(path_names[i], s->accepted_by_path[i]);

@@ -6,6 +6,84 @@
 
 static u32 policy;
 static u64 ahead;
+static unsigned ncpus = 1, cpu_slots = 1;
+static void (*run_all)(void (*fn)(unsigned cpu, void *arg), void *arg);
+static bool (*cpu_online)(unsigned cpu);
+
+void policy_set_cpus(unsigned n, unsigned slots,
+		     void (*run)(void (*fn)(unsigned cpu, void *arg), void *arg),
+		     bool (*online)(unsigned cpu))
+{
+	ncpus = n;
+	cpu_slots = slots;
+	run_all = run;
+	cpu_online = online;
+}
+
+/* Parallel eager: CPU c accepts the units in [start[c], end[c]). */
+struct eager_shares {
+	u64 start[MAX_CPUS], end[MAX_CPUS];
+	void (*progress)(u64 done, u64 total);
+	u64 total;
+	u64 reported;		/* last progress the boot CPU printed */
+};
+
+/* Accept one share in naturally aligned runs of up to 1 GiB (the allocator's largest). */
+static void eager_share(unsigned cpu, void *arg)
+{
+	struct eager_shares *sh = arg;
+
+	for (u64 a = sh->start[cpu]; a < sh->end[cpu];) {
+		u64 stop = MIN(sh->end[cpu], ALIGN_DOWN(a, GiB) + GiB);
+
+		palloc_accept_range(a, stop, ACCEPT_EAGER);
+		a = stop;
+		/* The boot CPU reports for everyone, when there is something new to say. */
+		if (cpu == 0 && sh->progress) {
+			u64 done = sh->total - palloc_unaccepted_bytes();
+
+			if (done != sh->reported)
+				sh->progress(done, sh->total);
+			sh->reported = done;
+		}
+	}
+}
+
+/*
+ * One contiguous share per online CPU, each with the same number of units (holes in
+ * between cost nothing): large runs per CPU, so the platform sees few, large calls.
+ */
+static void eager_parallel(void (*progress)(u64 done, u64 total))
+{
+	const struct unaccepted_bitmap *b = palloc_bitmap();
+	u64 units = bitmap_count(b), per, idx = 0, unit, last = 0;
+	u64 first[MAX_CPUS + 1];
+	unsigned online[MAX_CPUS], n = 0, j = 0;
+	struct eager_shares sh = { .progress = progress, .total = units * UNIT_SIZE };
+
+	for (unsigned c = 0; c < cpu_slots && c < MAX_CPUS; c++)
+		if (cpu_online(c))
+			online[n++] = c;
+	if (!n)
+		return;
+	per = (units + n - 1) / n;
+	/* The first unit of share j is set bit number j * per. */
+	for (u64 from = 0; bitmap_next(b, from, &unit); from = unit + UNIT_SIZE) {
+		if (j < n && idx == (u64)j * per)
+			first[j++] = unit;
+		idx++;
+		last = unit + UNIT_SIZE;
+	}
+	while (j <= n)
+		first[j++] = last;	/* shares left without units are empty */
+	for (unsigned k = 0; k < n; k++) {
+		sh.start[online[k]] = first[k];
+		sh.end[online[k]] = first[k + 1];
+	}
+	run_all(eager_share, &sh);
+	if (progress && sh.reported != sh.total)
+		progress(sh.total - palloc_unaccepted_bytes(), sh.total);
+}
 
 void policy_init(u32 p, u64 ahead_bytes)
 {
@@ -30,6 +108,10 @@ void policy_boot(void (*progress)(u64 done, u64 total))
 	}
 	if (policy != POLICY_EAGER)
 		return;
+	if (ncpus > 1 && run_all) {
+		eager_parallel(progress);
+		return;
+	}
 	/*
 	 * Segment by segment, in naturally aligned chunks: 1 GiB when that is at most a
 	 * tenth of the work (so TDX can accept whole 1 GiB pages), smaller otherwise, so

@@ -339,3 +339,55 @@ TEST(lazy_and_ranges_together)
 	check_after();
 	EXPECT_EQ(bitmap_count(&fx.bm), 0);
 }
+
+/* run_all for the policy: one thread per CPU. */
+struct run_arg {
+	pthread_t thread;
+	unsigned cpu;
+	void (*fn)(unsigned cpu, void *arg);
+	void *arg;
+};
+
+static void *run_one(void *p)
+{
+	struct run_arg *r = p;
+
+	thread_cpu = r->cpu;
+	r->fn(r->cpu, r->arg);
+	return NULL;
+}
+
+static void run_all_threads(void (*fn)(unsigned cpu, void *arg), void *arg)
+{
+	struct run_arg r[THREADS];
+
+	for (unsigned i = 0; i < THREADS; i++) {
+		r[i] = (struct run_arg){ .cpu = i, .fn = fn, .arg = arg };
+		pthread_create(&r[i].thread, NULL, run_one, &r[i]);
+	}
+	for (unsigned i = 0; i < THREADS; i++)
+		pthread_join(r[i].thread, NULL);
+}
+
+static bool all_online(unsigned cpu)
+{
+	return cpu != 2;	/* slot 2 never started: it gets no share */
+}
+
+TEST(parallel_eager_splits_units_across_cpus)
+{
+	setup();
+	policy_init(POLICY_EAGER, 0);
+	policy_set_cpus(THREADS - 1, THREADS, run_all_threads, all_online);
+	policy_boot(NULL);
+	policy_set_cpus(1, 1, NULL, NULL);
+	check_after();
+	EXPECT_EQ(bitmap_count(&fx.bm), 0);
+	/* Three online CPUs, 256 units: 86 + 86 + 84, contiguous shares; none for slot 2. */
+	EXPECT_EQ(palloc_cpu_stats(0)->accepted_bytes, 86 * UNIT_SIZE);
+	EXPECT_EQ(palloc_cpu_stats(1)->accepted_bytes, 86 * UNIT_SIZE);
+	EXPECT_EQ(palloc_cpu_stats(2)->accepted_bytes, 0);
+	EXPECT_EQ(palloc_cpu_stats(3)->accepted_bytes, 84 * UNIT_SIZE);
+	/* Large runs: no more calls than 1 GiB pieces of three shares need. */
+	EXPECT(palloc_stats()->accept_calls <= 6);
+}
