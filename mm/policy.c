@@ -26,15 +26,16 @@ struct eager_shares {
 	void (*progress)(u64 done, u64 total);
 	u64 total;
 	u64 reported;		/* last progress the boot CPU printed */
+	u64 chunk;		/* naturally aligned runs, at most 1 GiB */
 };
 
-/* Accept one share in naturally aligned runs of up to 1 GiB (the allocator's largest). */
+/* Accept one share in naturally aligned runs of sh->chunk. */
 static void eager_share(unsigned cpu, void *arg)
 {
 	struct eager_shares *sh = arg;
 
 	for (u64 a = sh->start[cpu]; a < sh->end[cpu];) {
-		u64 stop = MIN(sh->end[cpu], ALIGN_DOWN(a, GiB) + GiB);
+		u64 stop = MIN(sh->end[cpu], ALIGN_DOWN(a, sh->chunk) + sh->chunk);
 
 		palloc_accept_range(a, stop, ACCEPT_EAGER);
 		a = stop;
@@ -67,6 +68,14 @@ static void eager_parallel(void (*progress)(u64 done, u64 total))
 	if (!n)
 		return;
 	per = (units + n - 1) / n;
+	/*
+	 * Runs of 1 GiB, or smaller so that the boot CPU's share takes at least ten: it
+	 * prints the progress of all after each of its runs, and the CPUs advance at about
+	 * the same pace, so a line comes about every 10%.
+	 */
+	sh.chunk = GiB;
+	while (sh.chunk > UNIT_SIZE && sh.chunk > per * UNIT_SIZE / 10)
+		sh.chunk >>= 1;
 	/* The first unit of share j is set bit number j * per. */
 	for (u64 from = 0; bitmap_next(b, from, &unit); from = unit + UNIT_SIZE) {
 		if (j < n && idx == (u64)j * per)
