@@ -57,7 +57,7 @@ PROD_OBJS := $(patsubst %,$(B)/prod/%.o,$(COMMON_SRCS) $(COMMON_ASM))
 TEST_OBJS := $(patsubst %,$(B)/test/%.o,$(COMMON_SRCS) $(COMMON_ASM) $(TEST_SRCS) $(TEST_ASM))
 
 .PHONY: all deps-build deps-run deps-test prod test-image run debug test unit qemu-test bench \
-	image report clean fuzz
+	image report clean fuzz conformance
 all: $(B)/memaccept.efi $(B)/memaccept-test.efi
 
 deps-build:
@@ -135,10 +135,11 @@ UNIT_TSAN_SRCS := $(wildcard tests/unit/test_*_smp.c)
 UNIT_SRCS := $(filter-out $(UNIT_TSAN_SRCS),$(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRCS) $(UNIT_TSAN_SRCS))
 # The pure-logic sources the unit tests link against, built for the host with sanitizers.
-UNIT_LIB_SRCS := boot/acpi.c mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/latency.c mm/policy.c mm/series.c \
+UNIT_LIB_SRCS := mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/latency.c mm/policy.c mm/series.c \
 	kernel/cmdline.c lib/format.c lib/string.c lib/sort.c arch/x86/tdx/accept.c arch/x86/tdx/guest_abi.c \
 	arch/x86/emu/decode.c \
-	arch/x86/emu/faults.c arch/x86/emu/model.c arch/x86/sev/psc.c
+	arch/x86/emu/faults.c arch/x86/emu/model.c arch/x86/sev/psc.c kernel/conformance.c \
+	kernel/conformance_acpi.c
 UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter
 
@@ -176,6 +177,21 @@ report:
 	@test -n "$(LOG)" || { echo 'make report: set LOG="FILE ..." (console logs, LABEL=FILE to name one), e.g. LOG="build/bench/logs/b-*.log"' >&2; exit 2; }
 	@$(DEPS) report
 	@$(PYTHON) tools/report.py --markdown $(B)/report/report.md --plots $(B)/report $(LOG)
+
+# Firmware conformance (docs/firmware.md): boot the production image with
+# workload=conformance and print one verdict per rule; build/conformance/ keeps the console
+# and a Markdown copy. OVMF_CODE/OVMF_VARS pick the firmware, MACHINE adds q35 properties
+# (MACHINE=max-ram-below-4g=1G), CONFORMANCE_ARGS adds options.
+CONFORMANCE_DIR := $(B)/conformance
+conformance: deps-run $(B)/memaccept.efi
+	@mkdir -p $(CONFORMANCE_DIR)
+	@echo "conformance: $(OVMF_CODE), $(MEM) RAM$(if $(MACHINE), $(MACHINE))"
+	@$(RUNQEMU) --efi $(B)/memaccept.efi --mem $(MEM) --smp $(SMP) --timeout $(TIMEOUT) \
+		--args "workload=conformance $(CONFORMANCE_ARGS)" --log $(CONFORMANCE_DIR)/console.log \
+		$(if $(MACHINE),-- -machine $(MACHINE)) > $(CONFORMANCE_DIR)/runqemu.out 2>&1 || \
+		{ tail -20 $(CONFORMANCE_DIR)/runqemu.out; exit 1; }
+	@$(PYTHON) tools/report.py --conformance --markdown $(CONFORMANCE_DIR)/report.md \
+		$(CONFORMANCE_DIR)/console.log
 
 clean:
 	rm -rf $(B)

@@ -23,6 +23,8 @@ struct sev_memory_acceptance_protocol {
 u32 boot_read_cmdline(EFI_SYSTEM_TABLE *st, EFI_LOADED_IMAGE *li, char *buf, size_t size);
 /* OVMF SEV memory acceptance protocol; returns enum snp_protocol_status. */
 u32 boot_snp_opt_in(EFI_SYSTEM_TABLE *st);
+/* Configuration tables, firmware vendor, RSDP: what the conformance report judges. */
+void boot_conformance_capture(EFI_SYSTEM_TABLE *st, struct boot_info *bi);
 /* Test image: switch the platform emulator on for platform=tdx-emu/snp-emu. */
 #ifdef CONFIG_EMULATOR
 void boot_emulator_select(struct boot_info *bi);

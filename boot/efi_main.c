@@ -6,7 +6,6 @@
 #include "arch/x86/detect.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/tsc.h"
-#include "boot/acpi.h"
 #include "boot/boot.h"
 #include "drivers/console.h"
 #include "drivers/exit.h"
@@ -67,6 +66,7 @@ static EFI_STATUS exit_boot_services(EFI_HANDLE image)
 	EFI_BOOT_SERVICES *bs = st->BootServices;
 	EFI_STATUS status = EFI_SUCCESS;
 
+	bi.tsc_ebs_start = rdtsc_ordered();
 	for (u32 attempt = 1; attempt <= EBS_MAX_ATTEMPTS; attempt++) {
 		UINTN size = sizeof(map_buf), key = 0, desc_size = 0;
 		UINT32 desc_version = 0;
@@ -80,6 +80,7 @@ static EFI_STATUS exit_boot_services(EFI_HANDLE image)
 
 		/* Test image only (compiled out otherwise): firmware that changes the map here. */
 		boot_test_before_ebs(attempt);
+		bi.tsc_ebs_call = rdtsc_ordered();
 		status = bs->ExitBootServices(image, key);
 		if (status == EFI_SUCCESS) {
 			bi.tsc_at_ebs = rdtsc_ordered();
@@ -101,39 +102,21 @@ static EFI_STATUS exit_boot_services(EFI_HANDLE image)
 	machine_exit(EXIT_BOOT_FAILED);
 }
 
-/*
- * UEFI 2.9 section 4.6, EFI_ACPI_20_TABLE_GUID 8868e871-e4f1-11d3-bc22-0080c73c8881:
- * the configuration table entry that points at the ACPI 2.0+ RSDP.
- */
-#define ACPI_20_GUID \
-	{ 0x8868e871, 0xe4f1, 0x11d3, { 0xbc, 0x22, 0x00, 0x80, 0xc7, 0x3c, 0x88, 0x81 } }
 /* Real mode reaches only the first MiB: the STARTUP IPI's vector is a page number there. */
 #define TRAMPOLINE_MAX_ADDRESS 0x9ffff
 
 /*
- * The other CPUs, for the kernel to start later: the MADT's list of local APIC IDs
- * (ACPI tables stay in memory after ExitBootServices, but their memory type is the
- * firmware's to choose, so read them now), and pages below 1 MiB for the real-mode
- * start-up code, which nothing else can provide once the map is final.
+ * Pages below 1 MiB for the real-mode start-up code of the other vCPUs (kernel/smp.c),
+ * which nothing can provide once the memory map is final.
  */
-static void capture_cpus(void)
+static void reserve_trampoline(void)
 {
-	EFI_GUID acpi20 = ACPI_20_GUID;
 	EFI_PHYSICAL_ADDRESS tramp = TRAMPOLINE_MAX_ADDRESS;
-	u64 rsdp = 0;
 
-	for (UINTN i = 0; i < st->NumberOfTableEntries; i++)
-		if (!memcmp(&st->ConfigurationTable[i].VendorGuid, &acpi20, sizeof(acpi20)))
-			rsdp = (u64)(uintptr_t)st->ConfigurationTable[i].VendorTable;
-	acpi_read_madt(rsdp, &bi);
 	if (st->BootServices->AllocatePages(AllocateMaxAddress, EfiLoaderData, TRAMPOLINE_PAGES,
 					    &tramp) == EFI_SUCCESS)
-		bi.smp.trampoline = tramp;
-	kprintf("boot: ACPI MADT %s: %u CPUs, local APIC at %#llx%s; AP trampoline at %#llx\n",
-		madt_status_name(bi.smp.madt_status), bi.smp.cpus_reported,
-		(unsigned long long)bi.smp.lapic_base,
-		bi.smp.mp_wakeup_mailbox ? ", multiprocessor wakeup mailbox" : "",
-		(unsigned long long)bi.smp.trampoline);
+		bi.smp_trampoline = tramp;
+	kprintf("boot: AP trampoline at %#llx\n", (unsigned long long)bi.smp_trampoline);
 }
 
 EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab);
@@ -190,8 +173,11 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 		bi.snp_protocol = boot_snp_opt_in(st);
 	}
 
-	/* 6. The CPUs the firmware reports, and memory to start them from. */
-	capture_cpus();
+	/* What the firmware handed over, for workload=conformance (cheap: no map walk). */
+	boot_conformance_capture(st, &bi);
+
+	/* 6. Memory to start the other vCPUs from (the kernel reads the MADT itself). */
+	reserve_trampoline();
 
 	/* 7. Leave the firmware. No boot service may be called after this. */
 	status = exit_boot_services(image);

@@ -3,7 +3,6 @@
 #ifndef INCLUDE_BOOT_INFO_H
 #define INCLUDE_BOOT_INFO_H
 
-#include "include/smp.h"
 #include "include/types.h"
 #include "kernel/cmdline.h"
 
@@ -11,7 +10,7 @@
 #define BOOT_MAP_BUFFER (4096 * 40)
 
 /* Bump the version whenever a field changes; kernel_main refuses any other version. */
-#define BOOT_INFO_VERSION 4
+#define BOOT_INFO_VERSION 5
 
 enum cmdline_source {
 	CMDLINE_NONE,		/* defaults only */
@@ -26,31 +25,26 @@ enum snp_protocol_status {
 	SNP_PROTOCOL_FAILED,		/* AllowUnacceptedMemory returned an error */
 };
 
-/* What boot/acpi.c made of the ACPI tables (madt_status_name() has the text). */
-enum madt_status {
-	MADT_OK,
-	MADT_NO_RSDP,
-	MADT_BAD_RSDP,
-	MADT_BAD_ROOT,
-	MADT_NOT_FOUND,
-	MADT_BAD_TABLE,
-};
-
 /* Pages below 1 MiB reserved before ExitBootServices for the AP start-up trampoline. */
 #define TRAMPOLINE_PAGES 4
 
-/* The CPUs the firmware reports, from the ACPI MADT (boot/acpi.c). */
-struct boot_smp {
-	u64 rsdp;			/* from the EFI configuration table, 0 if none */
-	u64 lapic_base;			/* MADT local APIC address (or its override) */
-	u64 mp_wakeup_mailbox;		/* MADT multiprocessor wakeup structure (TDX), 0 if none */
-	u64 trampoline;			/* TRAMPOLINE_PAGES below 1 MiB, 0 if none could be had */
-	u32 madt_status;		/* enum madt_status */
-	u32 cpus_reported;		/* enabled local APIC and x2APIC entries */
-	u32 cpus_listed;		/* how many of them are in apic_ids (at most MAX_CPUS) */
-	u32 reserved;
-	u32 apic_ids[MAX_CPUS];
+/*
+ * EFI configuration tables the conformance report looks for (boot/conformance_efi.c holds
+ * their GUIDs and where each is defined); bit (1 << n) in boot_info.efi_tables.
+ */
+enum efi_known_table {
+	EFI_TABLE_ACPI20,
+	EFI_TABLE_ACPI10,
+	EFI_TABLE_SMBIOS,
+	EFI_TABLE_SMBIOS3,
+	EFI_TABLE_LINUX_UNACCEPTED,
+	EFI_TABLE_CC_BLOB,
+	EFI_TABLE_CC_FINAL_EVENTS,
+	EFI_TABLE_MEMORY_ATTRIBUTES,
+	EFI_TABLE_COUNT,
 };
+
+#define BOOT_FW_VENDOR_MAX 48
 
 enum detected_platform {
 	DETECTED_NONE,
@@ -91,7 +85,7 @@ struct boot_info {
 	/* Platform facts read before ExitBootServices (CPUID raises #VC on SNP after it). */
 	u32 detected;			/* enum detected_platform */
 	u32 snp_protocol;		/* enum snp_protocol_status */
-	u32 snp_cbit;			/* CPUID 0x8000001F EBX[5:0] */
+	u32 snp_cpuid_ebx;		/* CPUID 0x8000001F EBX: C-bit in 5:0, COHERENCY_SFW_NO 31 */
 	u64 sev_status;			/* MSR 0xC0010131 */
 	/*
 	 * CPU facts the kernel needs, read with CPUID here: after ExitBootServices an SNP
@@ -103,9 +97,23 @@ struct boot_info {
 	/* EFI runtime ResetSystem(), callable after ExitBootServices with the identity map. */
 	u64 efi_reset_system;
 
-	struct boot_smp smp;
+	/*
+	 * What the firmware handed over, for the conformance report (boot/conformance_efi.c):
+	 * configuration tables found, the ACPI RSDP, and how ExitBootServices went.
+	 */
+	u64 tsc_ebs_start;		/* TSC before the first GetMemoryMap of the EBS loop */
+	u64 tsc_ebs_call;		/* TSC right before the ExitBootServices call that succeeded */
+	u64 acpi_rsdp;			/* ACPI 2.0 table, else ACPI 1.0 table, else 0 */
+	u32 efi_tables;			/* bit (1 << enum efi_known_table) per table present */
+	u32 efi_table_count;		/* all entries of the configuration table */
+	u32 uefi_revision;		/* EFI_SYSTEM_TABLE.Hdr.Revision */
+	u32 fw_revision;		/* EFI_SYSTEM_TABLE.FirmwareRevision */
+	char fw_vendor[BOOT_FW_VENDOR_MAX];	/* FirmwareVendor, printable ASCII only */
+
+	/* TRAMPOLINE_PAGES below 1 MiB for starting the other vCPUs, 0 if none could be had. */
+	u64 smp_trampoline;
 };
 
-_Static_assert(sizeof(struct boot_info) == 1472 + 8 + 48 + 4 * MAX_CPUS, "struct boot_info changed: bump BOOT_INFO_VERSION");
+_Static_assert(sizeof(struct boot_info) == 1576, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
 #endif

@@ -39,7 +39,7 @@ typedef long long s64;
 
 #define PAGE_SHIFT 12
 #define PAGE_SIZE (1ULL << PAGE_SHIFT)
-/* The acceptance unit: one bitmap bit covers 2 MiB (DESIGN.md section 3). */
+/* The acceptance unit: one bitmap bit covers 2 MiB (docs/design.md, the acceptance contract). */
 #define UNIT_SHIFT 21
 #define UNIT_SIZE (1ULL << UNIT_SHIFT)
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: the command line: space-separated key=value options (DESIGN.md section 5). */
+/* memaccept: the command line: space-separated key=value options (README.md, Options). */
 #ifndef KERNEL_CMDLINE_H
 #define KERNEL_CMDLINE_H
 

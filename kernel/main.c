@@ -35,6 +35,11 @@ bool kernel_stack_contains(u64 addr, u64 len)
 	return addr >= lo && addr + len <= lo + KERNEL_STACK_SIZE && addr + len > addr;
 }
 
+const struct boot_info *kernel_boot_info(void)
+{
+	return boot;
+}
+
 u64 kernel_image_base(void)
 {
 	return boot ? boot->image_base : 0;

@@ -12,6 +12,8 @@ extern u8 kernel_stack[KERNEL_STACK_SIZE];
 __noreturn void kernel_main(struct boot_info *bi);
 bool kernel_stack_contains(u64 addr, u64 len);
 u64 kernel_image_base(void);
+/* What boot/ handed over (for workload=conformance). */
+const struct boot_info *kernel_boot_info(void);
 /* True in memaccept-test.efi. */
 extern const bool kernel_is_test_image;
 

@@ -38,6 +38,8 @@ __noreturn void memory_report_unaccepted_access(const struct trap_frame *f, u64 
 void memory_trap_init(void);
 /* Is addr inside a unit the bitmap tracks (unaccepted now or accepted since)? */
 bool memory_in_unaccepted_span(u64 addr);
+/* The first unit at or above from that is still unaccepted (its bit set); false if none. */
+bool memory_next_unaccepted(u64 from, u64 *unit);
 
 extern struct memmap kernel_memmap;
 

@@ -4,8 +4,8 @@
 #include "arch/x86/platform.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
-#include "boot/acpi.h"
 #include "drivers/console.h"
+#include "kernel/conformance.h"
 #include "kernel/report.h"
 #include "kernel/smp.h"
 #include "lib/spinlock.h"
@@ -104,6 +104,8 @@ static u64 alloc_stacks(u64 size)
 	return early_alloc(size, PAGE_SIZE);
 }
 
+static struct acpi_facts acpi;
+
 static void report(const struct boot_info *bi, const char *method, u64 us, const u32 *ids,
 		   unsigned nids)
 {
@@ -116,15 +118,15 @@ static void report(const struct boot_info *bi, const char *method, u64 us, const
 		else
 			missing[nm++] = ids[i];
 	}
-	kprintf("smp: %u of %u vCPUs started (%s) in %llu us\n", ns, bi->smp.cpus_reported, method,
+	kprintf("smp: %u of %u vCPUs started (%s) in %llu us\n", ns, acpi.cpus_enabled, method,
 		us);
 	ev_begin("smp");
-	ev_u64("cpus_reported", bi->smp.cpus_reported);
+	ev_u64("cpus_reported", acpi.cpus_enabled);
 	ev_u64("cpus_started", ns);
 	ev_str("method", method);
 	ev_u64("us", us);
 	ev_u64("cpus_limit", bi->config.cpus);
-	ev_str("madt", madt_status_name(bi->smp.madt_status));
+	ev_str("madt", acpi_status_name(acpi.madt));
 	ev_u64_array("apic_ids", started, ns);
 	ev_u64_array("not_started", missing, nm);
 	ev_end();
@@ -136,20 +138,32 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 	struct percpu *aps[MAX_CPUS];
 	unsigned n = 0, limit = bi->config.cpus ? MIN(bi->config.cpus, MAX_CPUS) : MAX_CPUS;
 	u64 t0 = tsc_now_us();
-	u32 bsp = smp_arch_bsp_apic_id(bi->smp.lapic_base);
+	u32 bsp;
 	const char *why = NULL;
+
+	/*
+	 * The MADT lists the CPUs (ACPI 6.4 section 5.2.12), read with the same defensive
+	 * walk as the conformance report: only ACPI and runtime memory, every length and
+	 * checksum checked. A broken MADT means one CPU, never a guess.
+	 */
+	conformance_scan_acpi(bi->acpi_rsdp, &acpi);
+	if (acpi.madt != ACPI_OK) {
+		kprintf("smp: ACPI MADT %s; running on the boot CPU\n", acpi_status_name(acpi.madt));
+		acpi.cpus_enabled = acpi.cpus_listed = 0;
+	}
+	bsp = smp_arch_bsp_apic_id(acpi.lapic_addr);
 
 	/* The boot CPU first, then the MADT's other CPUs in its order, up to the limit. */
 	ids[n++] = bsp;
-	for (unsigned i = 0; i < bi->smp.cpus_listed && n < limit; i++)
-		if (bi->smp.apic_ids[i] != bsp)
-			ids[n++] = bi->smp.apic_ids[i];
+	for (unsigned i = 0; i < acpi.cpus_listed && n < limit; i++)
+		if (acpi.apic_ids[i] != bsp)
+			ids[n++] = acpi.apic_ids[i];
 	for (unsigned i = 0; i < bi->config.smp_phantom && n < limit; i++)
 		ids[n++] = PHANTOM_APIC_BASE + i;
 	cpus[0].apic_id = bsp;
-	if (bi->smp.cpus_reported > MAX_CPUS && limit == MAX_CPUS)
+	if (acpi.cpus_enabled > MAX_CPUS && limit == MAX_CPUS)
 		kprintf("smp: the firmware reports %u vCPUs; memaccept uses at most %d\n",
-			bi->smp.cpus_reported, MAX_CPUS);
+			acpi.cpus_enabled, MAX_CPUS);
 	if (platform_kind == PLATFORM_TDX || platform_kind == PLATFORM_SNP) {
 		/*
 		 * A TD starts its APs through the MADT multiprocessor wakeup mailbox, an SNP
@@ -180,8 +194,8 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 	/* From here on the console serialises its users. */
 	console_set_cpu_id(smp_this_cpu);
 	struct smp_start s = {
-		.trampoline = bi->smp.trampoline,
-		.lapic_base = bi->smp.lapic_base,
+		.trampoline = bi->smp_trampoline,
+		.lapic_base = acpi.lapic_addr,
 		.apic_ids = ids + 1,
 		.count = n - 1,
 		.cpus = aps,

@@ -3,6 +3,7 @@
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "kernel/cmdline.h"
+#include "kernel/conformance.h"
 #include "kernel/panic.h"
 #include "kernel/report.h"
 #include "kernel/smp.h"
@@ -51,6 +52,10 @@ static bool parse_step(const char *s, size_t len, struct workload_step *st, char
 		st->kind = WL_NONE;
 		return true;
 	}
+	if (strcmp(buf, "conformance") == 0) {
+		st->kind = WL_CONFORMANCE;
+		return true;
+	}
 	if (str_starts(buf, "touch:") && strcmp(arg, "auto") == 0) {
 		st->kind = WL_TOUCH;
 		st->size_auto = true;
@@ -80,7 +85,7 @@ static bool parse_step(const char *s, size_t len, struct workload_step *st, char
 		return true;
 	}
 	format_buf(err, errlen, "workload step '%s' is not none, touch:SIZE|auto, alloc2m:SIZE, "
-		   "mix:OPS[:SEED], bandwidth:SIZE or ptouch:SIZE", buf);
+		   "mix:OPS[:SEED], bandwidth:SIZE, ptouch:SIZE or conformance", buf);
 	return false;
 }
 
@@ -481,6 +486,9 @@ int workload_run(const struct workload_spec *w)
 			break;
 		case WL_PTOUCH:
 			code = ptouch(st);
+			break;
+		case WL_CONFORMANCE:
+			code = conformance_run();
 			break;
 		default:
 			panic("workload_run: unknown workload kind %u", st->kind);

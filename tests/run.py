@@ -135,12 +135,15 @@ def run_qemu_case(case, opts):
     try:
         efi = os.path.join(ROOT, IMAGES[case.get("image", "test")])
         disk = os.path.join(ROOT, case["disk"]) if "disk" in case else None
-        for f in [efi] + ([disk] if disk else []):
+        firmware = [case[k] for k in ("ovmf_code", "ovmf_vars") if k in case]
+        for f in [efi] + ([disk] if disk else []) + firmware:
             if not os.path.exists(f):
-                return Outcome(name, False, "%s missing: run make" % f, error=True)
+                return Outcome(name, False, "%s missing: run make (firmware: Debian package ovmf)" % f,
+                               error=True)
         res = runqemu.run(efi, case.get("args", ""), case.get("mem", "1G"), case.get("smp", 1),
-                          case.get("timeout", 120), None, opts.qemu, opts.ovmf_code,
-                          opts.ovmf_vars, case.get("qemu", []), debug_exit=case.get("debug_exit", True),
+                          case.get("timeout", 120), None, opts.qemu,
+                          case.get("ovmf_code", opts.ovmf_code),
+                          case.get("ovmf_vars", opts.ovmf_vars), case.get("qemu", []), debug_exit=case.get("debug_exit", True),
                           disk=disk)
         events, bad = memaccept_log.parse_events(res.output)
         problems = check_case(case, res, events)

@@ -489,7 +489,8 @@ def goal_text(goal):
     edge = ""
     if goal.get("edge_accept_median_us"):
         edge = (" Lazy %s spends %s ms (median) of its time to ready accepting the partial "
-                "units at range edges, which DESIGN section 3 requires at boot and the 1G "
+                "units at range edges, which the acceptance contract (docs/design.md) requires "
+                "at boot and the 1G "
                 "guest, all below fake_unaccepted_start, does not have; the 10%% allowance "
                 "is %s ms." % (
                     goal["size"], ms(goal["edge_accept_median_us"]),

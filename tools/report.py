@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: MIT
 # memaccept: compare boots (policies, memory sizes) from their serial logs: tables, Markdown, plots.
 """Usage: report.py [--markdown FILE] [--plots DIR] [--include-failed] LOG|LABEL=LOG...
+       report.py --conformance [--markdown FILE] LOG...
 
 Each LOG is the console of one boot (tools/runqemu.py --log, build/bench/logs/*.log).
 A run is labelled LABEL if given, else by its policy and guest RAM ("lazy 4G"); RAM
@@ -12,6 +13,11 @@ A log that cannot be used (missing, empty, not a memaccept log, no ready event) 
 boot that failed (exit code != 0; kept, marked, with --include-failed) gets one line on
 stderr, and the report is made from the others. Exit status: 0 if at least one log
 was usable, 1 if none was, 2 for a usage error.
+
+With --conformance, each LOG is the console of a boot with workload=conformance (on any
+host, any firmware): the report is that boot's firmware verdicts, one row per rule, with
+the rule's source. A log without a conformance event, or with malformed checks, gets a
+line on stderr; exit status 1 if no log had one.
 
 tools/bench.py imports this module: load_runs(), tables(), render_text(),
 render_markdown(), draw_plots().
@@ -514,6 +520,137 @@ def markdown_document(runs, messages, plots, md_path, title="memaccept report"):
     return "\n".join(out) + "\n"
 
 
+# ---------------------------------------------------------------- conformance
+# The kernel's verdicts (kernel/conformance.h enum verdict), in the order a reader wants
+# them: what breaks first.
+VERDICTS = ("fail", "warn", "pass", "n/a")
+COUNT_FIELD = {"pass": "pass", "warn": "warn", "fail": "fail", "n/a": "na"}
+CHECK_FIELDS = ("rule", "verdict", "source", "detail")
+
+
+class Conformance:
+    """The conformance event of one log, checked: checks holds the well-formed ones."""
+
+    def __init__(self, path, event):
+        self.path = path
+        self.event = event
+        self.checks = []
+        self.messages = []
+        raw = event.get("checks")
+        if not isinstance(raw, list):
+            self.messages.append("conformance event has no checks array")
+            raw = []
+        for i, c in enumerate(raw):
+            if not isinstance(c, dict) or any(not isinstance(c.get(k), str) for k in CHECK_FIELDS):
+                self.messages.append("check %d is malformed (needs string %s)" %
+                                     (i, ", ".join(CHECK_FIELDS)))
+            elif c["verdict"] not in VERDICTS:
+                self.messages.append("check %d (%s) has unknown verdict %r" %
+                                     (i, c["rule"], c["verdict"]))
+            else:
+                self.checks.append(c)
+        # The kernel's own counts must agree with its checks: a disagreement means lost lines.
+        for v in VERDICTS:
+            n = sum(1 for c in self.checks if c["verdict"] == v)
+            said = event.get(COUNT_FIELD[v])
+            if ml._is_int(said) and said != n and not self.messages:
+                self.messages.append("the event counts %d %s but lists %d" % (said, v, n))
+
+    def count(self, verdict):
+        return sum(1 for c in self.checks if c["verdict"] == verdict)
+
+    def title(self):
+        e = self.event
+        fw = e.get("firmware") if isinstance(e.get("firmware"), str) else "?"
+        rev = e.get("firmware_revision")
+        uefi = e.get("uefi_revision")
+        parts = [fw or "?"]
+        if ml._is_int(rev):
+            parts.append("revision %#x" % rev)
+        if ml._is_int(uefi):
+            parts.append("UEFI %d.%d" % (uefi >> 16, (uefi & 0xffff) // 10))
+        return "%s (%s), platform %s" % (parts[0], ", ".join(parts[1:]) or "?",
+                                         e.get("platform") if isinstance(e.get("platform"), str)
+                                         else "?")
+
+    def totals(self):
+        return ", ".join("%d %s" % (self.count(v), v) for v in ("pass", "warn", "fail", "n/a"))
+
+    def ordered(self):
+        """Failures first, then warnings, passes, n/a; the kernel's order within each."""
+        return sorted(self.checks, key=lambda c: VERDICTS.index(c["verdict"]))
+
+
+def load_conformance(path):
+    """(Conformance, None) or (None, why the log has none)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        return None, "cannot read: %s" % (e.strerror or e)
+    events, _ = ml.parse_events(text)
+    found = [e for e in events if e.get("event") == "conformance"]
+    if not found:
+        return None, "no conformance event (boot with workload=conformance)"
+    c = Conformance(path, found[-1])
+    if len(found) > 1:
+        c.messages.append("%d conformance events: the last one is reported" % len(found))
+    return c, None
+
+
+def render_conformance_text(c):
+    out = ["== %s" % c.path, "firmware %s: %s" % (c.title(), c.totals())]
+    width = max([len(x["rule"]) for x in c.checks] + [4])
+    out.append("%-7s %-*s %s" % ("verdict", width, "rule", "detail"))
+    for x in c.ordered():
+        out.append("%-7s %-*s %s" % (x["verdict"].upper() if x["verdict"] in ("fail", "warn")
+                                     else x["verdict"], width, x["rule"], x["detail"]))
+        out.append("%-7s %-*s source: %s" % ("", width, "", x["source"]))
+    return "\n".join(out)
+
+
+def render_conformance_markdown(cs):
+    out = ["# memaccept firmware conformance\n"]
+    for c in cs:
+        out.append("## %s\n" % c.title())
+        out.append("Log `%s`: %s.\n" % (c.path, c.totals()))
+        out.append(md_table(["verdict", "rule", "detail", "source"],
+                            [[x["verdict"], "`%s`" % x["rule"], x["detail"], x["source"]]
+                             for x in c.ordered()]))
+        if c.messages:
+            out += ["- %s" % m for m in c.messages]
+            out.append("")
+    return "\n".join(out) + "\n"
+
+
+def conformance_main(o):
+    cs = []
+    for path in o.logs:
+        c, why = load_conformance(path)
+        if c is None:
+            print("report: %s: %s" % (path, why), file=sys.stderr)
+            continue
+        for m in c.messages:
+            print("report: %s: %s" % (path, m), file=sys.stderr)
+        cs.append(c)
+    if not cs:
+        print("report: no conformance report among %d log(s)" % len(o.logs), file=sys.stderr)
+        return 1
+    print("\n\n".join(render_conformance_text(c) for c in cs))
+    if o.markdown:
+        try:
+            d = os.path.dirname(o.markdown)
+            if d:
+                os.makedirs(d, exist_ok=True)
+            with open(o.markdown, "w") as f:
+                f.write(render_conformance_markdown(cs))
+            print("markdown: %s" % o.markdown)
+        except OSError as e:
+            print("report: cannot write %s: %s" % (o.markdown, e.strerror or e), file=sys.stderr)
+            return 1
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  usage="%(prog)s [options] LOG|LABEL=LOG...")
@@ -522,7 +659,11 @@ def main(argv=None):
     ap.add_argument("--plots", metavar="DIR", help="draw PNGs into DIR (matplotlib)")
     ap.add_argument("--include-failed", action="store_true",
                     help="keep boots that failed (marked) instead of leaving them out")
+    ap.add_argument("--conformance", action="store_true",
+                    help="report the firmware conformance verdicts of each log instead")
     o = ap.parse_args(argv)
+    if o.conformance:
+        return conformance_main(o)
 
     runs, messages = load_runs(o.logs, o.include_failed)
     for path, m in messages:

@@ -8,10 +8,8 @@
 
 /* CPUID leaf 0x21, subleaf 0: "IntelTDX    " in EBX, EDX, ECX (Intel TDX GHCI spec; Linux asm/shared/tdx.h). */
 #define CPUID_TDX_LEAF 0x21
-/* CPUID 0x8000001F: EAX bit 1 SEV, bit 4 SEV-SNP; EBX[5:0] C-bit position (AMD APM vol. 3, E.4.17). */
-#define CPUID_SEV_LEAF 0x8000001F
+/* CPUID 0x8000001F (sev/snp.h): EAX bit 1 SEV, bit 4 SEV-SNP (AMD APM vol. 3, E.4.17). */
 #define CPUID_SEV_EAX_SEV (1u << 1)
-#define CPUID_SEV_EBX_CBIT_MASK 0x3f
 /* SEV_STATUS MSR (sev/snp.h; AMD APM vol. 2, 15.34.10): bit 2 = SEV-SNP active in this guest. */
 #define SEV_STATUS_SNP (1ULL << 2)
 
@@ -44,7 +42,7 @@ static bool is_snp(struct boot_info *bi)
 		return false;
 	status = cpu_rdmsr(MSR_SEV_STATUS);
 	bi->sev_status = status;
-	bi->snp_cbit = r.ebx & CPUID_SEV_EBX_CBIT_MASK;
+	bi->snp_cpuid_ebx = r.ebx;
 	return status & SEV_STATUS_SNP;
 }
 

@@ -5,7 +5,7 @@
 
 #include "include/boot_info.h"
 
-/* Fills bi->detected, phys_bits and has_1g_pages, and for SNP sev_status and snp_cbit. */
+/* Fills bi->detected, phys_bits and has_1g_pages, and for SNP sev_status and snp_cpuid_ebx. */
 void detect_platform(struct boot_info *bi);
 
 #endif

@@ -5,7 +5,6 @@
 #include "kernel/panic.h"
 #include "lib/string.h"
 
-#define CR4_LA57 (1ULL << 12)
 #define LEVELS 4
 #define ENTRIES 512
 

@@ -10,6 +10,7 @@
 #define PTE_W (1ULL << 1)
 #define PTE_PS (1ULL << 7)	/* a 2 MiB or 1 GiB leaf */
 #define PTE_ADDR_MASK 0x000ffffffffff000ULL
+#define CR4_LA57 (1ULL << 12)	/* five-level paging (AMD APM vol. 2, 3.1.3) */
 
 /* What a mapping is for; paging.c turns it into entry bits. */
 enum map_kind {

@@ -80,7 +80,7 @@ void platform_set(u32 kind, const struct boot_info *bi)
 		platform = tdx_platform();
 		break;
 	case PLATFORM_SNP:
-		platform = snp_platform(bi->snp_cbit);
+		platform = snp_platform(bi->snp_cpuid_ebx);
 		break;
 	default:
 		fatal(EXIT_BAD_CONFIG, "platform: backend %u is not built into this image", kind);

@@ -48,6 +48,12 @@ struct cc_platform {
 	u32 (*io_in)(u16 port, int size);
 	/* Report FATAL_REASON(condition, code) to the host (if the platform can) and stop. */
 	void (*terminate)(u32 reason) __noreturn;
+	/*
+	 * Optional (SNP): eager acceptance is about to accept every unit in address order
+	 * (next(from, &unit) finds the next one left), or is done (NULL). The platform may
+	 * prepare the next units in the same host call (SNP: Page State Change batches).
+	 */
+	void (*accept_ahead)(bool (*next)(u64 from, u64 *unit));
 	/* Halt the CPU for good (TDX: TDVMCALL Instruction.HLT); NULL: the HLT instruction. */
 	void (*halt)(void);
 	/* Bits to OR into every private (encrypted) mapping: the C-bit on SNP, else 0. */

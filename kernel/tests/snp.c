@@ -4,7 +4,9 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
 #include "arch/x86/emu/emu.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/sev/snp.h"
+#include "drivers/console.h"
 #include "kernel/panic.h"
 #include "kernel/testcase.h"
 #include "mm/page_alloc.h"
@@ -101,5 +103,70 @@ TESTCASE(snp_vc_unexpected, "a #VC the guest cannot handle (an MSR access) is re
 	vc_frame(&f, SVM_EXIT_MSR, rdmsr);
 	f.rcx = 0x10;
 	trap_dispatch(&f);
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(snp_vc_cpuid_xsave, "a #VC for CPUID leaf 0xD carries XCR0, which KVM requires")
+{
+	static const u8 cpuid[] = { 0x0f, 0xa2 };
+	struct trap_frame f;
+	struct cpuid_regs want;
+
+	CHECK(emu_mode() == EMU_SNP);
+	vc_frame(&f, SVM_EXIT_CPUID, cpuid);
+	f.rax = CPUID_XSAVE_LEAF;
+	f.rcx = 0;
+	trap_dispatch(&f);
+	CHECK(f.rip == (u64)(uintptr_t)cpuid + 2);
+	/* The emulated VMM answers leaf 0xD with what the (TCG) CPU says. */
+	cpuid_raw(CPUID_XSAVE_LEAF, 0, &want);
+	CHECK(f.rax == want.eax && f.rbx == want.ebx && f.rcx == want.ecx && f.rdx == want.edx);
+	return EXIT_OK;
+}
+
+/*
+ * Mapping mistakes the SNP model must catch. Each case makes one on purpose and would
+ * go on to report a failure if the emulated platform let it through.
+ */
+TESTCASE(snp_pvalidate_shared_mapping, "PVALIDATE through a mapping without the C-bit is caught")
+{
+	u64 page = palloc_alloc(0);
+	bool no_update = false;
+
+	CHECK(emu_mode() == EMU_SNP && page);
+	/* The page is validated and private; map it as if it were shared (no C-bit). */
+	CHECK(paging_map(page, page + PAGE_SIZE, MAP_SHARED) == 0);
+	invlpg(page);
+	kprintf("test: PVALIDATE (rescind) of %#llx through a mapping without the C-bit\n", page);
+	u32 rc = snp_pvalidate(page, PVALIDATE_4K, 0, &no_update);
+
+	kprintf("test: the platform let it through (rc %u)\n", rc);
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(snp_ghcb_mapped_private, "a GHCB mapped with the C-bit is caught at the next exit")
+{
+	CHECK(emu_mode() == EMU_SNP && emu.ghcb_gpa);
+	kprintf("test: mapping the GHCB at %#llx with the C-bit\n", emu.ghcb_gpa);
+	CHECK(paging_map(emu.ghcb_gpa, emu.ghcb_gpa + PAGE_SIZE, MAP_RAM) == 0);
+	invlpg(emu.ghcb_gpa);
+	/* Console output is an IOIO exit through the GHCB. */
+	kprintf("test: the platform let an exit through a private GHCB\n");
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(snp_pvalidate_unmapped, "PVALIDATE of an address the page tables do not map is caught")
+{
+	bool no_update = false;
+	u64 unit;
+
+	/* Unaccepted units are not mapped until they are accepted. */
+	CHECK(emu_mode() == EMU_SNP);
+	CHECK(bitmap_next(palloc_bitmap(), 0, &unit));
+	CHECK(paging_lookup(unit) == 0);
+	kprintf("test: PVALIDATE of %#llx, which is not mapped\n", unit);
+	u32 rc = snp_pvalidate(unit, PVALIDATE_4K, 1, &no_update);
+
+	kprintf("test: the platform let it through (rc %u)\n", rc);
 	return EXIT_TEST_FAILED;
 }

@@ -272,7 +272,7 @@ TEST(bitmap_segments)
 	EXPECT(!bitmap_covers(&bm, 6 * GiB));
 }
 
-/* The 256 GiB q35 guest of DESIGN.md: two segments, under 16 KiB of storage. */
+/* A 256 GiB q35 guest, the largest make bench boots: two segments, under 16 KiB of storage. */
 TEST(bitmap_q35_256g)
 {
 	struct bitmap_layout l;

@@ -178,6 +178,23 @@ TEST(model_snp_pvalidate)
 	EXPECT_EQ(st(4 * MiB), EMU_PG_RAM);
 }
 
+TEST(model_snp_kvm_host_has_only_4k_rmp_entries)
+{
+	bool nu;
+
+	setup_host("", false);	/* emu_host=kvm, the default */
+	EXPECT(!m.host_huge);
+	emu_model_rmp_set(&m, 4 * MiB, 6 * MiB, true);
+	/* Today's KVM: every 2 MiB PVALIDATE is a size mismatch; the 512 pages validate. */
+	EXPECT_EQ(emu_model_pvalidate(&m, 4 * MiB, PVALIDATE_2M, 1, &nu), PVALIDATE_FAIL_SIZEMISMATCH);
+	EXPECT_EQ(st(4 * MiB), EMU_PG_RAM | EMU_PG_PRIVATE | EMU_PG_HOST_SMALL);
+	for (u64 a = 4 * MiB; a < 6 * MiB; a += PAGE_SIZE)
+		EXPECT_EQ(emu_model_pvalidate(&m, a, PVALIDATE_4K, 1, &nu), PVALIDATE_OK);
+	EXPECT_EQ(st(6 * MiB - PAGE_SIZE), EMU_PG_RAM | EMU_PG_PRIVATE | EMU_PG_ACCEPTED | EMU_PG_HOST_SMALL);
+	/* Rescinding at 2 MiB is a mismatch too. */
+	EXPECT_EQ(emu_model_pvalidate(&m, 4 * MiB, PVALIDATE_2M, 0, &nu), PVALIDATE_FAIL_SIZEMISMATCH);
+}
+
 static void psc_desc(struct psc_desc *d, u16 n, u64 first, bool big)
 {
 	memset(d, 0, sizeof(*d));
@@ -219,7 +236,7 @@ TEST(model_snp_psc_faults)
 	setup("psc_partial:3,psc_backwards,psc_error");
 	/* The first request meets psc_error. */
 	psc_desc(&d, 8, 14 * MiB, false);
-	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_INVALID_ENTRY);
+	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_GENERIC);
 	/* Then three entries per exit; on the re-issue cur_entry goes back behind 3. */
 	psc_desc(&d, 8, 14 * MiB, false);
 	EXPECT_EQ(emu_model_psc(&m, &d), 0);
@@ -245,4 +262,80 @@ TEST(model_observe_catches_double_accept)
 	EXPECT_EQ(bad, 0);
 	EXPECT(!emu_model_observe_accept(&m, 12 * MiB, 13 * MiB, &bad));	/* not RAM */
 	EXPECT_EQ(bad, 12 * MiB);
+}
+
+TEST(model_snp_psc_resumes_at_cur_page)
+{
+	static struct psc_desc d;
+	u64 unchanged = unit_emu_count("psc_pages_unchanged");
+
+	setup("psc_partial_pages:100");
+	psc_desc(&d, 2, 4 * MiB, true);
+	/* 100 pages per exit: the first exit stops inside entry 0 and says so in cur_page. */
+	EXPECT_EQ(emu_model_psc(&m, &d), 0);
+	EXPECT_EQ(d.hdr.cur_entry, 0);
+	EXPECT_EQ(PSC_ENTRY_CUR_PAGE(d.entries[0]), 100);
+	EXPECT(st(4 * MiB + 99 * PAGE_SIZE) & EMU_PG_PRIVATE);
+	EXPECT(!(st(4 * MiB + 100 * PAGE_SIZE) & EMU_PG_PRIVATE));
+	/* Re-issued as left: pages 100..511, then entry 1 from its start. */
+	for (int i = 0; i < 20 && d.hdr.cur_entry <= d.hdr.end_entry; i++)
+		EXPECT_EQ(emu_model_psc(&m, &d), 0);
+	EXPECT_EQ(d.hdr.cur_entry, 2);
+	EXPECT_EQ(PSC_ENTRY_CUR_PAGE(d.entries[0]), 512);
+	EXPECT_EQ(PSC_ENTRY_CUR_PAGE(d.entries[1]), 512);
+	EXPECT(st(8 * MiB - PAGE_SIZE) & EMU_PG_PRIVATE);
+	EXPECT_EQ(unit_emu_count("psc_pages_unchanged"), unchanged);
+	/* A guest that loses cur_page makes the host redo pages: counted. */
+	psc_desc(&d, 1, 4 * MiB, true);
+	EXPECT_EQ(emu_model_psc(&m, &d), 0);
+	EXPECT_EQ(unit_emu_count("psc_pages_unchanged"), unchanged + 100);
+	/* cur_page beyond the entry: INVALID_ENTRY, as KVM answers. */
+	psc_desc(&d, 1, 16 * MiB, false);
+	d.entries[0] |= 2;
+	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_INVALID_ENTRY);
+}
+
+/* A tiny page-table tree in host memory: "physical" addresses index pt[]. */
+static u64 pt[6][512];
+
+static u64 read_pt(u64 pa)
+{
+	return pt[pa >> 12][(pa & 0xfff) / 8];
+}
+
+#define CBIT (1ULL << 56)
+
+TEST(model_walk_finds_leaves_and_their_c_bit)
+{
+	struct emu_walk w;
+
+	memset(pt, 0, sizeof(pt));
+	/* PML4 at 0 -> PDPT at 1 -> PD at 2 -> PT at 3; tables carry the C-bit as the kernel's do. */
+	pt[0][0] = (1 << 12) | CBIT | 3;
+	pt[1][0] = (2 << 12) | CBIT | 3;
+	pt[1][1] = (1ULL << 30) | CBIT | 0x83;			/* 1 GiB leaf, private */
+	pt[2][0] = (3 << 12) | CBIT | 3;
+	pt[2][1] = (2 * MiB) | 0x83 | (1 << 12);		/* 2 MiB leaf, shared, PAT bit */
+	pt[3][5] = (0x5000) | CBIT | 3;				/* 4 KiB leaf, private */
+	ASSERT(emu_walk_va(0, false, 0x5123, CBIT, read_pt, &w));
+	EXPECT_EQ(w.pa, 0x5123);
+	EXPECT_EQ(w.size, PAGE_SIZE);
+	EXPECT(w.leaf & CBIT);
+	ASSERT(emu_walk_va(0, false, 3 * MiB + 8, CBIT, read_pt, &w));
+	EXPECT_EQ(w.pa, 3 * MiB + 8);
+	EXPECT_EQ(w.size, UNIT_SIZE);
+	EXPECT(!(w.leaf & CBIT));
+	ASSERT(emu_walk_va(0, false, GiB + 7 * MiB, CBIT, read_pt, &w));
+	EXPECT_EQ(w.pa, GiB + 7 * MiB);
+	EXPECT_EQ(w.size, GiB);
+	/* Not mapped: no PTE, no PDPTE. */
+	EXPECT(!emu_walk_va(0, false, 0x6000, CBIT, read_pt, &w));
+	EXPECT(!emu_walk_va(0, false, 5 * GiB, CBIT, read_pt, &w));
+	/* Five levels: a PML5 at 4 whose entry 0 holds the PML4. */
+	pt[4][0] = CBIT | 3;
+	ASSERT(emu_walk_va(4 << 12, true, 0x5123, CBIT, read_pt, &w));
+	EXPECT_EQ(w.pa, 0x5123);
+	/* The C-bit in a table pointer is not an address bit. */
+	pt[0][0] = (1 << 12) | CBIT | 3;
+	EXPECT(emu_walk_va(0, false, 0x5000, CBIT, read_pt, &w));
 }

@@ -13,6 +13,9 @@ static struct {
 	struct psc_desc req[MAX_REQ];	/* each request as the guest sent it (first exit) */
 	unsigned nreq, exits, nentries[MAX_REQ];
 	unsigned per_exit;		/* entries the hypervisor processes per exit (0: all) */
+	unsigned pages_per_exit;	/* 4 KiB pages per exit, stopping inside entries (0: no limit) */
+	u64 pages_done;			/* pages the hypervisor converted, redone ones included */
+	bool tamper;			/* changes an entry's GFN on the second exit of a request */
 	u64 error_at_exit;		/* 1-based exit that returns an error in SW_EXITINFO2 */
 	bool backwards, grow, reserved;	/* protocol violations on the second exit of a request */
 	bool stall;			/* never make progress */
@@ -40,6 +43,28 @@ static u64 mock_exit(struct psc_desc *d, unsigned n)
 	}
 	if (hv.stall)
 		return 0;
+	if (d->hdr.cur_entry > 0 && hv.tamper) {
+		d->entries[d->hdr.cur_entry] += 1ULL << 12;
+		return 0;
+	}
+	if (hv.pages_per_exit) {
+		/* As the GHCB spec allows: stop inside a 2 MiB entry, progress in its cur_page. */
+		u64 budget = hv.pages_per_exit;
+
+		while (d->hdr.cur_entry <= d->hdr.end_entry && budget) {
+			u64 *e = &d->entries[d->hdr.cur_entry];
+			u64 done = PSC_ENTRY_CUR_PAGE(*e), todo = PSC_ENTRY_PAGES(*e) - done;
+
+			todo = todo < budget ? todo : budget;
+			budget -= todo;
+			hv.pages_done += todo;
+			*e = (*e & ~0xfffULL) | (done + todo);
+			if (done + todo < PSC_ENTRY_PAGES(*e))
+				break;
+			d->hdr.cur_entry++;
+		}
+		return 0;
+	}
 	unsigned left = d->hdr.end_entry + 1u - d->hdr.cur_entry;
 	unsigned step = hv.per_exit && hv.per_exit < left ? hv.per_exit : left;
 
@@ -54,14 +79,14 @@ static void mock_fatal(u32 condition, const char *what, u64 a, u64 b)
 	longjmp(fatal_jmp, 1);
 }
 
-static const struct snp_psc_ops psc_ops = { mock_exit, mock_fatal };
+static const struct snp_psc_ops psc_ops = { mock_exit, mock_fatal, NULL };
 
 static bool psc(u64 start, u64 end, u64 op, struct snp_psc_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	if (setjmp(fatal_jmp))
 		return false;
-	snp_psc_range(start, end, op, &psc_ops, st);
+	snp_psc_range(start, end, op, &psc_ops, st, NULL);
 	return true;
 }
 
@@ -168,6 +193,118 @@ TEST(psc_hypervisor_errors_are_fatal)
 	EXPECT(hv.exits > 2 && hv.exits < 100);
 }
 
+TEST(psc_resumes_inside_2m_entries_with_cur_page)
+{
+	struct snp_psc_stats st;
+
+	hv_reset();
+	/* 100 pages per exit: every 2 MiB entry is split over several exits. */
+	hv.pages_per_exit = 100;
+	ASSERT(psc(GiB, GiB + 8 * UNIT_SIZE, PSC_OP_PRIVATE, &st));
+	EXPECT_EQ(st.exits, (8 * 512 + 99) / 100);
+	/* The guest re-sent each entry with the cur_page the hypervisor left: nothing redone. */
+	EXPECT_EQ(hv.pages_done, 8 * 512);
+	EXPECT_EQ(hv.req[0].entries[0] & 0xfff, 0);	/* the guest sends cur_page 0 */
+}
+
+TEST(psc_entry_changed_by_the_hypervisor_is_fatal)
+{
+	struct snp_psc_stats st;
+
+	hv_reset();
+	hv.per_exit = 10;
+	hv.tamper = true;
+	EXPECT(!psc(GiB, GiB + 64 * UNIT_SIZE, PSC_OP_PRIVATE, &st));
+	EXPECT_EQ(fatal_cond, FC_PSC_PROTOCOL);
+}
+
+/* The units an eager policy has left: [ahead_lo, ahead_hi) except the hole [hole_lo, hole_hi). */
+static u64 ahead_lo, ahead_hi, hole_lo, hole_hi;
+
+static bool mock_ahead(u64 from, u64 *unit)
+{
+	u64 u = from > ahead_lo ? ALIGN_UP(from, UNIT_SIZE) : ahead_lo;
+
+	if (u >= hole_lo && u < hole_hi)
+		u = hole_hi;
+	*unit = u;
+	return u < ahead_hi;
+}
+
+static const struct snp_psc_ops psc_ahead_ops = { mock_exit, mock_fatal, mock_ahead };
+
+TEST(psc_requests_stay_full_across_runs)
+{
+	struct snp_psc_stats st = { 0 };
+	struct snp_psc_ahead ahead = { 0, 0 };
+	u64 total = 3 * GiB, run = 64 * MiB;
+
+	hv_reset();
+	/*
+	 * Eager over 3 GiB in 64 MiB runs (32 entries each), as policy_boot cuts it, with a
+	 * 128 MiB hole in the map (two bitmap segments).
+	 */
+	ahead_lo = GiB;
+	ahead_hi = GiB + total + 128 * MiB;
+	hole_lo = 2 * GiB;
+	hole_hi = 2 * GiB + 128 * MiB;
+	ASSERT(!setjmp(fatal_jmp));
+	for (u64 a = GiB; a < ahead_hi; a += run) {
+		if (a >= hole_lo && a < hole_hi)
+			continue;
+		snp_psc_range(a, a + run, PSC_OP_PRIVATE, &psc_ahead_ops, &st, &ahead);
+		ahead_lo = a + run;	/* accepted: no longer unaccepted */
+	}
+	/* 1536 entries: ceil(1536 / 253) = 7 requests, each full but the last. */
+	EXPECT_EQ(hv.nreq, 7);
+	EXPECT_EQ(st.entries, 1536);
+	for (unsigned i = 0; i + 1 < hv.nreq; i++)
+		EXPECT_EQ(hv.nentries[i], 253);
+	/* Every unit converted exactly once, in address order, none in the hole. */
+	u64 next = GiB;
+
+	for (unsigned i = 0; i < hv.nreq; i++)
+		for (unsigned j = 0; j < hv.nentries[i]; j++) {
+			if (next == hole_lo)
+				next = hole_hi;
+			EXPECT_EQ(PSC_ENTRY_GFN(hv.req[i].entries[j]) << 12, next);
+			next += UNIT_SIZE;
+		}
+	EXPECT_EQ(next, ahead_hi);
+	hole_lo = hole_hi = 0;
+	/* Without the hook, each run ends its own request. */
+	hv_reset();
+	memset(&st, 0, sizeof(st));
+	if (setjmp(fatal_jmp))
+		return;
+	for (u64 a = GiB; a < GiB + total; a += run)
+		snp_psc_range(a, a + run, PSC_OP_PRIVATE, &psc_ops, &st, NULL);
+	EXPECT_EQ(st.exits, total / run);
+}
+
+TEST(psc_ahead_stops_where_the_caller_has_nothing_left)
+{
+	struct snp_psc_stats st = { 0 };
+	struct snp_psc_ahead ahead = { 0, 0 };
+
+	hv_reset();
+	/* Only two units after the run are still unaccepted: the fill takes those, no more. */
+	ahead_lo = GiB + 4 * UNIT_SIZE;
+	ahead_hi = GiB + 6 * UNIT_SIZE;
+	ASSERT(!setjmp(fatal_jmp));
+	snp_psc_range(GiB, GiB + 4 * UNIT_SIZE, PSC_OP_PRIVATE, &psc_ahead_ops, &st, &ahead);
+	EXPECT_EQ(hv.nentries[0], 6);
+	EXPECT_EQ(st.ahead_units, 2);
+	EXPECT_EQ(ahead.start, GiB + 4 * UNIT_SIZE);
+	EXPECT_EQ(ahead.end, GiB + 6 * UNIT_SIZE);
+	/* Their own accept later sends nothing; a range beyond them sends only the rest. */
+	snp_psc_range(GiB + 4 * UNIT_SIZE, GiB + 6 * UNIT_SIZE, PSC_OP_PRIVATE, &psc_ahead_ops, &st, &ahead);
+	EXPECT_EQ(hv.exits, 1);
+	snp_psc_range(GiB + 4 * UNIT_SIZE, GiB + 8 * UNIT_SIZE, PSC_OP_PRIVATE, &psc_ahead_ops, &st, &ahead);
+	EXPECT_EQ(hv.nentries[1], 2);
+	EXPECT_EQ(PSC_ENTRY_GFN(hv.req[1].entries[0]) << 12, GiB + 6 * UNIT_SIZE);
+}
+
 TEST(psc_bad_range_panics)
 {
 	struct snp_psc_stats st;
@@ -205,7 +342,19 @@ static u32 mock_pvalidate(u64 va, u32 size, u32 validate, bool *no_update)
 	return PVALIDATE_OK;
 }
 
-static const struct snp_pvalidate_ops pv_ops = { mock_pvalidate, mock_fatal };
+static struct {
+	u64 pages, first_va, last_va;
+} ev;
+
+static void mock_evict(u64 va, u64 pages)
+{
+	if (!ev.pages)
+		ev.first_va = va;
+	ev.last_va = va + (pages - 1) * PAGE_SIZE;
+	ev.pages += pages;
+}
+
+static struct snp_pvalidate_ops pv_ops = { mock_pvalidate, mock_fatal, mock_evict };
 
 static bool pvalidate(u64 start, u64 end, struct snp_pvalidate_stats *st)
 {
@@ -265,4 +414,26 @@ TEST(pvalidate_no_update_and_failures_are_fatal)
 	pv.input_va = GiB;
 	EXPECT(!pvalidate(GiB, GiB + UNIT_SIZE, &st));
 	EXPECT_EQ(fatal_cond, FC_PVALIDATE_FAIL);
+}
+
+TEST(pvalidate_evicts_every_validated_page_once)
+{
+	struct snp_pvalidate_stats st;
+
+	memset(&pv, 0, sizeof(pv));
+	memset(&ev, 0, sizeof(ev));
+	/* One 4K edge page, a unit that falls back to 4K, a 2M unit. */
+	pv.mismatch_unit = GiB;
+	ASSERT(pvalidate(GiB - PAGE_SIZE, GiB + 2 * UNIT_SIZE, &st));
+	EXPECT_EQ(ev.pages, 1 + 512 + 512);
+	EXPECT_EQ(st.evicted_pages, ev.pages);
+	EXPECT_EQ(ev.first_va, GiB - PAGE_SIZE);
+	EXPECT_EQ(ev.last_va, GiB + 2 * UNIT_SIZE - PAGE_SIZE);
+	/* A part with COHERENCY_SFW_NO: no eviction op, nothing evicted. */
+	memset(&ev, 0, sizeof(ev));
+	pv_ops.evict = NULL;
+	ASSERT(pvalidate(GiB, GiB + UNIT_SIZE, &st));
+	pv_ops.evict = mock_evict;
+	EXPECT_EQ(ev.pages, 0);
+	EXPECT_EQ(st.evicted_pages, 0);
 }

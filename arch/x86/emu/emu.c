@@ -236,13 +236,12 @@ void emu_setup_model(const struct memmap *m)
 			end = MAX(end, m->ranges[i].end);
 	end = MIN(end, EMU_MODEL_LIMIT);
 	/*
-	 * emu_host=kvm: today's KVM maps TDX private memory in 4 KiB pages. The SNP paths
-	 * keep their 2 MiB RMP entries here until they follow emu_host as well.
+	 * emu_host=kvm: today's KVM maps TDX private memory in 4 KiB pages and gives SNP
+	 * private memory 4 KiB RMP entries; emu_host=huge backs wholly pending units with
+	 * 2 MiB pages.
 	 */
-	bool host_huge = emu.host == EMU_HOST_HUGE || emu.mode != EMU_TDX;
-
 	emu_model_init(&emu.model, m, (u8 *)(uintptr_t)early_alloc(end >> PAGE_SHIFT, PAGE_SIZE), end,
-		       &emu.faults, host_huge);
+		       &emu.faults, emu.host == EMU_HOST_HUGE);
 	kprintf("emu: page model covers %llu MiB (%llu KiB of state)\n", end >> 20,
 		end >> PAGE_SHIFT >> 10);
 }

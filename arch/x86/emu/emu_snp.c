@@ -3,6 +3,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/emu_hooks.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/sev/snp.h"
 #include "drivers/console.h"
 #include "include/exit_codes.h"
@@ -10,12 +11,21 @@
 #include "lib/string.h"
 
 /*
- * The C-bit the model reports. A real part uses bit 51 (or 47), but under plain QEMU
- * that is a reserved physical-address bit and every private mapping would fault.
- * Bit 56 lies in the page-table bits the CPU ignores, so the backend can set it on
- * every private mapping, exactly as it would on hardware, and nothing changes.
+ * The C-bit the model reports in CPUID 0x8000001F EBX[5:0]. A real part uses bit 51 (or
+ * 47), but under TCG a page-table bit between the guest's physical-address width and
+ * bit 51 is reserved (#PF with RSVD: QEMU target/i386/tcg/sysemu/excp_helper.c) and one
+ * below it is an address bit, so no such position would let TCG walk the kernel's
+ * mappings. Bits 52-58 are ignored by the CPU's walk (AMD APM vol. 2, 5.4): TCG walks a
+ * mapping with bit 56 exactly as without it, while the emulator's own walk (emu_walk_va)
+ * reads it as the C-bit and checks it where the hardware would: PVALIDATE's operand must
+ * be mapped private, the GHCB shared. Limit: memory accesses themselves are not
+ * checked (TCG neither encrypts nor checks the RMP), and CR3 cannot carry bit 56.
  */
 #define EMU_SNP_CBIT 56
+#define EMU_CBIT_MASK (1ULL << EMU_SNP_CBIT)
+
+/* KVM's lowest GHCB protocol version (Linux arch/x86/kvm/svm/sev.c GHCB_VERSION_MIN). */
+#define KVM_GHCB_VERSION_MIN 1
 
 /* CPUID 0x8000001F (AMD APM vol. 3, E.4.17): SME, SEV, SEV-ES, SEV-SNP; C-bit position. */
 bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
@@ -28,7 +38,11 @@ bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 	}
 	if (leaf == 0x8000001F) {
 		r->eax = (1u << 0) | (1u << 1) | (1u << 3) | (1u << 4);
-		r->ebx = EMU_SNP_CBIT | (1u << 6);	/* one physical-address bit lost to the C-bit */
+		/*
+		 * One physical-address bit lost to the C-bit (EBX[11:6]); EBX[31]
+		 * (COHERENCY_SFW_NO) clear, as on parts that need the eviction after PVALIDATE.
+		 */
+		r->ebx = EMU_SNP_CBIT | (1u << 6);
 		r->ecx = 1;
 		r->edx = 1;
 		return true;
@@ -36,14 +50,43 @@ bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 	return false;
 }
 
-/* PVALIDATE: the model decides (arch/x86/emu/model.c); here the result goes into EAX and CF. */
+static u64 read_phys(u64 pa)
+{
+	/* The kernel identity-maps RAM, page tables included. */
+	return *(const volatile u64 *)(uintptr_t)pa;
+}
+
+/* The guest's current translation of va, as the CPU would walk it. */
+static bool walk(u64 va, struct emu_walk *w)
+{
+	return emu_walk_va(read_cr3(), read_cr4() & CR4_LA57, va, EMU_CBIT_MASK, read_phys, w);
+}
+
+/*
+ * PVALIDATE takes a virtual address (AMD APM vol. 3): the CPU translates it through the
+ * guest's page tables and validates the page it finds. Two guest mistakes end here: an
+ * address that is not mapped (the CPU raises #PF) and one mapped without the C-bit,
+ * i.e. the shared view of the page, which is not the page the guest means to make
+ * private. The emulator stops the guest on both, naming the mistake.
+ */
 void emu_snp_pvalidate(struct trap_frame *f)
 {
 	u32 size = (u32)f->rcx, rc;
 	bool no_update;
+	struct emu_walk w;
 
 	emu_count(size == PVALIDATE_2M ? "pvalidate_2m" : "pvalidate_4k");
-	rc = emu_model_pvalidate(&emu.model, f->rax, size, (u32)f->rdx, &no_update);
+	if (!walk(f->rax, &w)) {
+		kprintf("emu: PVALIDATE of %#llx, which the guest's page tables do not map\n", f->rax);
+		emu_host_stops_guest(0, "PVALIDATE of an unmapped address (#PF on hardware)");
+	}
+	if (!(w.leaf & EMU_CBIT_MASK)) {
+		kprintf("emu: PVALIDATE of %#llx through a mapping without the C-bit (entry %#llx)\n",
+			f->rax, w.leaf);
+		emu_host_stops_guest(0, "PVALIDATE through a mapping without the C-bit");
+	}
+	emu_count("pvalidate_walked");
+	rc = emu_model_pvalidate(&emu.model, w.pa, size, (u32)f->rdx, &no_update);
 	if (rc)
 		emu_count(rc == PVALIDATE_FAIL_SIZEMISMATCH ? "pvalidate_sizemismatch" : "pvalidate_fail_input");
 	if (no_update)
@@ -54,11 +97,19 @@ void emu_snp_pvalidate(struct trap_frame *f)
 
 /* ------------------------------------------------------------------ the hypervisor */
 
+/*
+ * A termination request ends the VM the way KVM and QEMU end it: KVM exits to QEMU with
+ * KVM_SYSTEM_EVENT_SEV_TERM (Linux arch/x86/kvm/svm/sev.c), which QEMU handles as a
+ * guest panic (accel/kvm/kvm-all.c) and, with the default -action panic=shutdown, quits.
+ * The host logs the reason and nothing of the guest's runs after it: the guest's verdict
+ * is what it printed before. So the emulator stops with its one fixed code, never with
+ * one it decoded from the reason; the reason is only logged (and decoded for memaccept's
+ * own set, as a host that knows it would).
+ */
 static __noreturn void terminate(u64 v)
 {
 	u32 set = (v >> 12) & 0xf, code = (v >> 16) & 0xff;
-	u32 condition = set == GHCB_TERM_SET_MEMACCEPT ? code >> 4 : 0;
-	int exit_code = set == GHCB_TERM_SET_MEMACCEPT ? (int)(code & 0xf) : EXIT_PLATFORM_FATAL;
+	bool ours = set == GHCB_TERM_SET_MEMACCEPT;
 
 	/*
 	 * From here the emulated host prints, with plain port I/O. (What the guest held back
@@ -67,18 +118,32 @@ static __noreturn void terminate(u64 v)
 	 */
 	platform_use_plain_io();
 	emu_count("msr_terminate");
-	kprintf("emu: the guest requested termination: reason set %u, code %#x (condition %s, "
-		"exit code %d)\n", set, code, fatal_condition_name(condition), exit_code);
+	kprintf("emu: the guest requested termination: reason set %#x, code %#x", set, code);
+	if (ours)
+		kprintf(" (memaccept: condition %s, exit code %u)", fatal_condition_name(code >> 4),
+			code & 0xf);
+	kprintf("\n");
 	ev_begin("emu_snp_terminate");
 	ev_u64("reason_set", set);
 	ev_u64("reason_code", code);
-	ev_str("condition", fatal_condition_name(condition));
-	ev_u64("code", (u64)exit_code);
+	if (ours) {
+		ev_str("condition", fatal_condition_name(code >> 4));
+		ev_u64("code", code & 0xf);
+	}
 	ev_end();
-	emu_host_stops_guest(exit_code, "GHCB termination request");
+	/* KVM hands QEMU the GHCB MSR value (system_event.data[0]): the request itself. */
+	emu_host_stops_guest(v, "GHCB termination request");
 }
 
-/* The GHCB MSR protocol (GHCB spec 2.3.1). */
+/*
+ * The GHCB MSR protocol (GHCB spec 2.3.1), as KVM answers it (Linux
+ * arch/x86/kvm/svm/sev.c sev_handle_vmgexit_msr_protocol): SEV information with
+ * versions GHCB_VERSION_MIN (1) to 2 and the C-bit; hypervisor features; GHCB GPA
+ * registration, which KVM records and echoes whatever page it names (whether that page
+ * can serve as a GHCB shows at its first use: check_ghcb_page); Page State Change of
+ * one page, which KVM forwards to QEMU (KVM_HC_MAP_GPA_RANGE); termination. An unknown
+ * request leaves the MSR as it was.
+ */
 static void msr_protocol(u64 v)
 {
 	u64 info = v & GHCB_INFO_MASK, gfn = (v >> 12) & 0xffffffffffULL;
@@ -87,7 +152,7 @@ static void msr_protocol(u64 v)
 	switch (info) {
 	case GHCB_MSR_SEV_INFO_REQ:
 		emu.ghcb_msr = GHCB_MSR_SEV_INFO_RESP | ((u64)GHCB_PROTOCOL_MAX << 48) |
-			       ((u64)GHCB_PROTOCOL_MIN << 32) | ((u64)EMU_SNP_CBIT << 24);
+			       ((u64)KVM_GHCB_VERSION_MIN << 32) | ((u64)EMU_SNP_CBIT << 24);
 		return;
 	case GHCB_MSR_HV_FT_REQ:
 		emu.ghcb_msr = GHCB_MSR_HV_FT_RESP | (GHCB_HV_FT_SNP << 12);
@@ -102,111 +167,221 @@ static void msr_protocol(u64 v)
 		emu.ghcb_msr = GHCB_MSR_PSC_RESP | (err << 32);
 		return;
 	}
-	case GHCB_MSR_REG_GPA_REQ: {
-		u64 pa = gfn << PAGE_SHIFT;
-		u8 *p = emu_model_page(&emu.model, pa);
-
-		/* Only a shared page can be a GHCB: answer with another GFN to refuse. */
-		if (p && (*p & EMU_PG_RAM) && !(*p & EMU_PG_PRIVATE)) {
-			emu.ghcb_gpa = pa;
-			emu.ghcb_msr = GHCB_MSR_REG_GPA_RESP | pa;
-		} else {
-			emu.ghcb_msr = GHCB_MSR_REG_GPA_RESP | ~GHCB_INFO_MASK;
-		}
+	case GHCB_MSR_REG_GPA_REQ:
+		emu.ghcb_gpa = gfn << PAGE_SHIFT;
+		emu.ghcb_msr = GHCB_MSR_REG_GPA_RESP | emu.ghcb_gpa;
 		return;
-	}
 	case GHCB_MSR_TERM_REQ:
 		terminate(v);
 	default:
 		emu_count("msr_protocol_unknown");
-		emu.ghcb_msr = 0;
 		return;
 	}
 }
 
-/* Page State Change (GHCB spec 4.1.6): the descriptor must sit in the GHCB's shared buffer. */
-static void psc(u8 *g)
-{
-	struct psc_desc *d = (struct psc_desc *)(g + GHCB_SHARED_BUFFER);
+/*
+ * The registers an exit carries, as KVM takes them from the GHCB (sev_es_sync_from_ghcb:
+ * a field counts only if marked valid, and the valid bitmap is cleared) and puts them
+ * back (sev_es_sync_to_ghcb: RAX, RBX, RCX and RDX, always, marked valid).
+ */
+struct exit_regs {
+	u64 code, info1, info2;	/* SW_EXITCODE, SW_EXITINFO1/2 as the guest wrote them */
+	u64 rax, rbx, rcx, rdx, xcr0, scratch;
+	u8 valid[16];
+};
 
-	emu_count("vmgexit_psc");
-	*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = 0;
-	*ghcb_field(g, GHCB_SW_EXIT_INFO_2) = *ghcb_field(g, GHCB_SW_SCRATCH) == emu.ghcb_gpa + GHCB_SHARED_BUFFER
-					       ? emu_model_psc(&emu.model, d) : PSC_ERROR_INVALID_HDR;
+static bool was_valid(const struct exit_regs *r, u32 off)
+{
+	return r->valid[off / 64] & (1u << ((off / 8) % 8));
 }
 
-static void ioio(u8 *g)
+static u64 if_valid(u8 *g, u32 off)
 {
-	u64 info = *ghcb_field(g, GHCB_SW_EXIT_INFO_1);
+	return ghcb_field_valid(g, off) ? *ghcb_field(g, off) : 0;
+}
+
+static void sync_from_ghcb(u8 *g, struct exit_regs *r)
+{
+	memcpy(r->valid, g + GHCB_VALID_BITMAP, sizeof(r->valid));
+	r->code = *ghcb_field(g, GHCB_SW_EXIT_CODE);
+	r->info1 = *ghcb_field(g, GHCB_SW_EXIT_INFO_1);
+	r->info2 = *ghcb_field(g, GHCB_SW_EXIT_INFO_2);
+	r->rax = if_valid(g, GHCB_RAX), r->rbx = if_valid(g, GHCB_RBX);
+	r->rcx = if_valid(g, GHCB_RCX), r->rdx = if_valid(g, GHCB_RDX);
+	r->xcr0 = if_valid(g, GHCB_XCR0), r->scratch = if_valid(g, GHCB_SW_SCRATCH);
+	memset(g + GHCB_VALID_BITMAP, 0, sizeof(r->valid));
+}
+
+static void sync_to_ghcb(u8 *g, const struct exit_regs *r)
+{
+	ghcb_field_set(g, GHCB_RAX, r->rax);
+	/* cpuid_novalid plays a host that writes RBX but does not mark it valid. */
+	if (r->code == SVM_EXIT_CPUID && emu_fault_take(&emu.faults, FAULT_CPUID_NOVALID, 0, 0))
+		*ghcb_field(g, GHCB_RBX) = r->rbx;
+	else
+		ghcb_field_set(g, GHCB_RBX, r->rbx);
+	ghcb_field_set(g, GHCB_RCX, r->rcx);
+	ghcb_field_set(g, GHCB_RDX, r->rdx);
+}
+
+/* SW_EXITINFO1 = 0 (no action needed) and SW_EXITINFO2 = info (KVM svm_vmgexit_success). */
+static void exit_result(u8 *g, u64 info1, u64 info2)
+{
+	*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = info1;
+	*ghcb_field(g, GHCB_SW_EXIT_INFO_2) = info2;
+}
+
+/*
+ * KVM's input checks for the exits memaccept uses (sev_es_validate_vmgexit): usage 0;
+ * SW_EXITCODE, SW_EXITINFO1 and SW_EXITINFO2 valid; CPUID needs RAX and RCX, and XCR0
+ * for leaf 0xD; OUT needs RAX, string I/O SW_SCRATCH; PSC needs SW_SCRATCH; an exit code
+ * KVM does not know is an invalid event. A failed check answers SW_EXITINFO1 = 2 with
+ * the reason in SW_EXITINFO2 and resumes the guest. Returns the reason, or 0.
+ */
+static u64 validate(const u8 *g, const struct exit_regs *r)
+{
+	if (*(const u32 *)(g + GHCB_USAGE))
+		return GHCB_ERR_INVALID_USAGE;
+	if (!was_valid(r, GHCB_SW_EXIT_CODE) || !was_valid(r, GHCB_SW_EXIT_INFO_1) ||
+	    !was_valid(r, GHCB_SW_EXIT_INFO_2))
+		return GHCB_ERR_MISSING_INPUT;
+	switch (r->code) {
+	case SVM_EXIT_CPUID:
+		if (!was_valid(r, GHCB_RAX) || !was_valid(r, GHCB_RCX) ||
+		    ((u32)r->rax == CPUID_XSAVE_LEAF && !was_valid(r, GHCB_XCR0)))
+			return GHCB_ERR_MISSING_INPUT;
+		return 0;
+	case SVM_EXIT_IOIO:
+		if (r->info1 & IOIO_STR ? !was_valid(r, GHCB_SW_SCRATCH)
+					: !(r->info1 & IOIO_TYPE_IN) && !was_valid(r, GHCB_RAX))
+			return GHCB_ERR_MISSING_INPUT;
+		return 0;
+	case SVM_VMGEXIT_PSC:
+		return was_valid(r, GHCB_SW_SCRATCH) ? 0 : GHCB_ERR_MISSING_INPUT;
+	case SVM_EXIT_RDTSC:
+		return 0;
+	default:
+		return GHCB_ERR_INVALID_EVENT;
+	}
+}
+
+/*
+ * Page State Change (GHCB spec 4.1.6): the descriptor sits in the GHCB's shared buffer
+ * (KVM also takes one elsewhere in guest memory; memaccept never sends one there, so
+ * the model refuses it). The answer is SW_EXITINFO1 = 0 and the PSC status in
+ * SW_EXITINFO2 (KVM snp_complete_psc).
+ */
+static void psc(u8 *g, const struct exit_regs *r)
+{
+	emu_count("vmgexit_psc");
+	if (r->scratch != emu.ghcb_gpa + GHCB_SHARED_BUFFER) {
+		exit_result(g, GHCB_HV_RESP_ISSUE, GHCB_ERR_INVALID_SCRATCH_AREA);
+		return;
+	}
+	exit_result(g, 0, emu_model_psc(&emu.model, (struct psc_desc *)(g + GHCB_SHARED_BUFFER)));
+}
+
+/* Port I/O to the real devices; string I/O is not modelled (memaccept does not use it). */
+static void ioio(u8 *g, struct exit_regs *r)
+{
+	u64 info = r->info1;
 	u16 port = (u16)(info >> IOIO_PORT_SHIFT);
 	int size = info & IOIO_SZ8 ? 1 : info & IOIO_SZ16 ? 2 : 4;
 
 	emu_count("vmgexit_ioio");
-	if (info & (IOIO_STR | IOIO_REP) || (!(info & IOIO_TYPE_IN) && !ghcb_field_valid(g, GHCB_RAX))) {
-		*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = 1;
+	if (info & (IOIO_STR | IOIO_REP)) {
+		exit_result(g, GHCB_HV_RESP_ISSUE, GHCB_ERR_INVALID_INPUT);
 		return;
 	}
 	if (info & IOIO_TYPE_IN)
-		ghcb_field_set(g, GHCB_RAX, plain_io_in(port, size));
+		r->rax = plain_io_in(port, size);
 	else
-		plain_io_out(port, (u32)*ghcb_field(g, GHCB_RAX), size);
-	*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = 0;
+		plain_io_out(port, (u32)r->rax, size);
 }
 
-static void cpuid(u8 *g)
+static void cpuid(struct exit_regs *r)
 {
-	struct cpuid_regs r;
+	struct cpuid_regs c;
 
 	emu_count("vmgexit_cpuid");
-	if (!ghcb_field_valid(g, GHCB_RAX) || !ghcb_field_valid(g, GHCB_RCX)) {
-		*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = 1;
-		return;
-	}
-	emu_cpuid_values((u32)*ghcb_field(g, GHCB_RAX), (u32)*ghcb_field(g, GHCB_RCX), &r);
-	ghcb_field_set(g, GHCB_RAX, r.eax);
-	ghcb_field_set(g, GHCB_RBX, r.ebx);
-	ghcb_field_set(g, GHCB_RCX, r.ecx);
-	ghcb_field_set(g, GHCB_RDX, r.edx);
-	*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = 0;
+	emu_cpuid_values((u32)r->rax, (u32)r->rcx, &c);
+	r->rax = c.eax, r->rbx = c.ebx, r->rcx = c.ecx, r->rdx = c.edx;
 }
 
+/*
+ * What the host would see of the GHCB: it reads the page's shared view. Mapped with
+ * the C-bit, the guest's writes land encrypted (the host reads ciphertext); private in
+ * the RMP, the host reads the shared backing, not what the guest wrote (GHCB spec 2.2:
+ * the GHCB is a shared page). The guest uses its GHCB through its identity map, so that
+ * mapping is walked.
+ */
+static void check_ghcb_page(void)
+{
+	struct emu_walk w;
+	u8 *p = emu_model_page(&emu.model, emu.ghcb_gpa);
+
+	if (!walk(emu.ghcb_gpa, &w) || w.pa != emu.ghcb_gpa)
+		emu_host_stops_guest(0, "VMGEXIT with a GHCB the guest does not map");
+	if (w.leaf & EMU_CBIT_MASK)
+		emu_host_stops_guest(0, "GHCB mapped with the C-bit: the host would read "
+				     "ciphertext");
+	if (!p || !(*p & EMU_PG_RAM) || (*p & EMU_PG_PRIVATE))
+		emu_host_stops_guest(0, "GHCB page is not shared RAM in the RMP: the host "
+				     "cannot see what the guest wrote");
+}
+
+/*
+ * One VMGEXIT, as KVM handles it (sev_handle_vmgexit). A GHCB MSR value with GHCBInfo
+ * set is an MSR protocol request; a GPA of 0 returns at once; an SNP guest's GHCB must
+ * be the registered one, otherwise KVM fails KVM_RUN and QEMU stops the VM (here: the
+ * host stops the guest).
+ */
 void emu_snp_vmgexit(struct trap_frame *f)
 {
+	struct exit_regs r;
+	u64 reason;
+
 	(void)f;
 	emu_count("vmgexit");
 	if (emu.ghcb_msr & GHCB_INFO_MASK) {
 		msr_protocol(emu.ghcb_msr);
 		return;
 	}
+	if (!emu.ghcb_msr) {
+		emu_count("vmgexit_no_ghcb");
+		return;
+	}
 	if (!emu.ghcb_gpa || emu.ghcb_msr != emu.ghcb_gpa)
-		emu_host_stops_guest(EXIT_PLATFORM_FATAL, "VMGEXIT with a GHCB that was never registered");
+		emu_host_stops_guest(0, "VMGEXIT with a GHCB that was never registered");
 	u8 *g = (u8 *)(uintptr_t)emu.ghcb_gpa;
 
-	if (!ghcb_field_valid(g, GHCB_SW_EXIT_CODE) || !ghcb_field_valid(g, GHCB_SW_EXIT_INFO_1) ||
-	    !ghcb_field_valid(g, GHCB_SW_EXIT_INFO_2))
-		emu_host_stops_guest(EXIT_PLATFORM_FATAL, "VMGEXIT without valid exit fields in the GHCB");
-	switch (*ghcb_field(g, GHCB_SW_EXIT_CODE)) {
+	check_ghcb_page();
+	sync_from_ghcb(g, &r);
+	reason = validate(g, &r);
+	if (reason) {
+		emu_count("vmgexit_bad_input");
+		exit_result(g, GHCB_HV_RESP_ISSUE, reason);
+		sync_to_ghcb(g, &r);
+		return;
+	}
+	exit_result(g, 0, 0);
+	switch (r.code) {
 	case SVM_EXIT_IOIO:
-		ioio(g);
-		return;
+		ioio(g, &r);
+		break;
 	case SVM_EXIT_CPUID:
-		cpuid(g);
-		return;
+		cpuid(&r);
+		break;
 	case SVM_EXIT_RDTSC: {
 		u64 t = rdtsc_ordered();
 
 		emu_count("vmgexit_rdtsc");
-		ghcb_field_set(g, GHCB_RAX, (u32)t);
-		ghcb_field_set(g, GHCB_RDX, t >> 32);
-		*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = 0;
-		return;
+		r.rax = (u32)t, r.rdx = t >> 32;
+		break;
 	}
 	case SVM_VMGEXIT_PSC:
-		psc(g);
-		return;
-	default:
-		emu_count("vmgexit_unsupported");
-		*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = 1;
-		return;
+		psc(g, &r);
+		break;
 	}
+	sync_to_ghcb(g, &r);
 }

@@ -21,6 +21,8 @@ static const struct {
 	[FAULT_OPTIN_ABSENT] = { "optin_absent", false, false, false, false },
 	[FAULT_OPTIN_FAIL] = { "optin_fail", false, false, false, false },
 	[FAULT_DEBUG_TD] = { "debug_td", false, false, false, false },
+	[FAULT_PSC_PARTIAL_PAGES] = { "psc_partial_pages", false, false, true, false },
+	[FAULT_CPUID_NOVALID] = { "cpuid_novalid", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)
@@ -93,7 +95,7 @@ static bool parse_item(const char *s, size_t len, struct emu_fault *f, char *err
 			format_buf(err, errlen, "emu_fault: bad count in '%.*s'", (int)len, s);
 			return false;
 		}
-		if (f->kind == FAULT_PSC_PARTIAL) {
+		if (f->kind == FAULT_PSC_PARTIAL || f->kind == FAULT_PSC_PARTIAL_PAGES) {
 			f->value = n;
 			f->count = UINT64_MAX;	/* for every request */
 		} else {
@@ -110,7 +112,7 @@ static bool parse_item(const char *s, size_t len, struct emu_fault *f, char *err
 	}
 	if (i != len || (kinds[f->kind].needs_addr && f->addr == FAULT_ANY_ADDR) ||
 	    (kinds[f->kind].has_value && !got_value) ||
-	    (f->kind == FAULT_PSC_PARTIAL && !f->value)) {
+	    ((f->kind == FAULT_PSC_PARTIAL || f->kind == FAULT_PSC_PARTIAL_PAGES) && !f->value)) {
 		format_buf(err, errlen, "emu_fault: '%.*s' is incomplete or has extra parts", (int)len, s);
 		return false;
 	}

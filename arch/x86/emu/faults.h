@@ -16,6 +16,10 @@
  *   status@ADDR=VALUE       TDX: accepting ADDR returns status VALUE
  *   pvalidate_input@ADDR    SNP: PVALIDATE of ADDR fails with FAIL_INPUT
  *   psc_partial:N           SNP: the hypervisor processes at most N PSC entries per exit
+ *   psc_partial_pages:N     SNP: ... at most N 4 KiB pages per exit, stopping inside 2 MiB
+ *                           entries (their cur_page says how far it got)
+ *   cpuid_novalid           SNP: the hypervisor answers GHCB CPUID exits without marking
+ *                           RBX valid
  *   psc_error               SNP: the next Page State Change fails (SW_EXITINFO2 != 0)
  *   psc_backwards           SNP: the next partial PSC answer moves cur_entry backwards
  *   no_sept_ve_disable      TDX: TD attributes without SEPT_VE_DISABLE
@@ -39,6 +43,8 @@ enum emu_fault_kind {
 	FAULT_OPTIN_ABSENT,
 	FAULT_OPTIN_FAIL,
 	FAULT_DEBUG_TD,
+	FAULT_PSC_PARTIAL_PAGES,
+	FAULT_CPUID_NOVALID,
 	FAULT_KIND_COUNT,
 };
 

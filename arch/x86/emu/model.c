@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept (test image): the page model's state transitions (pure logic, host-tested). */
 #include "arch/x86/emu/model.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/tdx/tdx.h"
 #include "lib/string.h"
 
@@ -166,8 +167,10 @@ void emu_model_rmp_set(struct emu_model *m, u64 start, u64 end, bool private)
 
 /*
  * Only pages assigned to the guest can be validated; a 2 MiB validate over 4 KiB RMP
- * entries fails with FAIL_SIZEMISMATCH; a page already in the requested state sets CF
- * and changes nothing (the model treats a partly validated 2 MiB range the same way).
+ * entries fails with FAIL_SIZEMISMATCH (AMD APM vol. 3 PVALIDATE), and under
+ * emu_host=kvm every RMP entry is 4 KiB (struct emu_model); a page already in the
+ * requested state sets CF and changes nothing (the model treats a partly validated
+ * 2 MiB range the same way).
  */
 u32 emu_model_pvalidate(struct emu_model *m, u64 va, u32 size, u32 validate, bool *no_update)
 {
@@ -189,7 +192,7 @@ u32 emu_model_pvalidate(struct emu_model *m, u64 va, u32 size, u32 validate, boo
 		emu_count("pvalidate_not_assigned");
 		return PVALIDATE_FAIL_INPUT;
 	}
-	if (size && small)
+	if (size && (small || !m->host_huge))
 		return PVALIDATE_FAIL_SIZEMISMATCH;
 	if (validate ? valid != 0 : valid == 0) {
 		*no_update = true;
@@ -204,32 +207,98 @@ u32 emu_model_pvalidate(struct emu_model *m, u64 va, u32 size, u32 validate, boo
 	return PVALIDATE_OK;
 }
 
+/*
+ * Pages [from, to) of one entry to private or shared. Pages already in that state are
+ * counted: a guest that re-sends a partly done 2 MiB entry without the cur_page the
+ * hypervisor left in it makes the host redo them.
+ */
+static void psc_pages(struct emu_model *m, u64 from, u64 to, bool private)
+{
+	for (u64 a = from; a < to; a += PAGE_SIZE)
+		if (!!(*emu_model_page(m, a) & EMU_PG_PRIVATE) == private)
+			emu_count("psc_pages_unchanged");
+	emu_model_rmp_set(m, from, to, private);
+}
+
+/*
+ * As KVM does it (Linux arch/x86/kvm/svm/sev.c snp_begin_psc / snp_complete_psc): a
+ * header with end_entry >= 253 is INVALID_HDR; an entry with reserved bits, a GFN not
+ * aligned to its size or cur_page beyond its pages is INVALID_ENTRY; each entry starts
+ * at its cur_page, and a finished entry gets cur_page = its pages. KVM finishes the
+ * whole request before it resumes the guest; the psc_partial faults play a host that
+ * returns early, as the GHCB spec allows (4.1.6).
+ */
 u64 emu_model_psc(struct emu_model *m, struct psc_desc *d)
 {
 	struct emu_fault *partial = emu_fault_find(m->faults, FAULT_PSC_PARTIAL, 0, 0);
+	struct emu_fault *partial_pages = emu_fault_find(m->faults, FAULT_PSC_PARTIAL_PAGES, 0, 0);
 	u64 budget = partial ? partial->value : PSC_MAX_ENTRIES;
+	u64 page_budget = partial_pages ? partial_pages->value : UINT64_MAX;
 	u16 before = d->hdr.cur_entry;
 
 	if (d->hdr.end_entry >= PSC_MAX_ENTRIES || d->hdr.cur_entry > d->hdr.end_entry)
 		return PSC_ERROR_INVALID_HDR;
+	/* A host whose conversion failed (KVM: QEMU's KVM_HC_MAP_GPA_RANGE returned an error). */
 	if (emu_fault_take(m->faults, FAULT_PSC_ERROR, 0, 0))
-		return PSC_ERROR_INVALID_ENTRY;
-	for (; d->hdr.cur_entry <= d->hdr.end_entry && budget; d->hdr.cur_entry++, budget--) {
-		u64 e = d->entries[d->hdr.cur_entry];
-		u64 pa = PSC_ENTRY_GFN(e) << PAGE_SHIFT, len = PSC_ENTRY_2M(e) ? UNIT_SIZE : PAGE_SIZE;
-		u64 op = PSC_ENTRY_OP(e);
+		return PSC_ERROR_GENERIC;
+	while (d->hdr.cur_entry <= d->hdr.end_entry && budget && page_budget) {
+		u64 *ep = &d->entries[d->hdr.cur_entry], e = *ep;
+		u64 pa = PSC_ENTRY_GFN(e) << PAGE_SHIFT, pages = PSC_ENTRY_PAGES(e);
+		u64 done = PSC_ENTRY_CUR_PAGE(e), op = PSC_ENTRY_OP(e);
 
-		if (PSC_ENTRY_RESERVED(e) || !IS_ALIGNED(pa, len) || !emu_model_is_ram(m, pa, pa + len) ||
+		if (PSC_ENTRY_RESERVED(e) || !IS_ALIGNED(pa, pages * PAGE_SIZE) || done > pages ||
+		    !emu_model_is_ram(m, pa, pa + pages * PAGE_SIZE) ||
 		    (op != PSC_OP_PRIVATE && op != PSC_OP_SHARED))
 			return PSC_ERROR_INVALID_ENTRY;
-		emu_model_rmp_set(m, pa, pa + len, op == PSC_OP_PRIVATE);
+		u64 todo = MIN(pages - done, page_budget);
+
+		if (done)
+			emu_count("psc_entries_resumed");
+		psc_pages(m, pa + done * PAGE_SIZE, pa + (done + todo) * PAGE_SIZE, op == PSC_OP_PRIVATE);
+		done += todo;
+		if (page_budget != UINT64_MAX)
+			page_budget -= todo;
+		*ep = (e & ~0xfffULL) | done;
+		if (done < pages) {
+			emu_count("psc_entries_split");
+			break;	/* out of pages in the middle of the entry: cur_page says where */
+		}
 		emu_count("psc_entries");
+		d->hdr.cur_entry++;
+		budget--;
 	}
 	/* On a re-issued request (the guest already saw progress), go back behind it. */
 	if (d->hdr.cur_entry <= d->hdr.end_entry && before > 0 &&
 	    emu_fault_take(m->faults, FAULT_PSC_BACKWARDS, 0, 0))
 		d->hdr.cur_entry = (u16)(before - 1);
 	return 0;
+}
+
+/* ------------------------------------------------------------------ page walk */
+
+bool emu_walk_va(u64 cr3, bool la57, u64 va, u64 cbit, u64 (*read)(u64 pa), struct emu_walk *w)
+{
+	u64 mask = PTE_ADDR_MASK & ~cbit, table = cr3 & mask;
+
+	for (int level = la57 ? 5 : 4; level >= 1; level--) {
+		unsigned shift = PAGE_SHIFT + 9 * (unsigned)(level - 1);
+		u64 e = read(table + ((va >> shift) & 511) * sizeof(u64));
+
+		if (!(e & PTE_P))
+			return false;
+		/* A leaf: a 4 KiB entry, or PS in a PDE (2 MiB) or PDPTE (1 GiB). */
+		if (level == 1 || ((level == 2 || level == 3) && (e & PTE_PS))) {
+			u64 size = 1ULL << shift;
+
+			/* Bit 12 of a large leaf is PAT, not address: the alignment drops it. */
+			w->pa = (e & mask & ~(size - 1)) | (va & (size - 1));
+			w->leaf = e;
+			w->size = size;
+			return true;
+		}
+		table = e & mask;
+	}
+	return false;
 }
 
 /* ------------------------------------------------------------------ observe */

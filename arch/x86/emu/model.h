@@ -21,9 +21,12 @@ struct emu_model {
 	u64 end;
 	struct emu_faults *faults;
 	/*
-	 * false (emu_host=kvm): the host maps every page in 4 KiB pages, as today's KVM does
-	 * for TDX private memory; true: a 2 MiB unit that is wholly unaccepted RAM is backed
-	 * by one 2 MiB page, everything else by 4 KiB pages.
+	 * The host's page size. false (emu_host=kvm, the default): every page is mapped in
+	 * 4 KiB pages, as today's KVM maps TDX private memory, and every SNP RMP entry is
+	 * 4 KiB (KVM's guest_memfd hands out 4 KiB pages that sev_gmem_prepare() makes
+	 * private one by one, Linux arch/x86/kvm/svm/sev.c). true (emu_host=huge): a 2 MiB
+	 * unit that is wholly unaccepted RAM is backed by one 2 MiB page or RMP entry,
+	 * everything else by 4 KiB pages.
 	 */
 	bool host_huge;
 };
@@ -52,16 +55,32 @@ bool emu_model_ram_kind(u32 kind);
  */
 u64 emu_model_tdx_accept(struct emu_model *m, u64 rcx);
 
-/* PVALIDATE (AMD APM vol. 3): returns EAX; *no_update is the carry flag. */
-u32 emu_model_pvalidate(struct emu_model *m, u64 va, u32 size, u32 validate, bool *no_update);
+/*
+ * PVALIDATE (AMD APM vol. 3) of the physical address the guest's page walk gave
+ * (emu_walk): returns EAX; *no_update is the carry flag.
+ */
+u32 emu_model_pvalidate(struct emu_model *m, u64 pa, u32 size, u32 validate, bool *no_update);
 /* Page State Change of [start, end) to private (assigned) or shared. */
 void emu_model_rmp_set(struct emu_model *m, u64 start, u64 end, bool private);
 /*
  * The hypervisor's side of one Page State Change exit on the descriptor in the shared
- * buffer: processes entries from cur_entry on (all, or psc_partial:N of them) and
- * returns SW_EXITINFO2 (0, or an error for a bad header or entry, or psc_error).
+ * buffer: processes entries from cur_entry on, each from its cur_page on (all, or
+ * psc_partial:N entries, or psc_partial_pages:N pages of them), and returns SW_EXITINFO2
+ * (0, or an error for a bad header or entry, or psc_error).
  */
 u64 emu_model_psc(struct emu_model *m, struct psc_desc *d);
+
+/*
+ * The CPU's walk of the guest's page tables for a linear address (AMD APM vol. 2, 5.3:
+ * 4 or 5 levels, 1 GiB and 2 MiB leaves). cbit is the C-bit mask: it is not part of any
+ * address. read(pa) returns the 8-byte entry at pa. False if not mapped (the CPU's #PF).
+ */
+struct emu_walk {
+	u64 pa;		/* the translated address, C-bit removed */
+	u64 leaf;	/* the leaf entry (its C-bit says private or shared) */
+	u64 size;	/* 4 KiB, 2 MiB or 1 GiB */
+};
+bool emu_walk_va(u64 cr3, bool la57, u64 va, u64 cbit, u64 (*read)(u64 pa), struct emu_walk *w);
 
 /* Observe mode: mark [start, end) accepted; false (with *bad) on a double accept or non-RAM. */
 bool emu_model_observe_accept(struct emu_model *m, u64 start, u64 end, u64 *bad);

@@ -20,6 +20,8 @@ enum {
 	C_PVALIDATE_2M,
 	C_PVALIDATE_4K,
 	C_PVALIDATE_SIZE_MISMATCH,
+	C_EVICTED_PAGES,
+	C_PSC_AHEAD_UNITS,
 	C_IOIO,
 	C_CPUID,
 	C_VC,
@@ -35,6 +37,8 @@ static struct platform_counter counters[C_COUNT] = {
 	[C_PVALIDATE_2M] = { "pvalidate_2m", 0 },
 	[C_PVALIDATE_4K] = { "pvalidate_4k", 0 },
 	[C_PVALIDATE_SIZE_MISMATCH] = { "pvalidate_size_mismatch", 0 },
+	[C_EVICTED_PAGES] = { "evicted_pages", 0 },
+	[C_PSC_AHEAD_UNITS] = { "psc_ahead_units", 0 },
 	[C_IOIO] = { "vmgexit_ioio", 0 },
 	[C_CPUID] = { "vmgexit_cpuid", 0 },
 	[C_VC] = { "vc_exceptions", 0 },
@@ -42,6 +46,9 @@ static struct platform_counter counters[C_COUNT] = {
 
 static u8 *ghcb;		/* the kernel's GHCB page, mapped without the C-bit */
 static u64 ghcb_gpa;
+/* Eager acceptance: units made private ahead of their accept (arch/x86/sev/psc.c). */
+static struct snp_psc_ahead psc_ahead;
+static bool (*psc_ahead_fn)(u64 from, u64 *unit);
 
 /* ------------------------------------------------------------------ MSR protocol */
 
@@ -62,7 +69,12 @@ static u64 msr_protocol(u64 request)
 
 /*
  * Termination request (GHCB spec 2.3.1): works without a GHCB, so it is the one way out
- * at any time. The reason says what happened: set 1, code (condition << 4) | exit code.
+ * at any time. The reason says what happened: memaccept's own set (GHCB_TERM_SET_MEMACCEPT),
+ * code (condition << 4) | exit code. KVM turns it into KVM_EXIT_SYSTEM_EVENT
+ * (KVM_SYSTEM_EVENT_SEV_TERM, Linux arch/x86/kvm/svm/sev.c sev_handle_vmgexit_msr_protocol)
+ * and QEMU handles that as a guest panic (accel/kvm/kvm-all.c): nothing the guest does
+ * afterwards reaches isa-debug-exit, which is why kernel_exit_reason() prints its exit
+ * event, the verdict a harness reads, before it calls this.
  */
 static __noreturn void snp_terminate(u32 reason)
 {
@@ -135,14 +147,39 @@ static u32 snp_io_in(u16 port, int size)
 	return ok ? v : ~0u;
 }
 
+static u64 xcr0(void)
+{
+	u32 lo, hi;
+
+	/* XGETBV raises #UD unless CR4.OSXSAVE is set; without it only x87 state (bit 0) is on. */
+	if (!(read_cr4() & CR4_OSXSAVE))
+		return 1;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return ((u64)hi << 32) | lo;
+}
+
+/*
+ * CPUID through the GHCB (GHCB spec 4.1, exit 0x72): RAX = leaf, RCX = subleaf, and for
+ * leaf 0xD also XCR0, which KVM requires (sev_es_validate_vmgexit rejects the exit
+ * without it: the answer depends on the enabled XSAVE features). The answer counts only
+ * if the hypervisor marked all four registers valid; anything else is not an answer.
+ */
 static bool cpuid_exit(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
 	ghcb_clear();
 	ghcb_field_set(ghcb, GHCB_RAX, leaf);
 	ghcb_field_set(ghcb, GHCB_RCX, subleaf);
+	if (leaf == CPUID_XSAVE_LEAF)
+		ghcb_field_set(ghcb, GHCB_XCR0, xcr0());
 	counters[C_CPUID].count++;
 	if (ghcb_exit(SVM_EXIT_CPUID, 0, 0))
 		return false;
+	if (!ghcb_field_valid(ghcb, GHCB_RAX) || !ghcb_field_valid(ghcb, GHCB_RBX) ||
+	    !ghcb_field_valid(ghcb, GHCB_RCX) || !ghcb_field_valid(ghcb, GHCB_RDX)) {
+		kprintf("snp: the hypervisor answered CPUID %#x without marking RAX, RBX, RCX and RDX "
+			"valid\n", leaf);
+		return false;
+	}
 	r->eax = (u32)*ghcb_field(ghcb, GHCB_RAX), r->ebx = (u32)*ghcb_field(ghcb, GHCB_RBX);
 	r->ecx = (u32)*ghcb_field(ghcb, GHCB_RCX), r->edx = (u32)*ghcb_field(ghcb, GHCB_RDX);
 	return true;
@@ -169,12 +206,29 @@ static u64 psc_exit(struct psc_desc *desc, unsigned n)
 	ghcb_field_set(ghcb, GHCB_SW_SCRATCH, ghcb_gpa + GHCB_SHARED_BUFFER);
 	ghcb_exit(SVM_VMGEXIT_PSC, 0, 0);
 	info2 = *ghcb_field(ghcb, GHCB_SW_EXIT_INFO_2);
-	desc->hdr = buf->hdr;
+	/* Entries too: a re-issue must carry the cur_page the hypervisor left in them. */
+	memcpy(desc, buf, sizeof(desc->hdr) + n * sizeof(u64));
 	return info2;
 }
 
-static const struct snp_psc_ops psc_ops = { psc_exit, snp_fatal };
-static const struct snp_pvalidate_ops pvalidate_ops = { snp_pvalidate, snp_fatal };
+/* One read of the first and of the last cache line of each 4 KiB page (see snp.h). */
+static void evict(u64 va, u64 pages)
+{
+	for (u64 i = 0; i < pages; i++) {
+		const volatile u8 *p = (const volatile u8 *)(uintptr_t)(va + i * PAGE_SIZE);
+
+		(void)p[0];
+		(void)p[PAGE_SIZE - 1];
+	}
+}
+
+static bool psc_ahead_unit(u64 from, u64 *unit)
+{
+	return psc_ahead_fn && psc_ahead_fn(from, unit);
+}
+
+static const struct snp_psc_ops psc_ops = { psc_exit, snp_fatal, psc_ahead_unit };
+static struct snp_pvalidate_ops pvalidate_ops = { snp_pvalidate, snp_fatal, evict };
 
 /*
  * Accept = make the range private in the RMP (Page State Change, batched, 2 MiB
@@ -186,15 +240,24 @@ static int snp_accept(u64 start, u64 end)
 	struct snp_psc_stats ps = { 0 };
 	struct snp_pvalidate_stats vs = { 0 };
 
-	snp_psc_range(start, end, PSC_OP_PRIVATE, &psc_ops, &ps);
+	snp_psc_range(start, end, PSC_OP_PRIVATE, &psc_ops, &ps, psc_ahead_fn ? &psc_ahead : NULL);
 	counters[C_PSC_EXITS].count += ps.exits;
 	counters[C_PSC_ENTRIES].count += ps.entries;
 	counters[C_PSC_REISSUES].count += ps.reissues;
+	counters[C_PSC_AHEAD_UNITS].count += ps.ahead_units;
 	snp_pvalidate_range(start, end, true, &pvalidate_ops, &vs);
 	counters[C_PVALIDATE_2M].count += vs.calls_2m;
 	counters[C_PVALIDATE_4K].count += vs.calls_4k;
 	counters[C_PVALIDATE_SIZE_MISMATCH].count += vs.size_mismatch;
+	counters[C_EVICTED_PAGES].count += vs.evicted_pages;
 	return 0;
+}
+
+/* Eager acceptance starts (fn set) or ends (NULL): see snp_psc_range. */
+static void snp_accept_ahead(bool (*fn)(u64 from, u64 *unit))
+{
+	psc_ahead_fn = fn;
+	psc_ahead = (struct snp_psc_ahead){ 0, 0 };
 }
 
 /* ------------------------------------------------------------------ #VC */
@@ -324,6 +387,14 @@ void snp_setup_ghcb(u64 page)
 
 	bool no_update = false;
 
+	/*
+	 * Write back and drop the page's cache lines while it is still mapped private: lines
+	 * written with the C-bit must not be written back over the page after the host owns
+	 * it (Linux does the same before it changes a page's encryption, set_clr_page_flags).
+	 */
+	for (u64 a = page; a < page + PAGE_SIZE; a += CACHE_LINE)
+		__asm__ volatile("clflush (%0)" : : "r"(a) : "memory");
+	__asm__ volatile("mfence" : : : "memory");
 	if (snp_pvalidate(page, PVALIDATE_4K, 0, &no_update) || no_update)
 		ghcb_fail("could not rescind validation of the GHCB page", page);
 	resp = msr_protocol(GHCB_MSR_PSC_REQ | (PSC_OP_SHARED << 52) | (page & ~GHCB_INFO_MASK));
@@ -340,13 +411,15 @@ void snp_setup_ghcb(u64 page)
 	ghcb_gpa = page;
 	cpu_wrmsr(MSR_SEV_GHCB, ghcb_gpa);
 	console_release();
-	kprintf("snp: GHCB at %#llx (protocol %u..%u), C-bit %u\n", page, min, max,
-		(unsigned)__builtin_ctzll(platform->private_pte_bits));
+	kprintf("snp: GHCB at %#llx (protocol %u..%u), C-bit %u, cache eviction after PVALIDATE %s\n",
+		page, min, max, (unsigned)__builtin_ctzll(platform->private_pte_bits),
+		pvalidate_ops.evict ? "on" : "off (COHERENCY_SFW_NO)");
 }
 
 static struct cc_platform snp = {
 	.name = "snp",
 	.accept = snp_accept,
+	.accept_ahead = snp_accept_ahead,
 	.io_out = snp_io_out,
 	.io_in = snp_io_in,
 	.terminate = snp_terminate,
@@ -354,8 +427,13 @@ static struct cc_platform snp = {
 	.ncounters = C_COUNT,
 };
 
-const struct cc_platform *snp_platform(u32 cbit)
+/*
+ * ebx: CPUID 0x8000001F EBX as boot/ read it before ExitBootServices, through the
+ * firmware (which on SNP answers from the CPUID page the PSP checked, not from the host).
+ */
+const struct cc_platform *snp_platform(u32 ebx)
 {
-	snp.private_pte_bits = 1ULL << cbit;
+	snp.private_pte_bits = 1ULL << (ebx & CPUID_SEV_EBX_CBIT_MASK);
+	pvalidate_ops.evict = ebx & CPUID_SEV_EBX_COHERENCY_SFW_NO ? NULL : evict;
 	return &snp;
 }

@@ -29,9 +29,16 @@
 #define GHCB_PROTOCOL_MIN 2		/* SEV-SNP needs GHCB protocol version 2 */
 #define GHCB_PROTOCOL_MAX 2
 
-/* Termination reasons: set 0 is the GHCB spec's own; memaccept uses set 1 for its own
- * codes, as Linux does for its: code = (enum fatal_condition << 4) | exit code. */
-#define GHCB_TERM_SET_MEMACCEPT 1
+/*
+ * Termination reasons (GHCB spec 2.3.1, "Termination Request"): reason set 0 holds the
+ * spec's general reasons, and Linux claims set 1 for its own codes (Linux
+ * arch/x86/include/asm/sev-common.h SEV_TERM_SET_LINUX). memaccept's codes mean something
+ * else, so they go in a set of their own, 0xA ("accept"): a host log that decodes set 1
+ * as Linux's would otherwise misread them. Code = (enum fatal_condition << 4) | exit code.
+ */
+#define GHCB_TERM_SET_GEN 0
+#define GHCB_TERM_SET_LINUX 1
+#define GHCB_TERM_SET_MEMACCEPT 0xA
 #define SNP_TERM_CODE(reason) \
 	((u32)((FATAL_REASON_CONDITION(reason) & 0xf) << 4) | (u32)(FATAL_REASON_CODE(reason) & 0xf))
 
@@ -43,6 +50,7 @@
 #define GHCB_RCX 0x308
 #define GHCB_RDX 0x310
 #define GHCB_RBX 0x318
+#define GHCB_XCR0 0x3e8		/* KVM needs it for CPUID leaf 0xD (sev_es_validate_vmgexit) */
 #define GHCB_SW_EXIT_CODE 0x390
 #define GHCB_SW_EXIT_INFO_1 0x398
 #define GHCB_SW_EXIT_INFO_2 0x3a0
@@ -89,6 +97,14 @@ static inline void ghcb_field_set(u8 *g, u32 off, u64 v)
 #define IOIO_A16 (1ULL << 7)
 #define IOIO_PORT_SHIFT 16
 
+/* CPUID 0x8000001F (AMD APM vol. 3, appendix E, "Encrypted Memory Capabilities"). */
+#define CPUID_SEV_LEAF 0x8000001F
+#define CPUID_SEV_EBX_CBIT_MASK 0x3f		/* EBX[5:0]: C-bit position */
+#define CPUID_SEV_EBX_COHERENCY_SFW_NO (1u << 31)	/* no cache eviction needed after PVALIDATE */
+#define CPUID_XSAVE_LEAF 0xd			/* KVM wants XCR0 in the GHCB for this leaf */
+#define CR4_OSXSAVE (1ULL << 18)
+#define CACHE_LINE 64
+
 /*
  * Page State Change request in the GHCB shared buffer (GHCB spec 4.1.6): an 8-byte
  * header {u16 cur_entry, u16 end_entry, u32 reserved} and up to 253 8-byte entries
@@ -104,9 +120,33 @@ static inline void ghcb_field_set(u8 *g, u32 off, u64 v)
 #define PSC_ENTRY_OP(e) (((e) >> 52) & 0xf)
 #define PSC_ENTRY_2M(e) (((e) >> 56) & 1)
 #define PSC_ENTRY_RESERVED(e) ((e) >> 57)
-/* SW_EXITINFO2 after a PSC exit: 0, or an error (GHCB spec: 63:32 error code). */
-#define PSC_ERROR_INVALID_HDR (1ULL << 32)
-#define PSC_ERROR_INVALID_ENTRY (2ULL << 32)
+/*
+ * cur_page (11:0): how many 4 KiB pages of the entry the hypervisor has done. The guest
+ * sends 0; a hypervisor that returns in the middle of a 2 MiB entry leaves its progress
+ * there and resumes from it when the guest re-issues the request (GHCB spec 4.1.6;
+ * KVM snp_begin_psc checks cur_page <= pages in the entry and skips that many).
+ */
+#define PSC_ENTRY_CUR_PAGE(e) ((e) & 0xfffULL)
+#define PSC_ENTRY_PAGES(e) (PSC_ENTRY_2M(e) ? 512ULL : 1ULL)
+/*
+ * SW_EXITINFO2 after a PSC exit: 0, or an error (GHCB spec 4.1.6: 63:32 set by the
+ * hypervisor; values as KVM returns them, Linux asm/sev-common.h VMGEXIT_PSC_ERROR_*).
+ */
+#define PSC_ERROR_INVALID_HDR ((1ULL << 32) | 1)
+#define PSC_ERROR_INVALID_ENTRY ((1ULL << 32) | 2)
+#define PSC_ERROR_GENERIC (0x100ULL << 32)
+
+/*
+ * An exit the hypervisor refused: SW_EXITINFO1 = 2 and the reason in SW_EXITINFO2 (GHCB
+ * spec 4.1; values from Linux asm/sev-common.h, which KVM returns).
+ */
+#define GHCB_HV_RESP_ISSUE 2
+#define GHCB_ERR_NOT_REGISTERED 1
+#define GHCB_ERR_INVALID_USAGE 2
+#define GHCB_ERR_INVALID_SCRATCH_AREA 3
+#define GHCB_ERR_MISSING_INPUT 4
+#define GHCB_ERR_INVALID_INPUT 5
+#define GHCB_ERR_INVALID_EVENT 6
 
 struct psc_header {
 	u16 cur_entry;
@@ -137,34 +177,66 @@ void snp_vmgexit(void);
  * back, and returns SW_EXITINFO2.
  */
 struct snp_psc_ops {
+	/* exit(desc, n) copies the header and entries back too (the hypervisor's cur_page). */
 	u64 (*exit)(struct psc_desc *desc, unsigned nentries);
 	void (*fatal)(u32 condition, const char *what, u64 a, u64 b);
+	/*
+	 * Optional: the first 2 MiB unit at or after `from` that is still unaccepted and
+	 * about to be accepted (eager), false if none. Such units fill the spare entries of
+	 * a range's last request, so that the requests stay full across the caller's runs
+	 * and across holes in the memory map (see snp_psc_range).
+	 */
+	bool (*ahead)(u64 from, u64 *unit);
 };
 
 struct snp_psc_stats {
 	u64 exits;		/* PSC VMGEXITs, re-issues included */
 	u64 entries;
 	u64 reissues;		/* exits after the hypervisor returned early */
+	u64 ahead_units;	/* units converted ahead of their accept */
 };
 
-/* Change [start, end) (4 KiB aligned) to private or shared, 2 MiB entries where aligned. */
-void snp_psc_range(u64 start, u64 end, u64 op, const struct snp_psc_ops *ops, struct snp_psc_stats *st);
+/*
+ * Units already made private ahead of their accept: the unaccepted units in [start, end),
+ * 2 MiB aligned (what lies between them is not unaccepted memory and is never asked for).
+ * The next snp_psc_range skips what lies in it. Owned by the caller (one per accepting CPU).
+ */
+struct snp_psc_ahead {
+	u64 start, end;
+};
 
-/* PVALIDATE [start, end) with 2 MiB pages where aligned, falling back to 4 KiB on a size mismatch. */
+/*
+ * Change [start, end) (4 KiB aligned) to private or shared, 2 MiB entries where aligned.
+ * With ops->ahead and a private change, the last request's free entries take the units
+ * that follow end while ops->ahead() says they are next; *ahead remembers them.
+ */
+void snp_psc_range(u64 start, u64 end, u64 op, const struct snp_psc_ops *ops, struct snp_psc_stats *st,
+		   struct snp_psc_ahead *ahead);
+
+/*
+ * PVALIDATE [start, end) with 2 MiB pages where aligned, falling back to 4 KiB on a size
+ * mismatch. After each successful validation, evict(va, pages) (if set) reads the first
+ * and last cache line of every 4 KiB page: Linux commit 7b306dfa326f ("x86/sev: Evict
+ * cache lines during SNP memory validation") does so because lines cached before the
+ * page became private may otherwise stay incoherent; CPUs that set CPUID 0x8000001F
+ * EBX[31] (COHERENCY_SFW_NO) do not need it.
+ */
 struct snp_pvalidate_ops {
 	u32 (*pvalidate)(u64 va, u32 size, u32 validate, bool *no_update);
 	void (*fatal)(u32 condition, const char *what, u64 a, u64 b);
+	void (*evict)(u64 va, u64 pages);
 };
 
 struct snp_pvalidate_stats {
 	u64 calls_2m, calls_4k, size_mismatch;
+	u64 evicted_pages;
 };
 
 void snp_pvalidate_range(u64 start, u64 end, bool validate, const struct snp_pvalidate_ops *ops,
 			 struct snp_pvalidate_stats *st);
 
-/* The platform, after boot/ found SEV_STATUS bit 2. */
-const struct cc_platform *snp_platform(u32 cbit);
+/* The platform, after boot/ found SEV_STATUS bit 2; ebx is CPUID 0x8000001F EBX. */
+const struct cc_platform *snp_platform(u32 ebx);
 /* #VC handler; the console waits in memory until the GHCB is up. */
 void snp_setup_early(void);
 /* The kernel's own GHCB, once its page tables are live. */

@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: MIT
+# memaccept: tools/report.py --conformance on recorded consoles: verdict tables, damaged and unusable logs.
+"""Fixtures in logs/ (real consoles of `make conformance` and a QEMU case):
+
+  conformance-ovmf-4g    production image, Debian's OVMF (4 MiB flash), 4 GiB guest:
+                         13 pass, 1 warn (map.sorted: descriptor 122 at 0xb0000000 after
+                         RAM at 4 GiB), 0 fail, 10 n/a
+  conformance-tdx-emu    test image, platform=tdx-emu on the same OVMF (memdesc lines
+                         dropped): 14 pass, 1 warn (efi.cc_final_events), 1 fail
+                         (acpi.mp_wakeup), 8 n/a
+
+Expected text is read off the fixtures by hand, not produced by the code under test.
+"""
+import os
+import re
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, HERE)
+
+import report  # noqa: E402
+from test_report import log, run_report  # noqa: E402
+
+
+def rows(text):
+    """(verdict, rule) of each table row, in order."""
+    return re.findall(r"^(FAIL|WARN|pass|n/a) +(\S+) ", text, re.M)
+
+
+class ConformanceReport(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="memaccept-conf-")
+
+    def damaged(self, name, fn):
+        """A copy of fixture name with the conformance line passed through fn."""
+        with open(log(name)) as f:
+            lines = f.read().split("\n")
+        out = [fn(l) if l.startswith('{"event":"conformance"') else l for l in lines]
+        path = os.path.join(self.tmp, name + "-damaged.log")
+        with open(path, "w") as f:
+            f.write("\n".join(out))
+        return path
+
+    def test_debian_ovmf(self):
+        rc, out, err = run_report("--conformance", log("conformance-ovmf-4g"))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err, "")
+        self.assertIn("firmware EDK II (revision 0x10000, UEFI 2.7), platform none: "
+                      "13 pass, 1 warn, 0 fail, 10 n/a", out)
+        r = rows(out)
+        self.assertEqual(len(r), 24)
+        self.assertEqual(r[0], ("WARN", "map.sorted"))
+        self.assertEqual(r[-1], ("n/a", "efi.cc_final_events"))
+        self.assertIn("descriptor 122 (0xb0000000) starts below its predecessor (0x100000000)", out)
+        self.assertIn("source: ACPI 6.4 section 5.2.12 (MADT, signature APIC)", out)
+
+    def test_failures_come_first(self):
+        rc, out, err = run_report("--conformance", log("conformance-tdx-emu"))
+        self.assertEqual(rc, 0, err)
+        self.assertIn("platform tdx: 14 pass, 1 warn, 1 fail, 8 n/a", out)
+        r = rows(out)
+        self.assertEqual(r[:2], [("FAIL", "acpi.mp_wakeup"), ("WARN", "efi.cc_final_events")])
+        self.assertIn("a TD has no INIT/SIPI", out)
+
+    def test_markdown(self):
+        md = os.path.join(self.tmp, "sub", "conf.md")
+        rc, out, err = run_report("--conformance", "--markdown", md, log("conformance-ovmf-4g"),
+                                  log("conformance-tdx-emu"))
+        self.assertEqual(rc, 0, err)
+        with open(md) as f:
+            text = f.read()
+        self.assertEqual(text.count("| verdict | rule | detail | source |"), 2)
+        self.assertIn("## EDK II (revision 0x10000, UEFI 2.7), platform tdx", text)
+        self.assertRegex(text, r"\| fail \| `acpi.mp_wakeup` \| no multiprocessor wakeup entry")
+
+    def test_log_without_conformance(self):
+        rc, out, err = run_report("--conformance", log("lazy-4g"), log("empty"),
+                                  os.path.join(self.tmp, "missing.log"))
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, "")
+        self.assertIn("lazy-4g.log: no conformance event", err)
+        self.assertIn("missing.log: cannot read", err)
+        self.assertIn("no conformance report among 3 log(s)", err)
+
+    def test_one_good_log_is_enough(self):
+        rc, out, err = run_report("--conformance", log("lazy-4g"), log("conformance-tdx-emu"))
+        self.assertEqual(rc, 0)
+        self.assertIn("no conformance event", err)
+        self.assertIn("platform tdx", out)
+
+    def test_malformed_checks_are_named_and_skipped(self):
+        def damage(line):
+            line = line.replace('"verdict":"fail"', '"verdict":"maybe"', 1)
+            return line.replace('"source":"ACPI 6.4 section 5.2.8 (XSDT)",', "", 1)
+        path = self.damaged("conformance-tdx-emu", damage)
+        rc, out, err = run_report("--conformance", path)
+        self.assertEqual(rc, 0)
+        self.assertIn("(acpi.mp_wakeup) has unknown verdict 'maybe'", err)
+        self.assertIn("is malformed (needs string rule, verdict, source, detail)", err)
+        self.assertNotIn("acpi.mp_wakeup", out)
+        self.assertNotIn("acpi.xsdt", out)
+        self.assertIn("13 pass, 1 warn, 0 fail, 8 n/a", out)
+
+    def test_counts_that_disagree_with_the_checks(self):
+        path = self.damaged("conformance-ovmf-4g", lambda l: l.replace('"pass":13', '"pass":14'))
+        rc, out, err = run_report("--conformance", path)
+        self.assertEqual(rc, 0)
+        self.assertIn("the event counts 14 pass but lists 13", err)
+
+    def test_truncated_event_line(self):
+        path = self.damaged("conformance-ovmf-4g", lambda l: l[:len(l) // 2])
+        rc, out, err = run_report("--conformance", path)
+        self.assertEqual(rc, 1)
+        self.assertIn("no conformance event", err)
+
+    def test_title_without_revisions(self):
+        c = report.Conformance("x.log", {"event": "conformance", "firmware": "Acme",
+                                         "checks": "nope"})
+        self.assertEqual(c.title(), "Acme (?), platform ?")
+        self.assertEqual(c.messages, ["conformance event has no checks array"])
+        self.assertEqual(c.totals(), "0 pass, 0 warn, 0 fail, 0 n/a")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,770 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: host tests of the firmware conformance rules and the ACPI walk on crafted maps and tables. */
+#include <string.h>
+#include "kernel/conformance.h"
+#include "mm/memmap.h"
+#include "tests/unit/unit.h"
+
+#define MAXD 64
+#define WB (1ULL << 3)
+#define RUNTIME (1ULL << 63)
+
+/* ---------------------------------------------------------------- crafted maps */
+
+static struct {
+	u8 buf[MAXD * 64];
+	u64 size, stride;
+} rm;
+
+static void map_new(u64 stride)
+{
+	memset(&rm, 0, sizeof(rm));
+	rm.stride = stride;
+}
+
+static void add_attr(u32 type, u64 start, u64 bytes, u64 attr)
+{
+	struct efi_mem_desc d = { type, 0, start, 0, bytes >> EFI_PAGE_SHIFT, attr };
+	u8 *p = rm.buf + rm.size;
+
+	/* Bytes past the 40 the rules know are garbage, as firmware may leave them. */
+	memset(p, 0xa5, rm.stride);
+	memcpy(p, &d, MIN(sizeof(d), rm.stride));
+	rm.size += rm.stride;
+}
+
+static void add(u32 type, u64 start, u64 bytes)
+{
+	add_attr(type, start, bytes, WB);
+}
+
+/*
+ * A TDVF-like map of a 6 GiB TD: everything below 4 GiB accepted, RAM above 4 GiB
+ * unaccepted and 2 MiB aligned.
+ */
+static void tdvf_map(void)
+{
+	map_new(48);
+	add(EFI_CONVENTIONAL_MEMORY, 0, 640 * KiB);
+	add(EFI_RESERVED_MEMORY, 640 * KiB, 384 * KiB);
+	add(EFI_CONVENTIONAL_MEMORY, 1 * MiB, 1 * GiB);
+	add(EFI_BOOT_SERVICES_DATA, 1 * MiB + 1 * GiB, 64 * MiB);
+	add(EFI_ACPI_RECLAIM_MEMORY, 1 * MiB + 1 * GiB + 64 * MiB, 1 * MiB);
+	add_attr(EFI_MEMORY_MAPPED_IO, 0xffc00000, 4 * MiB, RUNTIME);
+	add(EFI_UNACCEPTED_MEMORY, 4 * GiB, 2 * GiB);
+}
+
+static struct conformance_input in;
+static struct conformance_check out[CONFORMANCE_MAX_CHECKS];
+static u64 scratch[CONFORMANCE_MAX_DESC];
+static unsigned nout;
+
+/* Every input a fully conforming TDX firmware would produce. */
+static void good_tdx(void)
+{
+	tdvf_map();
+	memset(&in, 0, sizeof(in));
+	in.desc_size = rm.stride;
+	in.desc_version = EFI_MEM_DESC_VERSION;
+	in.platform = DETECTED_TDX;
+	in.snp_protocol = SNP_PROTOCOL_NOT_APPLICABLE;
+	in.ebs_attempts = 1;
+	in.ebs_last_call_us = 800;
+	in.ebs_total_us = 900;
+	in.tsc_hz = 2000000000ULL;
+	in.tsc_at_entry = 3 * in.tsc_hz;	/* 3 s of firmware */
+	in.efi_tables = 1u << EFI_TABLE_ACPI20 | 1u << EFI_TABLE_SMBIOS3 | 1u << EFI_TABLE_CC_FINAL_EVENTS;
+	in.efi_table_count = 9;
+	in.acpi.rsdp = in.acpi.xsdt = in.acpi.madt = ACPI_OK;
+	in.acpi.rsdp_revision = 2;
+	in.acpi.mp_wakeup = 1;
+}
+
+static void good_snp(void)
+{
+	good_tdx();
+	in.platform = DETECTED_SNP;
+	in.snp_protocol = SNP_PROTOCOL_CALLED;
+	in.efi_tables = 1u << EFI_TABLE_ACPI20 | 1u << EFI_TABLE_SMBIOS | 1u << EFI_TABLE_CC_BLOB;
+	in.acpi.mp_wakeup = 0;
+}
+
+static void run(void)
+{
+	in.map = rm.buf;
+	in.map_size = rm.size;
+	memset(out, 0, sizeof(out));
+	nout = conformance_evaluate(&in, out, CONFORMANCE_MAX_CHECKS, scratch);
+}
+
+static const struct conformance_check *find(const char *rule)
+{
+	for (unsigned i = 0; i < nout; i++)
+		if (strcmp(out[i].rule, rule) == 0)
+			return &out[i];
+	return NULL;
+}
+
+/* The verdict of one rule; a rule that was not reported counts as a failed check. */
+static u32 verdict(const char *rule)
+{
+	const struct conformance_check *c = find(rule);
+
+	if (!EXPECT(c != NULL))
+		fprintf(stderr, "  rule %s not reported\n", rule);
+	return c ? c->verdict : VERDICT_COUNT;
+}
+
+static bool detail_has(const char *rule, const char *text)
+{
+	const struct conformance_check *c = find(rule);
+
+	return c && strstr(c->detail, text);
+}
+
+/* Every rule passes (or does not apply) on a conforming firmware: the baseline every test breaks. */
+TEST(conforming_tdx_all_pass)
+{
+	good_tdx();
+	run();
+	ASSERT(nout >= 20);
+	for (unsigned i = 0; i < nout; i++) {
+		EXPECT(out[i].verdict == VERDICT_PASS || out[i].verdict == VERDICT_NA);
+		EXPECT(out[i].source && out[i].source[0]);
+		EXPECT(out[i].detail[0]);
+		if (out[i].verdict != VERDICT_PASS && out[i].verdict != VERDICT_NA)
+			fprintf(stderr, "  %s: %s\n", out[i].rule, out[i].detail);
+	}
+	EXPECT_EQ(verdict("acpi.mp_wakeup"), VERDICT_PASS);
+	EXPECT_EQ(verdict("unaccepted.below_4g"), VERDICT_PASS);
+	EXPECT_EQ(verdict("efi.cc_final_events"), VERDICT_PASS);
+	EXPECT_EQ(verdict("snp.optin_present"), VERDICT_NA);
+	EXPECT(detail_has("boot.reset_to_efi_main", "3000 ms"));
+}
+
+TEST(conforming_snp_all_pass)
+{
+	good_snp();
+	run();
+	for (unsigned i = 0; i < nout; i++)
+		EXPECT(out[i].verdict == VERDICT_PASS || out[i].verdict == VERDICT_NA);
+	EXPECT_EQ(verdict("snp.optin_present"), VERDICT_PASS);
+	EXPECT_EQ(verdict("snp.optin_honoured"), VERDICT_PASS);
+	EXPECT_EQ(verdict("efi.cc_blob"), VERDICT_PASS);
+	EXPECT_EQ(verdict("acpi.mp_wakeup"), VERDICT_NA);
+}
+
+TEST(desc_size_and_version)
+{
+	good_tdx();
+	in.desc_size = 36;	/* shorter than EFI_MEMORY_DESCRIPTOR */
+	run();
+	EXPECT_EQ(verdict("map.desc_size"), VERDICT_FAIL);
+	EXPECT_EQ(verdict("map.overlap"), VERDICT_NA);
+	EXPECT_EQ(verdict("unaccepted.alignment"), VERDICT_NA);
+
+	good_tdx();
+	in.desc_size = 44;	/* not a multiple of 8 */
+	run();
+	EXPECT_EQ(verdict("map.desc_size"), VERDICT_FAIL);
+
+	good_tdx();
+	rm.size -= 8;		/* a torn last descriptor */
+	run();
+	EXPECT_EQ(verdict("map.desc_size"), VERDICT_FAIL);
+
+	good_tdx();
+	in.desc_version = 2;
+	run();
+	EXPECT_EQ(verdict("map.desc_version"), VERDICT_FAIL);
+	EXPECT_EQ(verdict("map.desc_size"), VERDICT_PASS);
+}
+
+TEST(alignment_zero_pages_wrap)
+{
+	good_tdx();
+	add(EFI_CONVENTIONAL_MEMORY, 8 * GiB + 0x800, 4 * KiB);
+	run();
+	EXPECT_EQ(verdict("map.alignment"), VERDICT_FAIL);
+	EXPECT(detail_has("map.alignment", "descriptor 7"));
+
+	good_tdx();
+	add(EFI_CONVENTIONAL_MEMORY, 8 * GiB, 0);
+	run();
+	EXPECT_EQ(verdict("map.alignment"), VERDICT_FAIL);
+
+	good_tdx();
+	add(EFI_CONVENTIONAL_MEMORY, ~0ULL - 0xfff, 8 * KiB);	/* wraps past 2^64 */
+	run();
+	EXPECT_EQ(verdict("map.alignment"), VERDICT_FAIL);
+	EXPECT(detail_has("map.alignment", "1 wrapping"));
+}
+
+TEST(sorted_and_overlap)
+{
+	good_tdx();
+	add(EFI_CONVENTIONAL_MEMORY, 7 * GiB, 4 * KiB);
+	add(EFI_CONVENTIONAL_MEMORY, 6 * GiB + 1 * MiB, 4 * KiB);	/* below its predecessor */
+	run();
+	EXPECT_EQ(verdict("map.sorted"), VERDICT_WARN);
+	EXPECT(detail_has("map.sorted", "descriptor 8 (0x180100000)"));
+	EXPECT_EQ(verdict("map.overlap"), VERDICT_PASS);
+
+	/* Conventional memory inside the unaccepted range, listed after it. */
+	good_tdx();
+	add(EFI_CONVENTIONAL_MEMORY, 5 * GiB, 2 * MiB);
+	run();
+	EXPECT_EQ(verdict("map.overlap"), VERDICT_FAIL);
+	EXPECT(detail_has("map.overlap", "descriptors 6 and 7"));
+
+	/* Touching is not overlapping. */
+	good_tdx();
+	add(EFI_CONVENTIONAL_MEMORY, 6 * GiB, 2 * MiB);
+	run();
+	EXPECT_EQ(verdict("map.overlap"), VERDICT_PASS);
+}
+
+TEST(unaccepted_attributes)
+{
+	good_tdx();
+	add_attr(EFI_UNACCEPTED_MEMORY, 8 * GiB, 2 * MiB, WB | RUNTIME);
+	run();
+	EXPECT_EQ(verdict("unaccepted.attributes"), VERDICT_FAIL);
+
+	good_tdx();
+	add_attr(EFI_UNACCEPTED_MEMORY, 8 * GiB, 2 * MiB, 0);
+	run();
+	EXPECT_EQ(verdict("unaccepted.attributes"), VERDICT_WARN);
+}
+
+TEST(unaccepted_alignment)
+{
+	good_tdx();
+	add(EFI_UNACCEPTED_MEMORY, 8 * GiB + 4 * KiB, 4 * MiB);
+	run();
+	EXPECT_EQ(verdict("unaccepted.alignment"), VERDICT_WARN);
+	/* 2 MiB - 4 KiB at the head, 4 KiB at the tail. */
+	EXPECT(detail_has("unaccepted.alignment", "2048 KiB"));
+
+	/* Two adjacent unaligned descriptors that together cover whole units are fine. */
+	good_tdx();
+	add(EFI_UNACCEPTED_MEMORY, 8 * GiB, 1 * MiB);
+	add(EFI_UNACCEPTED_MEMORY, 8 * GiB + 1 * MiB, 1 * MiB);
+	run();
+	EXPECT_EQ(verdict("unaccepted.alignment"), VERDICT_PASS);
+	EXPECT(detail_has("unaccepted.alignment", "2 range(s)"));
+}
+
+TEST(unaccepted_low_memory)
+{
+	good_tdx();
+	add(EFI_UNACCEPTED_MEMORY, 2 * GiB, 2 * MiB);
+	run();
+	EXPECT_EQ(verdict("unaccepted.below_4g"), VERDICT_WARN);
+	EXPECT_EQ(verdict("unaccepted.below_1m"), VERDICT_PASS);
+
+	good_snp();
+	add(EFI_UNACCEPTED_MEMORY, 512 * KiB, 64 * KiB);
+	run();
+	EXPECT_EQ(verdict("unaccepted.below_1m"), VERDICT_FAIL);
+	EXPECT_EQ(verdict("unaccepted.below_4g"), VERDICT_WARN);
+	EXPECT(find("unaccepted.below_4g") && strstr(find("unaccepted.below_4g")->source, "AmdSev"));
+}
+
+TEST(unaccepted_without_platform)
+{
+	good_tdx();
+	in.platform = DETECTED_NONE;
+	run();
+	EXPECT_EQ(verdict("unaccepted.platform"), VERDICT_FAIL);
+	EXPECT_EQ(verdict("unaccepted.below_4g"), VERDICT_NA);
+	EXPECT_EQ(verdict("acpi.mp_wakeup"), VERDICT_PASS);
+
+	/* No type 15 at all: the unaccepted rules do not apply. */
+	good_tdx();
+	rm.size -= rm.stride;
+	in.platform = DETECTED_NONE;
+	run();
+	EXPECT_EQ(verdict("unaccepted.platform"), VERDICT_NA);
+	EXPECT_EQ(verdict("unaccepted.attributes"), VERDICT_NA);
+}
+
+TEST(snp_optin)
+{
+	good_snp();
+	in.snp_protocol = SNP_PROTOCOL_ABSENT;
+	run();
+	EXPECT_EQ(verdict("snp.optin_present"), VERDICT_WARN);
+	EXPECT_EQ(verdict("snp.optin_honoured"), VERDICT_NA);
+
+	good_snp();
+	in.snp_protocol = SNP_PROTOCOL_FAILED;
+	run();
+	EXPECT_EQ(verdict("snp.optin_present"), VERDICT_FAIL);
+
+	/* Opted in, RAM above 4 GiB, and still no type 15: the opt-in was ignored. */
+	good_snp();
+	rm.size -= rm.stride;
+	add(EFI_CONVENTIONAL_MEMORY, 4 * GiB, 2 * GiB);
+	run();
+	EXPECT_EQ(verdict("snp.optin_honoured"), VERDICT_FAIL);
+
+	/* ... but with no RAM above 4 GiB there was nothing to leave unaccepted. */
+	good_snp();
+	rm.size -= rm.stride;
+	run();
+	EXPECT_EQ(verdict("snp.optin_honoured"), VERDICT_NA);
+}
+
+TEST(exit_boot_services)
+{
+	good_snp();
+	in.ebs_attempts = 2;
+	run();
+	EXPECT_EQ(verdict("ebs.attempts"), VERDICT_WARN);
+	EXPECT_EQ(verdict("ebs.duration"), VERDICT_PASS);
+
+	good_snp();
+	in.ebs_last_call_us = 4 * 1000 * 1000;	/* accepting 64 GiB inside the call */
+	run();
+	EXPECT_EQ(verdict("ebs.duration"), VERDICT_WARN);
+}
+
+TEST(reset_to_efi_main)
+{
+	good_tdx();
+	in.tsc_at_entry = 3600 * in.tsc_hz;	/* an hour: the TSC did not start at reset */
+	run();
+	EXPECT_EQ(verdict("boot.reset_to_efi_main"), VERDICT_NA);
+
+	good_tdx();
+	in.tsc_hz = 0;
+	run();
+	EXPECT_EQ(verdict("boot.reset_to_efi_main"), VERDICT_NA);
+
+	/* Large TSC values must not overflow the conversion. */
+	good_tdx();
+	in.tsc_hz = 4000000000ULL;
+	in.tsc_at_entry = 299 * in.tsc_hz + in.tsc_hz / 2;
+	run();
+	EXPECT_EQ(verdict("boot.reset_to_efi_main"), VERDICT_PASS);
+	EXPECT(detail_has("boot.reset_to_efi_main", "299500 ms"));
+}
+
+TEST(acpi_verdicts)
+{
+	good_tdx();
+	in.acpi.mp_wakeup = 0;
+	run();
+	EXPECT_EQ(verdict("acpi.mp_wakeup"), VERDICT_FAIL);
+
+	good_snp();
+	in.acpi.madt = ACPI_ABSENT;
+	run();
+	EXPECT_EQ(verdict("acpi.madt"), VERDICT_FAIL);
+	EXPECT_EQ(verdict("acpi.mp_wakeup"), VERDICT_NA);
+
+	good_tdx();
+	in.acpi.rsdp = ACPI_BAD_CHECKSUM;
+	in.acpi.xsdt = in.acpi.madt = ACPI_ABSENT;
+	in.acpi.mp_wakeup = 0;
+	run();
+	EXPECT_EQ(verdict("acpi.rsdp"), VERDICT_FAIL);
+	EXPECT_EQ(verdict("acpi.xsdt"), VERDICT_NA);
+	EXPECT_EQ(verdict("acpi.madt"), VERDICT_FAIL);
+	EXPECT_EQ(verdict("acpi.mp_wakeup"), VERDICT_FAIL);
+
+	good_tdx();
+	in.acpi.xsdt = ACPI_BAD_LENGTH;
+	run();
+	EXPECT_EQ(verdict("acpi.xsdt"), VERDICT_FAIL);
+}
+
+TEST(configuration_tables)
+{
+	good_tdx();
+	in.efi_tables &= ~(1u << EFI_TABLE_ACPI20);
+	in.efi_tables |= 1u << EFI_TABLE_ACPI10;
+	run();
+	EXPECT_EQ(verdict("efi.acpi_table"), VERDICT_FAIL);
+
+	good_tdx();
+	in.efi_tables &= ~(1u << EFI_TABLE_SMBIOS3);
+	run();
+	EXPECT_EQ(verdict("efi.smbios"), VERDICT_WARN);
+
+	good_tdx();
+	in.efi_tables |= 1u << EFI_TABLE_LINUX_UNACCEPTED;
+	run();
+	EXPECT_EQ(verdict("efi.linux_unaccepted"), VERDICT_WARN);
+
+	good_tdx();
+	in.efi_tables &= ~(1u << EFI_TABLE_CC_FINAL_EVENTS);
+	run();
+	EXPECT_EQ(verdict("efi.cc_final_events"), VERDICT_WARN);
+
+	good_snp();
+	in.efi_tables &= ~(1u << EFI_TABLE_CC_BLOB);
+	run();
+	EXPECT_EQ(verdict("efi.cc_blob"), VERDICT_FAIL);
+}
+
+/* Output capacity is respected and every name resolves. */
+TEST(capacity_and_names)
+{
+	good_tdx();
+	in.map = rm.buf;
+	in.map_size = rm.size;
+	EXPECT_EQ(conformance_evaluate(&in, out, 3, scratch), 3);
+	EXPECT(strcmp(verdict_name(VERDICT_NA), "n/a") == 0);
+	EXPECT(strcmp(verdict_name(VERDICT_COUNT), "?") == 0);
+	for (u32 t = 0; t < EFI_TABLE_COUNT; t++)
+		EXPECT(strcmp(efi_table_name(t), "?") != 0);
+	for (u32 s = 0; s < ACPI_STATUS_COUNT; s++)
+		EXPECT(strcmp(acpi_status_name(s), "?") != 0);
+}
+
+/* ---------------------------------------------------------------- the ACPI walk */
+
+#define MEM_BASE 0x7f000000ULL
+#define MEM_SIZE (64 * KiB)
+#define RSDP_AT (MEM_BASE + 0x100)
+#define XSDT_AT (MEM_BASE + 0x1000)
+#define MADT_AT (MEM_BASE + 0x2000)
+#define FACP_AT (MEM_BASE + 0x3000)
+
+/* A walk that loops (say, on a zero-length MADT entry) runs out of reads instead of hanging. */
+#define READ_BUDGET 100000
+
+static u8 mem[MEM_SIZE];
+static unsigned reads_outside, reads;
+
+static bool mem_read(void *ctx, u64 addr, void *dst, u64 len)
+{
+	(void)ctx;
+	if (++reads > READ_BUDGET)
+		return false;
+	if (addr < MEM_BASE || addr - MEM_BASE > MEM_SIZE || len > MEM_SIZE - (addr - MEM_BASE)) {
+		reads_outside++;
+		return false;
+	}
+	memcpy(dst, mem + (addr - MEM_BASE), len);
+	return true;
+}
+
+static const struct acpi_reader reader = { mem_read, NULL };
+
+static u8 *at(u64 addr)
+{
+	return mem + (addr - MEM_BASE);
+}
+
+static void put32(u8 *p, u32 v)
+{
+	memcpy(p, &v, 4);
+}
+
+static void put64(u8 *p, u64 v)
+{
+	memcpy(p, &v, 8);
+}
+
+static void fix_checksum(u8 *p, u32 len, u32 off)
+{
+	u8 s = 0;
+
+	p[off] = 0;
+	for (u32 i = 0; i < len; i++)
+		s = (u8)(s + p[i]);
+	p[off] = (u8)-s;
+}
+
+static void sdt(u64 addr, const char *sig, u32 len)
+{
+	u8 *p = at(addr);
+
+	memcpy(p, sig, 4);
+	put32(p + 4, len);
+	p[8] = 1;
+	memcpy(p + 10, "MEMACC", 6);
+}
+
+static u32 madt_len;
+
+static void madt_entry(u8 type, u8 len, u8 fill)
+{
+	u8 *e = at(MADT_AT) + madt_len;
+
+	memset(e, fill, len);
+	e[0] = type;
+	e[1] = len;
+	madt_len += len;
+}
+
+static void seal(void)
+{
+	put32(at(MADT_AT) + 4, madt_len);
+	fix_checksum(at(MADT_AT), madt_len, 9);
+	fix_checksum(at(XSDT_AT), 36 + 16, 9);
+	fix_checksum(at(RSDP_AT), 20, 8);
+	fix_checksum(at(RSDP_AT), 36, 32);
+}
+
+/* RSDP rev 2 -> XSDT [FACP, APIC] -> MADT with two local APICs and an MP wakeup entry. */
+static void good_tables(void)
+{
+	u8 *r = at(RSDP_AT), *w;
+
+	memset(mem, 0, sizeof(mem));
+	reads_outside = reads = 0;
+	memcpy(r, "RSD PTR ", 8);
+	memcpy(r + 9, "MEMACC", 6);
+	r[15] = 2;
+	put32(r + 20, 36);
+	put64(r + 24, XSDT_AT);
+	sdt(XSDT_AT, "XSDT", 36 + 16);
+	put64(at(XSDT_AT) + 36, FACP_AT);
+	put64(at(XSDT_AT) + 44, MADT_AT);
+	sdt(FACP_AT, "FACP", 36);
+	fix_checksum(at(FACP_AT), 36, 9);
+	sdt(MADT_AT, "APIC", 0);
+	madt_len = 44;
+	madt_entry(MADT_TYPE_LOCAL_APIC, 8, 1);
+	madt_entry(MADT_TYPE_LOCAL_APIC, 8, 1);
+	madt_entry(MADT_TYPE_MP_WAKEUP, 16, 0);
+	w = at(MADT_AT) + madt_len - 16;
+	w[2] = 1;			/* mailbox version 1 */
+	put64(w + 8, 0x7e000000);	/* mailbox */
+	seal();
+}
+
+static struct acpi_facts af;
+
+TEST(acpi_good_tables)
+{
+	good_tables();
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.rsdp, ACPI_OK);
+	EXPECT_EQ(af.xsdt, ACPI_OK);
+	EXPECT_EQ(af.ntables, 2);
+	EXPECT(strcmp(af.signatures[0], "FACP") == 0);
+	EXPECT(strcmp(af.signatures[1], "APIC") == 0);
+	EXPECT_EQ(af.madt, ACPI_OK);
+	EXPECT_EQ(af.madt_addr, MADT_AT);
+	EXPECT_EQ(af.madt_entries, 3);
+	EXPECT_EQ(af.madt_lapics, 2);
+	EXPECT_EQ(af.mp_wakeup, 1);
+	EXPECT_EQ(af.mp_wakeup_mailbox, 0x7e000000);
+	EXPECT_EQ(af.mp_wakeup_version, 1);
+	EXPECT_EQ(reads_outside, 0);
+}
+
+TEST(acpi_rsdp_broken)
+{
+	acpi_scan(&reader, 0, &af);
+	EXPECT_EQ(af.rsdp, ACPI_ABSENT);
+	EXPECT_EQ(af.madt, ACPI_ABSENT);
+
+	good_tables();
+	acpi_scan(&reader, 0x1000, &af);	/* into memory that holds no tables */
+	EXPECT_EQ(af.rsdp, ACPI_UNREADABLE);
+
+	good_tables();
+	at(RSDP_AT)[0] = 'X';
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.rsdp, ACPI_BAD_SIGNATURE);
+
+	good_tables();
+	at(RSDP_AT)[9] ^= 1;			/* inside the first 20 bytes */
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.rsdp, ACPI_BAD_CHECKSUM);
+
+	good_tables();
+	at(RSDP_AT)[24] ^= 1;			/* XSDT address: extended checksum only */
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.rsdp, ACPI_BAD_CHECKSUM);
+
+	good_tables();
+	at(RSDP_AT)[15] = 0;
+	fix_checksum(at(RSDP_AT), 20, 8);
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.rsdp, ACPI_OLD_REVISION);
+
+	good_tables();
+	put32(at(RSDP_AT) + 20, 0xffffffff);	/* length: would checksum 4 GiB */
+	fix_checksum(at(RSDP_AT), 36, 32);
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.rsdp, ACPI_BAD_LENGTH);
+
+	/* An RSDP at the very end of what may be read. */
+	good_tables();
+	acpi_scan(&reader, MEM_BASE + MEM_SIZE - 10, &af);
+	EXPECT_EQ(af.rsdp, ACPI_UNREADABLE);
+}
+
+TEST(acpi_xsdt_broken)
+{
+	good_tables();
+	put64(at(RSDP_AT) + 24, 0xfee00000);	/* the local APIC, not a table */
+	fix_checksum(at(RSDP_AT), 36, 32);
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.rsdp, ACPI_OK);
+	EXPECT_EQ(af.xsdt, ACPI_UNREADABLE);
+	EXPECT_EQ(af.madt, ACPI_ABSENT);
+
+	good_tables();
+	put32(at(XSDT_AT) + 4, 0x40000000);	/* 1 GiB */
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.xsdt, ACPI_BAD_LENGTH);
+
+	good_tables();
+	put32(at(XSDT_AT) + 4, 20);		/* shorter than its header */
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.xsdt, ACPI_BAD_LENGTH);
+
+	good_tables();
+	at(XSDT_AT)[40] ^= 0x10;
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.xsdt, ACPI_BAD_CHECKSUM);
+
+	/* An XSDT entry pointing nowhere is skipped; the MADT is still found. */
+	good_tables();
+	put64(at(XSDT_AT) + 36, 0xdead0000);
+	fix_checksum(at(XSDT_AT), 36 + 16, 9);
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.xsdt, ACPI_OK);
+	EXPECT_EQ(af.madt, ACPI_OK);
+	EXPECT_EQ(af.signatures[0][0], 0);
+}
+
+TEST(acpi_madt_broken)
+{
+	/* No MADT in the XSDT. */
+	good_tables();
+	put64(at(XSDT_AT) + 44, FACP_AT);
+	fix_checksum(at(XSDT_AT), 36 + 16, 9);
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.madt, ACPI_ABSENT);
+
+	good_tables();
+	at(MADT_AT)[50] ^= 0x40;
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.madt, ACPI_BAD_CHECKSUM);
+
+	/* An entry of length 0 must end the walk, not loop on it. */
+	good_tables();
+	madt_len = 44;
+	madt_entry(MADT_TYPE_LOCAL_APIC, 8, 1);
+	madt_entry(MADT_TYPE_LOCAL_APIC, 8, 1);
+	at(MADT_AT)[44 + 8 + 1] = 0;
+	seal();
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.madt, ACPI_BAD_ENTRY);
+	EXPECT_EQ(af.madt_entries, 1);
+	EXPECT(reads < 100);
+
+	/* An entry running past the end of the table. */
+	good_tables();
+	madt_len = 44;
+	madt_entry(MADT_TYPE_LOCAL_APIC, 8, 1);
+	at(MADT_AT)[44 + 1] = 200;
+	seal();
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.madt, ACPI_BAD_ENTRY);
+
+	/* A wakeup entry too short to hold its mailbox address. */
+	good_tables();
+	madt_len = 44;
+	madt_entry(MADT_TYPE_MP_WAKEUP, 8, 0);
+	seal();
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.madt, ACPI_BAD_ENTRY);
+	EXPECT_EQ(af.mp_wakeup, 0);
+
+	/* Shorter than the fixed MADT fields. */
+	good_tables();
+	madt_len = 40;
+	seal();
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.madt, ACPI_BAD_LENGTH);
+}
+
+/* Random bytes everywhere: the walk ends, never reads outside the reader, and judges. */
+TEST(acpi_random_tables)
+{
+	unit_srand(15);
+	for (int round = 0; round < 2000; round++) {
+		good_tables();
+		for (int k = 0; k < 6; k++) {
+			u64 off = unit_rand() % 0x2100;
+
+			mem[off] = (u8)unit_rand();
+		}
+		if (round & 1)
+			seal();
+		reads = 0;
+		acpi_scan(&reader, RSDP_AT, &af);
+		EXPECT(af.rsdp < ACPI_STATUS_COUNT && af.madt < ACPI_STATUS_COUNT);
+		EXPECT(af.madt_entries <= MEM_SIZE / 2);
+		EXPECT(reads < READ_BUDGET);
+	}
+}
+
+/* The CPU list kernel/smp.c starts the APs from (acpi_facts.apic_ids). */
+TEST(acpi_madt_cpu_list)
+{
+	u8 *e;
+
+	good_tables();
+	madt_len = 44;
+	madt_entry(MADT_TYPE_LOCAL_APIC, 8, 0);
+	e = at(MADT_AT) + madt_len - 8;
+	e[3] = 0;			/* APIC ID 0 */
+	put32(e + 4, 1);		/* enabled */
+	madt_entry(MADT_TYPE_LOCAL_APIC, 8, 0);
+	e = at(MADT_AT) + madt_len - 8;
+	e[3] = 5;			/* not enabled (a hot-pluggable slot): left out */
+	madt_entry(MADT_TYPE_LOCAL_X2APIC, 16, 0);
+	e = at(MADT_AT) + madt_len - 16;
+	put32(e + 4, 300);		/* x2APIC ID */
+	put32(e + 8, 1);
+	madt_entry(MADT_TYPE_LAPIC_OVERRIDE, 12, 0);
+	put64(at(MADT_AT) + madt_len - 8, 0xfed00000);
+	put32(at(MADT_AT) + 36, 0xfee00000);
+	seal();
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.madt, ACPI_OK);
+	EXPECT_EQ(af.cpus_enabled, 2);
+	ASSERT_EQ(af.cpus_listed, 2);
+	EXPECT_EQ(af.apic_ids[0], 0);
+	EXPECT_EQ(af.apic_ids[1], 300);
+	EXPECT_EQ(af.lapic_addr, 0xfed00000);
+
+	/* More enabled CPUs than MAX_CPUS: all counted, MAX_CPUS listed. */
+	good_tables();
+	madt_len = 44;
+	for (unsigned i = 0; i < MAX_CPUS + 3; i++) {
+		madt_entry(MADT_TYPE_LOCAL_APIC, 8, 0);
+		e = at(MADT_AT) + madt_len - 8;
+		e[3] = (u8)i;
+		put32(e + 4, 1);
+	}
+	seal();
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.cpus_enabled, MAX_CPUS + 3);
+	EXPECT_EQ(af.cpus_listed, MAX_CPUS);
+
+	/* Processor entries shorter than their type needs are malformed, not read past. */
+	static const u8 types[] = { MADT_TYPE_LOCAL_APIC, MADT_TYPE_LOCAL_X2APIC,
+				    MADT_TYPE_LAPIC_OVERRIDE };
+	static const u8 lens[] = { 6, 12, 8 };
+
+	for (unsigned i = 0; i < ARRAY_SIZE(types); i++) {
+		good_tables();
+		madt_len = 44;
+		madt_entry(types[i], lens[i], 1);
+		seal();
+		acpi_scan(&reader, RSDP_AT, &af);
+		EXPECT_EQ(af.madt, ACPI_BAD_ENTRY);
+	}
+}
