@@ -69,6 +69,7 @@ static int lookup(const char *const *names, size_t n, const char *val)
 
 static const char *const policy_names[] = {
 	[POLICY_LAZY] = "lazy", [POLICY_EAGER] = "eager", [POLICY_AHEAD] = "ahead",
+	[POLICY_BACKGROUND] = "background",
 };
 
 static const char *const platform_names[] = {
@@ -112,7 +113,7 @@ static void apply(struct parser *p, const char *key, const char *val)
 	if (strcmp(key, "accept_memory") == 0) {
 		i = lookup(policy_names, ARRAY_SIZE(policy_names), val);
 		if (i < 0)
-			complain(p, "cmdline: accept_memory=%s is not lazy, eager or ahead; using %s",
+			complain(p, "cmdline: accept_memory=%s is not lazy, eager, ahead or background; using %s",
 				 val, policy_name(c->policy));
 		else
 			c->policy = (u32)i;

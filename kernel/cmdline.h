@@ -11,6 +11,7 @@ enum accept_policy {
 	POLICY_LAZY,	/* accept a unit when the allocator runs out (default, Linux's "lazy") */
 	POLICY_EAGER,	/* accept everything before `ready` (Linux's "eager") */
 	POLICY_AHEAD,	/* lazy, but keep accept_ahead bytes accepted and free */
+	POLICY_BACKGROUND,	/* lazy, and after ready the other vCPUs accept the rest */
 };
 
 enum platform_choice {

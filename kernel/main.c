@@ -232,6 +232,8 @@ __noreturn void kernel_main(struct boot_info *bi)
 		console_release();
 	report_phases();
 	report_ready(bi->config.policy, ready_us);
+	/* accept_memory=background: the other vCPUs accept the rest while the workload runs. */
+	memory_start_background(bi->config.policy);
 
 #ifdef CONFIG_TEST_IMAGE
 	if (bi->config.test[0]) {
@@ -243,6 +245,7 @@ __noreturn void kernel_main(struct boot_info *bi)
 #endif
 	int code = workload_run(&workload);
 
+	memory_report_background();
 	memory_report_summary();
 	kernel_exit(code);
 }

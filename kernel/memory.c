@@ -368,7 +368,8 @@ void memory_init_allocator(const struct boot_info *bi)
 
 	policy_init(bi->config.policy, bi->config.accept_ahead);
 	/* Eager acceptance is split across every started vCPU. */
-	policy_set_cpus(smp_cpus_started(), smp_cpu_slots(), smp_run, smp_cpu_online);
+	policy_set_cpus(smp_cpus_started(), smp_cpu_slots(), smp_run, smp_cpu_online,
+			smp_start_work, smp_wait);
 	/* Only accept-ahead has work after an allocation: the others keep the fast path bare. */
 	palloc_set_hooks(kernel_refill,
 			 bi->config.policy == POLICY_AHEAD ? policy_after_alloc : NULL);
@@ -385,9 +386,37 @@ void memory_init_allocator(const struct boot_info *bi)
 		early_bytes());
 }
 
+void memory_start_background(u32 policy)
+{
+	if (policy != POLICY_BACKGROUND)
+		return;
+	if (!policy_background_start(tsc_now_ns))
+		kprintf("background: no other vCPU to accept in the background; behaving as lazy\n");
+	else
+		kprintf("background: %u vCPU(s) accept the remaining %llu MiB\n",
+			smp_cpus_started() - 1, palloc_unaccepted_bytes() >> 20);
+}
+
+void memory_report_background(void)
+{
+	u64 done_ns, bytes;
+	unsigned cpus;
+
+	/* Waits for the APs: the report comes once every unit is accepted. */
+	if (!policy_background_wait(&done_ns, &bytes, &cpus))
+		return;
+	kprintf("background: %u vCPU(s) accepted %llu MiB; the last unit %llu us after efi_main\n",
+		cpus, bytes >> 20, done_ns / 1000);
+	ev_begin("background");
+	ev_u64("done_us", done_ns / 1000);
+	ev_u64("bytes", bytes);
+	ev_u64("cpus", cpus);
+	ev_end();
+}
+
 static const char *const path_names[ACCEPT_PATH_COUNT] = {
 	[ACCEPT_BOOT_EDGE] = "boot_edge", [ACCEPT_LAZY] = "lazy", [ACCEPT_EAGER] = "eager",
-	[ACCEPT_AHEAD] = "ahead", [ACCEPT_EXPLICIT] = "explicit",
+	[ACCEPT_AHEAD] = "ahead", [ACCEPT_EXPLICIT] = "explicit", [ACCEPT_BACKGROUND] = "background",
 };
 
 /* Accepted memory over time since efi_main, thinned to at most SERIES_MAX + 1 points. */

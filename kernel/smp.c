@@ -14,7 +14,7 @@
 /* Each AP's stacks (its own, and three IST stacks). */
 #define AP_STACK_SIZE (32 * KiB)
 /* An AP that has not checked in this long after its STARTUP IPIs is given up on. */
-#define AP_START_TIMEOUT_NS (200 * 1000 * 1000ULL)
+#define AP_START_TIMEOUT_NS (1000 * 1000 * 1000ULL)
 /* smp_phantom=N (test image): APIC IDs from here, which no QEMU vCPU has. */
 #define PHANTOM_APIC_BASE 0xf0
 
@@ -68,6 +68,8 @@ static __noreturn void ap_main(struct percpu *self)
 
 void smp_start_work(void (*fn)(unsigned cpu, void *arg), void *arg)
 {
+	/* One item at a time per AP: the previous one (background acceptance) ends first. */
+	smp_wait();
 	for (unsigned i = 1; i < nslots; i++) {
 		if (!smp_cpu_online(i))
 			continue;

@@ -21,7 +21,10 @@ unsigned smp_cpu_slots(void);
 bool smp_cpu_online(unsigned cpu);
 /* Run fn(cpu, arg) on every started CPU at once, the boot CPU included; wait for all. */
 void smp_run(void (*fn)(unsigned cpu, void *arg), void *arg);
-/* Hand fn(cpu, arg) to every started AP and return at once; smp_wait() waits for them. */
+/*
+ * Hand fn(cpu, arg) to every started AP and return at once; smp_wait() waits for them.
+ * An AP runs one item at a time: this first waits for the previous item to finish.
+ */
 void smp_start_work(void (*fn)(unsigned cpu, void *arg), void *arg);
 void smp_wait(void);
 /* Have the APs finished the last work handed to them? */

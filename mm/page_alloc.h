@@ -33,6 +33,7 @@ enum accept_path {
 	ACCEPT_EAGER,		/* accept_memory=eager, before `ready` */
 	ACCEPT_AHEAD,		/* accept_memory=ahead, keeping the spare topped up */
 	ACCEPT_EXPLICIT,	/* palloc_accept_range() from a workload or test */
+	ACCEPT_BACKGROUND,	/* accept_memory=background: the other vCPUs, after `ready` */
 	ACCEPT_PATH_COUNT,
 };
 

@@ -554,3 +554,26 @@ def conformance_consistent(case, events, text):
         if top > ml.parse_size(low):
             problems.append("RAM below 4 GiB ends at %#x, above max-ram-below-4g=%s" % (top, low))
     return problems
+
+
+def background_consistent(case, events, text):
+    """Background: after ready the APs accepted everything the boot CPU did not take on
+    demand; the background event agrees with the summary and comes after ready."""
+    s, bg, ready = ml.first(events, "summary"), ml.first(events, "background"), ml.first(events, "ready")
+    if s is None or bg is None or ready is None:
+        return ["no summary, background or ready event"]
+    problems = []
+    if s["unaccepted_bytes"] != 0:
+        problems.append("%d bytes still unaccepted after the background pass" % s["unaccepted_bytes"])
+    if bg["bytes"] != s["accepted_by_path"].get("background"):
+        problems.append("background event says %d bytes, summary's background path %r"
+                        % (bg["bytes"], s["accepted_by_path"].get("background")))
+    if bg["bytes"] == 0:
+        problems.append("the APs accepted nothing")
+    if bg["done_us"] < ready["us"]:
+        problems.append("last unit accepted at %d us, before ready at %d us" % (bg["done_us"], ready["us"]))
+    # The boot CPU accepted nothing but the boot-time edges and its own on-demand units.
+    by_cpu = s.get("accepted_by_cpu") or []
+    if len(by_cpu) < 2 or sum(by_cpu[1:]) != bg["bytes"]:
+        problems.append("accepted_by_cpu %r: the APs' part is not the background bytes %d" % (by_cpu, bg["bytes"]))
+    return problems

@@ -378,9 +378,9 @@ TEST(parallel_eager_splits_units_across_cpus)
 {
 	setup();
 	policy_init(POLICY_EAGER, 0);
-	policy_set_cpus(THREADS - 1, THREADS, run_all_threads, all_online);
+	policy_set_cpus(THREADS - 1, THREADS, run_all_threads, all_online, NULL, NULL);
 	policy_boot(NULL);
-	policy_set_cpus(1, 1, NULL, NULL);
+	policy_set_cpus(1, 1, NULL, NULL, NULL, NULL);
 	check_after();
 	EXPECT_EQ(bitmap_count(&fx.bm), 0);
 	/* Three online CPUs, 256 units: 86 + 86 + 84, contiguous shares; none for slot 2. */
