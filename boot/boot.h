@@ -25,6 +25,14 @@ u32 boot_read_cmdline(EFI_SYSTEM_TABLE *st, EFI_LOADED_IMAGE *li, char *buf, siz
 u32 boot_snp_opt_in(EFI_SYSTEM_TABLE *st);
 /* Configuration tables, firmware vendor, RSDP: what the conformance report judges. */
 void boot_conformance_capture(EFI_SYSTEM_TABLE *st, struct boot_info *bi);
+/*
+ * The clock (boot/clock_efi.c). boot_clock_start runs first in efi_main: it finds the
+ * ACPI PM timer and takes its first sample. boot_clock_choose runs once the platform is
+ * known: a declared frequency, else the PM timer (the kernel finishes it after `ready`),
+ * else EFI Stall(), whose time is left out of every figure.
+ */
+void boot_clock_start(EFI_SYSTEM_TABLE *st, struct boot_info *bi);
+void boot_clock_choose(EFI_SYSTEM_TABLE *st, struct boot_info *bi);
 /* Test image: switch the platform emulator on for platform=tdx-emu/snp-emu. */
 #ifdef CONFIG_EMULATOR
 void boot_emulator_select(struct boot_info *bi);

@@ -30,6 +30,7 @@ static EFI_SYSTEM_TABLE *st;
 /* Before ExitBootServices: report, leave QEMU if it is there, else return to the firmware. */
 static EFI_STATUS boot_fail(const char *msg, EFI_STATUS status)
 {
+	console_flush_held();
 	kprintf("boot: FATAL: %s (EFI status %#llx)\n", msg, (unsigned long long)status);
 	ev_begin("fatal");
 	ev_str("msg", msg);
@@ -42,10 +43,9 @@ static EFI_STATUS boot_fail(const char *msg, EFI_STATUS status)
 	return EFI_ERROR(status) ? status : EFI_LOAD_ERROR;
 }
 
-static void stall(void *ctx, u32 us)
+static void report_boot_lines(void)
 {
-	(void)ctx;
-	st->BootServices->Stall(us);
+	kernel_report_boot(&bi);
 }
 
 static void report_option(const char *msg)
@@ -95,6 +95,7 @@ static EFI_STATUS exit_boot_services(EFI_HANDLE image)
 			break;
 	}
 	/* Boot services may be half shut down now: there is no way back to the firmware. */
+	console_flush_held();
 	kprintf("boot: FATAL: ExitBootServices failed (status %#llx)\n", (unsigned long long)status);
 	ev_begin("exit");
 	ev_u64("code", EXIT_BOOT_FAILED);
@@ -125,17 +126,21 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	EFI_LOADED_IMAGE *li = NULL;
 	EFI_GUID li_guid = LOADED_IMAGE_PROTOCOL;
 	EFI_STATUS status;
-	struct tsc_calibration cal;
 
 	/* Time zero of every figure in the report. */
 	bi.tsc_at_entry = rdtsc_ordered();
 	bi.version = BOOT_INFO_VERSION;
 	bi.size = sizeof(bi);
 	st = systab;
+	/* The PM timer's first sample, as close to time zero as the ACPI tables allow. */
+	boot_clock_start(st, &bi);
 
-	/* 1. Console first, so that everything after it can explain itself. */
+	/*
+	 * 1. Console first, so that everything after it can explain itself. Its output
+	 * waits in memory until `ready` (kernel_main releases it), unless console=sync.
+	 */
 	console_init();
-	kprintf("\nmemaccept%s: efi_main\n", kernel_is_test_image ? " (test image)" : "");
+	console_hold();
 	exit_set_reset_system((u64)(uintptr_t)st->RuntimeServices->ResetSystem);
 	bi.efi_reset_system = (u64)(uintptr_t)st->RuntimeServices->ResetSystem;
 
@@ -144,27 +149,34 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 		return boot_fail("no EFI_LOADED_IMAGE_PROTOCOL on our own image handle", status);
 	bi.image_base = (u64)(uintptr_t)li->ImageBase;
 	bi.image_size = li->ImageSize;
-	kprintf("boot: image at %#llx, %llu KiB\n", (unsigned long long)bi.image_base,
-		(unsigned long long)(bi.image_size >> 10));
+
+	bi.step_tsc[BOOT_STEP_CONSOLE] = rdtsc_ordered();
 
 	/* 2. The command line: load options, else \memaccept.cfg on our ESP. */
 	bi.cmdline_source = boot_read_cmdline(st, li, bi.cmdline, sizeof(bi.cmdline));
-	kprintf("boot: command line (%s): %s\n",
-		bi.cmdline_source == CMDLINE_LOAD_OPTIONS ? "load options" :
-		bi.cmdline_source == CMDLINE_FILE ? "\\memaccept.cfg" : "none, defaults",
-		bi.cmdline);
+	bi.step_tsc[BOOT_STEP_CMDLINE] = rdtsc_ordered();
 	cmdline_parse(bi.cmdline, &bi.config, kernel_is_test_image, report_option);
+	/*
+	 * The boot's own lines: at once with console=sync, else after `ready` (kernel_main),
+	 * or before any report that flushes the console on the way out.
+	 */
+	if (bi.config.console_sync) {
+		console_release();
+		kernel_report_boot(&bi);
+	} else {
+		console_set_flush_hook(report_boot_lines);
+	}
 
-	/* 3. TSC against the firmware's Stall(), while boot services are alive. */
-	tsc_calibrate(stall, NULL, &cal);
-	bi.tsc_hz = cal.hz;
-	bi.tsc_hz_cpuid = cal.cpuid_hz;
-	bi.tsc_cal_spread_ppm = cal.spread_ppm;
-	tsc_set(cal.hz, bi.tsc_at_entry);
-
-	/* 4. TDX or SNP? CPUID is safe only now (after EBS it raises #VC on SNP). */
+	/* 3. TDX or SNP? CPUID is safe only now (after EBS it raises #VC on SNP). */
 	boot_emulator_select(&bi);
 	detect_platform(&bi);
+
+	/*
+	 * 4. The TSC frequency, if the platform declares it (which needs the platform and
+	 * CPUID); else the kernel measures it against the PM timer after `ready`.
+	 */
+	boot_clock_choose(st, &bi);
+	tsc_set(bi.tsc_hz, bi.tsc_at_entry);
 
 	/* 5. SNP: ask OVMF to leave memory unaccepted, before ExitBootServices. */
 	bi.snp_protocol = SNP_PROTOCOL_NOT_APPLICABLE;
@@ -175,6 +187,7 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 
 	/* What the firmware handed over, for workload=conformance (cheap: no map walk). */
 	boot_conformance_capture(st, &bi);
+	bi.step_tsc[BOOT_STEP_PLATFORM] = rdtsc_ordered();
 
 	/* 6. Memory to start the other vCPUs from (the kernel reads the MADT itself). */
 	reserve_trampoline();

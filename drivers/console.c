@@ -10,6 +10,7 @@
 static unsigned holds;
 static char held[HOLD_MAX];
 static size_t nheld;
+static void (*flush_hook)(void);
 
 void console_init(void)
 {
@@ -40,8 +41,20 @@ void console_hold(void)
 	holds++;
 }
 
+void console_set_flush_hook(void (*fn)(void))
+{
+	flush_hook = fn;
+}
+
 void console_flush_held(void)
 {
+	void (*hook)(void) = flush_hook;
+
+	/* Cleared first: the hook prints, and a fault inside it must not loop. */
+	flush_hook = NULL;
+	if (hook && holds)
+		hook();
+
 	bool cut = nheld == HOLD_MAX;
 
 	holds = 0;

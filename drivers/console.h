@@ -18,6 +18,11 @@ void console_hold(void);
 void console_release(void);
 /* Write everything held now, whoever held it (the ways out of the kernel call this). */
 void console_flush_held(void);
+/*
+ * Lines that are only formatted once the boot is ready (the boot report): if a way out
+ * flushes the held output before that, fn prints them first, once. NULL clears it.
+ */
+void console_set_flush_hook(void (*fn)(void));
 
 /*
  * With more than one CPU: output is serialised by one lock, taken per kprintf and per

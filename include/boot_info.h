@@ -4,13 +4,14 @@
 #define INCLUDE_BOOT_INFO_H
 
 #include "include/types.h"
+#include "arch/x86/tsc_cal.h"
 #include "kernel/cmdline.h"
 
 /* boot/ keeps the raw map in a static buffer of this size: 4096 descriptors of 40 bytes. */
 #define BOOT_MAP_BUFFER (4096 * 40)
 
 /* Bump the version whenever a field changes; kernel_main refuses any other version. */
-#define BOOT_INFO_VERSION 5
+#define BOOT_INFO_VERSION 6
 
 enum cmdline_source {
 	CMDLINE_NONE,		/* defaults only */
@@ -46,6 +47,14 @@ enum efi_known_table {
 
 #define BOOT_FW_VENDOR_MAX 48
 
+/* Where efi_main's time goes: the TSC at the end of each step (see boot/efi_main.c). */
+enum boot_step {
+	BOOT_STEP_CONSOLE,	/* console, our own image's protocol */
+	BOOT_STEP_CMDLINE,	/* load options or \memaccept.cfg read through the firmware */
+	BOOT_STEP_PLATFORM,	/* detection, clock, SNP opt-in */
+	BOOT_STEP_COUNT,	/* then GetMemoryMap and ExitBootServices, ending at tsc_at_ebs */
+};
+
 enum detected_platform {
 	DETECTED_NONE,
 	DETECTED_TDX,
@@ -56,12 +65,27 @@ struct boot_info {
 	u32 version;
 	u32 size;			/* sizeof(struct boot_info), checked too */
 
-	/* Time: TSC at efi_main entry and its frequency, calibrated against BS->Stall(). */
+	/*
+	 * Time. Every figure counts TSC cycles from tsc_at_entry (efi_main's first
+	 * instruction, moved later by any EFI Stall() calibration, which the clock does not
+	 * count). tsc_hz is known here when the platform declares it or Stall() measured
+	 * it; with the PM timer it is 0 and the kernel measures it after `ready`
+	 * (kernel/clock.c), from pm_entry to a sample of its own.
+	 */
 	u64 tsc_at_entry;
 	u64 tsc_hz;
-	u64 tsc_hz_cpuid;		/* from CPUID 0x15, 0 when not reported */
-	u64 tsc_cal_spread_ppm;		/* spread between repeated calibrations */
 	u64 tsc_at_ebs;			/* TSC right after ExitBootServices returned */
+	u64 step_tsc[BOOT_STEP_COUNT];	/* enum boot_step */
+	u32 clock_source;		/* enum clock_source */
+	u32 clock_error_ppm;		/* of tsc_hz when boot/ set it */
+	u64 clock_excluded_cycles;	/* the Stall() calibration, left out of the window */
+	u64 declared_hz;		/* what the platform declares, 0 if nothing */
+	u32 declared_source;		/* enum clock_source of declared_hz */
+	u32 declared_error_ppm;
+	struct pm_sample pm_entry;	/* the PM timer at efi_main entry */
+	u16 pm_port;			/* 0: no usable PM timer */
+	u8 pm_bits;
+	u8 pm_status;			/* enum acpi_pm_status, or PM_TIMER_STUCK */
 
 	/* Where the firmware loaded us; never reclaimed. */
 	u64 image_base;
@@ -114,6 +138,6 @@ struct boot_info {
 	u64 smp_trampoline;
 };
 
-_Static_assert(sizeof(struct boot_info) == 1576, "struct boot_info changed: bump BOOT_INFO_VERSION");
+_Static_assert(sizeof(struct boot_info) == 1648, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
 #endif

@@ -142,6 +142,11 @@ static void apply(struct parser *p, const char *key, const char *val)
 			c->console_sync = val[0] == 's';
 		else
 			complain(p, "cmdline: console=%s is not sync or held; ignored", val);
+	} else if (strcmp(key, "clock") == 0) {
+		if (strcmp(val, "auto") == 0 || strcmp(val, "stall") == 0)
+			c->clock_stall = val[0] == 's';
+		else
+			complain(p, "cmdline: clock=%s is not auto or stall; ignored", val);
 	} else if (strcmp(key, "verbose") == 0) {
 		if (strcmp(val, "1") == 0 || strcmp(val, "0") == 0)
 			c->verbose = val[0] == '1';

@@ -36,7 +36,9 @@ struct config {
 	bool fake_set;
 	bool verbose;			/* print every memory map descriptor */
 	bool console_sync;		/* console=sync: print at once, do not hold the boot report */
-	u8 reserved[5];
+	bool clock_stall;		/* clock=stall: calibrate against EFI Stall() even if a
+					   better source exists (for tests) */
+	u8 reserved[4];
 	u32 bad_options;		/* how many options were rejected */
 	u32 emu_host;			/* test image: enum emu_host_kind, the host the emulator plays */
 	u32 cpus;			/* cpus=N: use at most N CPUs; 0 = all the firmware reports */

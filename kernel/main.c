@@ -6,6 +6,7 @@
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "drivers/exit.h"
+#include "kernel/clock.h"
 #include "kernel/main.h"
 #include "kernel/memory.h"
 #include "kernel/panic.h"
@@ -45,6 +46,17 @@ u64 kernel_image_base(void)
 	return boot ? boot->image_base : 0;
 }
 
+void kernel_report_boot(const struct boot_info *bi)
+{
+	kprintf("\nmemaccept%s: efi_main\n", kernel_is_test_image ? " (test image)" : "");
+	kprintf("boot: image at %#llx, %llu KiB\n", (unsigned long long)bi->image_base,
+		(unsigned long long)(bi->image_size >> 10));
+	kprintf("boot: command line (%s): %s\n",
+		bi->cmdline_source == CMDLINE_LOAD_OPTIONS ? "load options" :
+		bi->cmdline_source == CMDLINE_FILE ? "\\memaccept.cfg" : "none, defaults",
+		bi->cmdline);
+}
+
 static void check_boot_info(struct boot_info *bi)
 {
 	/* boot/ and kernel/ are linked together, so this only trips on a build mix-up. */
@@ -55,27 +67,33 @@ static void check_boot_info(struct boot_info *bi)
 }
 
 /*
- * Where the time to `ready` goes: each boot step's end, in microseconds since efi_main.
- * Printed as the `boot_phases` event just before `ready`.
+ * Where the time to `ready` goes: the TSC at each boot step's end. Kept in cycles, since
+ * the frequency may only be known after `ready` (kernel/clock.c); printed as the
+ * `boot_phases` event, in microseconds, just before `ready`.
  */
 static struct {
 	const char *name;
-	u64 us;
+	u64 tsc;
 } phases[12];
 static unsigned nphases;
 
-static void phase_at(const char *name, u64 us)
+static void phase_at(const char *name, u64 tsc)
 {
 	if (nphases < ARRAY_SIZE(phases))
-		phases[nphases++] = (typeof(phases[0])){ name, us };
+		phases[nphases++] = (typeof(phases[0])){ name, tsc };
 }
 
 static u64 phase_done(const char *name)
 {
-	u64 us = tsc_now_us();
+	u64 tsc = rdtsc_ordered();
 
-	phase_at(name, us);
-	return us;
+	phase_at(name, tsc);
+	return tsc;
+}
+
+static u64 since_entry_us(u64 tsc)
+{
+	return tsc_cycles_to_ns(tsc - tsc_origin()) / 1000;
 }
 
 /* A bad workload= falls back to the default, like any other bad option. */
@@ -91,30 +109,37 @@ static void choose_workload(struct boot_info *bi, struct workload_spec *w)
 	workload_parse(WORKLOAD_DEFAULT, w, err, sizeof(err));
 }
 
-static void report_phases(void)
+/*
+ * efi_main_to_ebs split: memaccept's own steps, and the firmware's (reading the command
+ * line file, GetMemoryMap and ExitBootServices), which it cannot make faster.
+ */
+static void report_boot_steps(const struct boot_info *bi)
 {
-	ev_begin("boot_phases");
-	for (unsigned i = 0; i < nphases; i++)
-		ev_u64(phases[i].name, phases[i].us - (i ? phases[i - 1].us : 0));
+	static const char *const names[BOOT_STEP_COUNT] = {
+		[BOOT_STEP_CONSOLE] = "console", [BOOT_STEP_CMDLINE] = "cmdline_read",
+		[BOOT_STEP_PLATFORM] = "platform_clock",
+	};
+	u64 prev = bi->tsc_at_entry;
+
+	ev_begin("boot_steps");
+	for (unsigned i = 0; i < BOOT_STEP_COUNT; i++) {
+		ev_u64(names[i], since_entry_us(bi->step_tsc[i]) - since_entry_us(prev));
+		prev = bi->step_tsc[i];
+	}
+	ev_u64("exit_boot_services", since_entry_us(bi->tsc_at_ebs) - since_entry_us(prev));
+	ev_u64("firmware_us", since_entry_us(bi->step_tsc[BOOT_STEP_CMDLINE]) -
+		since_entry_us(bi->step_tsc[BOOT_STEP_CONSOLE]) + since_entry_us(bi->tsc_at_ebs) -
+		since_entry_us(bi->step_tsc[BOOT_STEP_PLATFORM]));
 	ev_end();
 }
 
-/* The clock every figure depends on: TSC frequency and how well it was calibrated. */
-static void report_timing(const struct boot_info *bi)
+static void report_phases(void)
 {
-	kprintf("timing: TSC %llu kHz (calibrated against EFI Stall, spread %llu ppm)%s\n",
-		bi->tsc_hz / 1000, bi->tsc_cal_spread_ppm,
-		bi->tsc_hz_cpuid ? "" : "; CPUID 0x15 does not report it");
-	ev_begin("timing");
-	ev_u64("tsc_hz", bi->tsc_hz);
-	ev_u64("calibration_spread_ppm", bi->tsc_cal_spread_ppm);
-	ev_u64("tsc_hz_cpuid", bi->tsc_hz_cpuid);
-	if (bi->tsc_hz_cpuid) {
-		u64 d = bi->tsc_hz > bi->tsc_hz_cpuid ? bi->tsc_hz - bi->tsc_hz_cpuid
-						      : bi->tsc_hz_cpuid - bi->tsc_hz;
-
-		ev_u64("cpuid_difference_ppm", d * 1000000 / bi->tsc_hz_cpuid);
-	}
+	ev_begin("boot_phases");
+	/* Rounded ends, so that the phases add up to `ready` exactly. */
+	for (unsigned i = 0; i < nphases; i++)
+		ev_u64(phases[i].name, since_entry_us(phases[i].tsc) -
+				       (i ? since_entry_us(phases[i - 1].tsc) : 0));
 	ev_end();
 }
 
@@ -150,15 +175,11 @@ __noreturn void kernel_main(struct boot_info *bi)
 	irq_disable();
 	check_boot_info(bi);
 	/*
-	 * The boot report waits in memory until the allocator is ready: time to ready is the
-	 * kernel's work, not the serial line's (cheap under QEMU's TCG, but an exit to the
-	 * host per character on TDX and SNP). console=sync prints at once, for debugging.
+	 * The boot report waits in memory until the allocator is ready (efi_main started
+	 * holding it): time to ready is the kernel's work, not the serial line's (cheap
+	 * under QEMU's TCG, but an exit to the host per character on TDX and SNP).
+	 * console=sync prints at once, for debugging.
 	 */
-	if (!bi->config.console_sync)
-		console_hold();
-	/* Every time in the report counts from efi_main's first instruction. */
-	tsc_set(bi->tsc_hz, bi->tsc_at_entry);
-
 	/*
 	 * The platform before our IDT: from the instruction that loads it, #VE (TDX) and #VC
 	 * (SNP) have their handlers and the console goes through the platform's port I/O
@@ -189,13 +210,8 @@ __noreturn void kernel_main(struct boot_info *bi)
 #endif
 	/* TD info (and the TD attribute check) on TDX. */
 	platform_setup_early(kind);
-	u64 ebs_us = tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_at_entry) / 1000;
-
-	phase_at("efi_main_to_ebs", ebs_us);
+	phase_at("efi_main_to_ebs", bi->tsc_at_ebs);
 	phase_done("descriptor_tables");
-	kprintf("kernel: boot services exited after %u attempt(s), %llu us after efi_main\n",
-		bi->ebs_attempts, ebs_us);
-	report_timing(bi);
 	struct workload_spec workload;
 
 	choose_workload(bi, &workload);
@@ -203,8 +219,6 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* Only the final map counts: the firmware may change it inside ExitBootServices. */
 	memory_parse_map(bi, kind != PLATFORM_NONE, fake_allowed(bi));
 	phase_done("memory_map");
-	memory_report_firmware(bi);
-	phase_done("firmware_report");
 
 	/* Boot-time allocations come from memory the firmware already accepted. */
 	early_init(&kernel_memmap);
@@ -216,6 +230,11 @@ __noreturn void kernel_main(struct boot_info *bi)
 	memory_build_page_tables(platform->private_pte_bits, bi->has_1g_pages);
 	/* SNP: the kernel's own GHCB, which needs our page tables (and makes port I/O work). */
 	platform_setup_late(kind);
+	/*
+	 * Every time counts from efi_main's first instruction (kernel/clock.c). Not earlier:
+	 * the PM timer needs port I/O, which on SNP needs the GHCB.
+	 */
+	clock_kernel_start(bi);
 	phase_done("page_tables");
 	/* The other vCPUs: they need our page tables and IDT, and stacks from early_alloc. */
 	smp_init(bi, kind);
@@ -226,12 +245,27 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* Boot-services memory becomes free, edges are accepted, the policy runs. */
 	memory_init_allocator(bi);
 	/* Ready is the end of the last phase: the phases add up to it exactly. */
-	u64 ready_us = phase_done("allocator");
+	u64 ready_tsc = phase_done("allocator");
 
+	/*
+	 * The boot report is formatted now, outside the window: under QEMU's TCG the
+	 * formatting code's first run alone is a few hundred microseconds.
+	 */
+	console_set_flush_hook(NULL);
+	if (!bi->config.console_sync)
+		kernel_report_boot(bi);
+	kprintf("kernel: boot services exited after %u attempt(s)\n", bi->ebs_attempts);
+	/* Outside the window too: the clock's final frequency, then every time can be printed. */
+	clock_finish(bi);
+	memory_report_firmware(bi);
+	smp_report(bi);
+	memory_report_bitmap();
+	memory_report_allocator();
 	if (!bi->config.console_sync)
 		console_release();
+	report_boot_steps(bi);
 	report_phases();
-	report_ready(bi->config.policy, ready_us);
+	report_ready(bi->config.policy, since_entry_us(ready_tsc));
 	/* accept_memory=background: the other vCPUs accept the rest while the workload runs. */
 	memory_start_background(bi->config.policy);
 

@@ -16,6 +16,7 @@
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
 #include "lib/spinlock.h"
+#include "lib/muldiv.h"
 #include "lib/string.h"
 #ifdef CONFIG_EMULATOR
 #include "arch/x86/emu/emu.h"
@@ -36,6 +37,8 @@ static u64 scratch[(MAX_DESC * 64 + 64) / sizeof(u64) + 1];
 static struct unaccepted_bitmap bitmap;
 static struct palloc_reserved edges[2 * MAX_DESC];
 static unsigned nedges;
+/* The bitmap as built, for its report after `ready` (eager has cleared it by then). */
+static u64 bitmap_bytes, bitmap_unaccepted_at_build;
 static u32 accept_samples[ACCEPT_SAMPLES];
 static u64 pt_pool[PT_POOL];
 static unsigned pt_pool_n;
@@ -263,14 +266,22 @@ void memory_build_bitmap(void)
 	if (bitmap_recount(&bitmap) != bitmap_count(&bitmap))
 		panic("memory_build_bitmap: %llu bits set, counter says %llu", bitmap_recount(&bitmap),
 		      bitmap_count(&bitmap));
+	bitmap_bytes = bytes;
+	bitmap_unaccepted_at_build = bitmap_count(&bitmap) * UNIT_SIZE;
+}
+
+void memory_report_bitmap(void)
+{
+	u64 bytes = bitmap_bytes;
+
 	kprintf("bitmap: %llu units of 2 MiB in %u segment(s), %llu bytes, %llu MiB unaccepted, "
 		"%llu KiB in partial units accepted at boot\n", bitmap.units, bitmap.nsegs, bytes,
-		bitmap_count(&bitmap) * UNIT_SIZE >> 20, bitmap.edge_bytes >> 10);
+		bitmap_unaccepted_at_build >> 20, bitmap.edge_bytes >> 10);
 	ev_begin("bitmap");
 	ev_u64("base", bitmap.nsegs ? bitmap.segs[0].base : 0);
 	ev_u64("units", bitmap.units);
 	ev_u64("bytes", bytes);
-	ev_u64("unaccepted_bytes", bitmap_count(&bitmap) * UNIT_SIZE);
+	ev_u64("unaccepted_bytes", bitmap_unaccepted_at_build);
 	ev_u64("edge_accepted_bytes", bitmap.edge_bytes);
 	ev_u64("segments", bitmap.nsegs);
 	ev_arr_begin("segment_bases");
@@ -381,6 +392,10 @@ void memory_init_allocator(const struct boot_info *bi)
 	policy_boot(eager_progress);
 	if (ahead)
 		platform->accept_ahead(NULL);
+}
+
+void memory_report_allocator(void)
+{
 	kprintf("palloc: %llu MiB free, %llu MiB unaccepted, %llu boot-time bytes reserved\n",
 		palloc_stats()->free_bytes >> 20, palloc_stats()->unaccepted_bytes >> 20,
 		early_bytes());
@@ -412,6 +427,16 @@ void memory_report_background(void)
 	ev_u64("bytes", bytes);
 	ev_u64("cpus", cpus);
 	ev_end();
+}
+
+void memory_rescale_time(u64 was, u64 now)
+{
+	struct palloc_stats *s = palloc_stats_mut();
+
+	/* ns = cycles / hz: a time taken at `was` is ns_was * was / now in truth. */
+	latency_rescale(&s->accept_lat, was, now);
+	series_rescale_t(&s->accepted_over_time, was, now);
+	map_ns_total = mul_div_u64(map_ns_total, was, now);
 }
 
 static const char *const path_names[ACCEPT_PATH_COUNT] = {

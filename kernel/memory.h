@@ -17,6 +17,10 @@ void memory_build_page_tables(u64 private_bits, bool use_1g);
 void memory_report_firmware(const struct boot_info *bi);
 /* Build the unaccepted bitmap (storage from accepted memory); `bitmap` event. */
 void memory_build_bitmap(void);
+/* The `bitmap` event (after `ready`: formatting it is not the window's work). */
+void memory_report_bitmap(void);
+/* The allocator's state at `ready` (printed after it, like the rest of the boot report). */
+void memory_report_allocator(void);
 /*
  * Bring up the page allocator: boot-services memory becomes free, the partial units at
  * the edges of unaccepted ranges are accepted, the policy is installed and its boot
@@ -47,5 +51,7 @@ extern struct memmap kernel_memmap;
 void memory_start_background(u32 policy);
 /* Wait for them and print the `background` event (nothing for other policies). */
 void memory_report_background(void);
+/* Times recorded so far were converted at hz `was`; the clock runs at `now`: correct them. */
+void memory_rescale_time(u64 was, u64 now);
 
 #endif

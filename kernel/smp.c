@@ -19,6 +19,7 @@
 #define PHANTOM_APIC_BASE 0xf0
 
 static struct percpu cpus[MAX_CPUS];
+static struct acpi_facts acpi;
 static unsigned nslots = 1;	/* cpus[0 .. nslots) were tried; 0 is the boot CPU */
 
 void smp_init_bsp(void)
@@ -106,27 +107,42 @@ static u64 alloc_stacks(u64 size)
 	return early_alloc(size, PAGE_SIZE);
 }
 
-static struct acpi_facts acpi;
 
-static void report(const struct boot_info *bi, const char *method, u64 us, const u32 *ids,
-		   unsigned nids)
+/* What smp_init() did, for smp_report() after the measured window. */
+static struct {
+	const char *method;
+	u64 us;
+	u32 ids[MAX_CPUS];
+	unsigned nids;
+} result;
+
+static void record(const char *method, u64 us, const u32 *ids, unsigned nids)
+{
+	result.method = method;
+	result.us = us;
+	result.nids = nids;
+	for (unsigned i = 0; i < nids; i++)
+		result.ids[i] = ids[i];
+}
+
+void smp_report(const struct boot_info *bi)
 {
 	u64 started[MAX_CPUS], missing[MAX_CPUS];
 	unsigned ns = 0, nm = 0;
 
-	for (unsigned i = 0; i < nids; i++) {
+	for (unsigned i = 0; i < result.nids; i++) {
 		if (smp_cpu_online(i))
-			started[ns++] = ids[i];
+			started[ns++] = result.ids[i];
 		else
-			missing[nm++] = ids[i];
+			missing[nm++] = result.ids[i];
 	}
-	kprintf("smp: %u of %u vCPUs started (%s) in %llu us\n", ns, acpi.cpus_enabled, method,
-		us);
+	kprintf("smp: %u of %u vCPUs started (%s) in %llu us\n", ns, acpi.cpus_enabled,
+		result.method, result.us);
 	ev_begin("smp");
 	ev_u64("cpus_reported", acpi.cpus_enabled);
 	ev_u64("cpus_started", ns);
-	ev_str("method", method);
-	ev_u64("us", us);
+	ev_str("method", result.method);
+	ev_u64("us", result.us);
 	ev_u64("cpus_limit", bi->config.cpus);
 	ev_str("madt", acpi_status_name(acpi.madt));
 	ev_u64_array("apic_ids", started, ns);
@@ -177,13 +193,13 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 				"parked, memaccept runs on the boot CPU\n", platform->name,
 				platform_kind == PLATFORM_TDX ? "MADT wakeup mailbox" : "SNP AP Creation",
 				n - 1);
-		report(bi, "none", 0, ids, 1);
+		record("none", 0, ids, 1);
 		return;
 	}
 	if (n == 1 || bsp == (u32)-1) {
 		if (bsp == (u32)-1)
 			kprintf("smp: the local APIC is disabled; running on the boot CPU\n");
-		report(bi, "none", 0, ids, 1);
+		record("none", 0, ids, 1);
 		return;
 	}
 	for (unsigned i = 1; i < n; i++) {
@@ -216,5 +232,5 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 		if (!smp_cpu_online(i))
 			kprintf("smp: vCPU with APIC ID %u did not start within %llu ms; going on "
 				"without it\n", ids[i], AP_START_TIMEOUT_NS / 1000000);
-	report(bi, "init-sipi", tsc_now_us() - t0, ids, nslots);
+	record("init-sipi", tsc_now_us() - t0, ids, nslots);
 }

@@ -10,9 +10,11 @@ void smp_init_bsp(void);
 /*
  * Start the APs the MADT lists (at most cpus=N in all) on a normal VM; on TDX and SNP
  * they stay parked (not implemented yet). Needs the kernel's page tables and the
- * boot-time allocator (stacks). Prints the `smp` event. Returns the start time in us.
+ * boot-time allocator (stacks).
  */
 void smp_init(const struct boot_info *bi, u32 platform_kind);
+/* The `smp` event (printed after the measured window, before `ready`). */
+void smp_report(const struct boot_info *bi);
 /* The calling CPU's index: 0 is the boot CPU. */
 unsigned smp_this_cpu(void);
 /* CPUs that run kernel code (the boot CPU included), and index bounds for per-CPU arrays. */

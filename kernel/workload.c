@@ -23,6 +23,8 @@
 /* Blocks a mix or bandwidth step can hold at once (bandwidth: 16 GiB of 2 MiB blocks). */
 #define MAX_LIVE 8192
 #define BANDWIDTH_PASSES 3
+/* wait:MS at most a minute: it only exists to compare the guest's clock with the host's. */
+#define WAIT_MAX_MS 60000
 
 static u32 fast_samples[ALLOC_SAMPLES], slow_samples[ALLOC_SAMPLES], all_samples[ALLOC_SAMPLES];
 static u32 free_samples[ALLOC_SAMPLES];
@@ -70,6 +72,13 @@ static bool parse_step(const char *s, size_t len, struct workload_step *st, char
 		format_buf(err, errlen, "workload %s: needs a size like 512M", buf);
 		return false;
 	}
+	if (str_starts(buf, "wait:")) {
+		st->kind = WL_WAIT;
+		if (parse_size(arg, strlen(arg), &st->ms) && st->ms && st->ms <= WAIT_MAX_MS)
+			return true;
+		format_buf(err, errlen, "workload %s: needs milliseconds, 1 to %d", buf, WAIT_MAX_MS);
+		return false;
+	}
 	if (str_starts(buf, "mix:")) {
 		const char *colon = arg;
 
@@ -85,7 +94,7 @@ static bool parse_step(const char *s, size_t len, struct workload_step *st, char
 		return true;
 	}
 	format_buf(err, errlen, "workload step '%s' is not none, touch:SIZE|auto, alloc2m:SIZE, "
-		   "mix:OPS[:SEED], bandwidth:SIZE, ptouch:SIZE or conformance", buf);
+		   "mix:OPS[:SEED], bandwidth:SIZE, ptouch:SIZE, wait:MS or conformance", buf);
 	return false;
 }
 
@@ -343,18 +352,39 @@ static int mix(const struct workload_step *w)
 	return EXIT_OK;
 }
 
+/* Writes n 2 MiB blocks once with `byte`; returns the nanoseconds it took. */
+static u64 write_blocks(const u64 *addr, u64 n, int byte)
+{
+	u64 t = tsc_now_ns();
+
+	for (u64 i = 0; i < n; i++)
+		memset((void *)(uintptr_t)addr[i], byte, UNIT_SIZE);
+	return tsc_now_ns() - t;
+}
+
 /*
- * Write bandwidth of accepted memory: the baseline that acceptance is compared with.
- * The memory is allocated (and accepted, if it must be) first, written once untimed,
- * then written BANDWIDTH_PASSES times, timed.
+ * The two limits acceptance is compared with. First write: 2 MiB blocks of memory that
+ * is accepted but was never written since (the firmware accepted it and nobody touched
+ * it; palloc never writes free memory), taken without accepting anything, written once:
+ * under QEMU that includes the host backing each page, which a sim accept pays too.
+ * Rewrite: the same memory (plus whatever had to be accepted to reach SIZE) written
+ * BANDWIDTH_PASSES more times, the median pass.
  */
 static int bandwidth(const struct workload_step *w)
 {
-	u64 blocks = MIN(ALIGN_UP(w->size, UNIT_SIZE) >> UNIT_SHIFT, (u64)MAX_LIVE), n = 0;
-	u64 pass_ns[BANDWIDTH_PASSES], first_ns;
+	u64 blocks = MIN(ALIGN_UP(w->size, UNIT_SIZE) >> UNIT_SHIFT, (u64)MAX_LIVE), n = 0, nfresh;
+	u64 pass_ns[BANDWIDTH_PASSES], first_ns = 0, fresh_ns = 0;
 	struct step s;
 
 	step_begin(&s, "bandwidth");
+	/* Accepted, never-written memory first: whole free units, no acceptance. */
+	for (; n < blocks; n++) {
+		live_addr[n] = palloc_alloc_accepted(PALLOC_MAX_ORDER);
+		if (!live_addr[n])
+			break;
+		s.own_allocs++;
+	}
+	nfresh = n;
 	for (; n < blocks; n++) {
 		live_addr[n] = timed_alloc(&s, PALLOC_MAX_ORDER);
 		if (!live_addr[n])
@@ -368,29 +398,25 @@ static int bandwidth(const struct workload_step *w)
 		ev_end();
 		return EXIT_OUT_OF_MEMORY;
 	}
-	u64 t = tsc_now_ns();
-
-	for (u64 i = 0; i < n; i++)
-		memset((void *)(uintptr_t)live_addr[i], 0x11, UNIT_SIZE);
-	first_ns = tsc_now_ns() - t;
-	for (unsigned p = 0; p < BANDWIDTH_PASSES; p++) {
-		t = tsc_now_ns();
-		for (u64 i = 0; i < n; i++)
-			memset((void *)(uintptr_t)live_addr[i], 0x22 + p, UNIT_SIZE);
-		pass_ns[p] = tsc_now_ns() - t;
-	}
+	fresh_ns = write_blocks(live_addr, nfresh, 0x11);
+	first_ns = fresh_ns + write_blocks(live_addr + nfresh, n - nfresh, 0x11);
+	for (unsigned p = 0; p < BANDWIDTH_PASSES; p++)
+		pass_ns[p] = write_blocks(live_addr, n, 0x22 + (int)p);
 	sort_u64(pass_ns, BANDWIDTH_PASSES);
 	u64 median = pass_ns[BANDWIDTH_PASSES / 2];
-	u64 bytes = n * UNIT_SIZE;
+	u64 bytes = n * UNIT_SIZE, fresh_bytes = nfresh * UNIT_SIZE;
 
 	while (n)
 		palloc_free(live_addr[--n]);
-	kprintf("workload: write bandwidth %llu MiB/s over %llu MiB of accepted memory (first pass %llu MiB/s)\n",
-		mib_per_s(bytes, median), bytes >> 20, mib_per_s(bytes, first_ns));
+	kprintf("workload: write bandwidth %llu MiB/s over %llu MiB of accepted memory; first write "
+		"to %llu MiB never written since acceptance %llu MiB/s\n", mib_per_s(bytes, median),
+		bytes >> 20, fresh_bytes >> 20, mib_per_s(fresh_bytes, fresh_ns));
 	step_event(&s, true);
 	ev_u64("bytes", bytes);
 	ev_u64("write_mib_s", mib_per_s(bytes, median));
 	ev_u64("first_pass_mib_s", mib_per_s(bytes, first_ns));
+	ev_u64("first_write_bytes", fresh_bytes);
+	ev_u64("first_write_mib_s", mib_per_s(fresh_bytes, fresh_ns));
 	ev_u64("passes", BANDWIDTH_PASSES);
 	ev_end();
 	return EXIT_OK;
@@ -462,6 +488,33 @@ static int ptouch(const struct workload_step *w)
 	return done == pages ? EXIT_OK : EXIT_OUT_OF_MEMORY;
 }
 
+/*
+ * Busy-waits w->ms by the TSC clock between two `clock_mark` lines, printed at once: a
+ * harness that timestamps the lines as they arrive sees how long the guest's
+ * milliseconds take on the host's clock, so a wrong TSC frequency shows.
+ */
+static int wait_ms(const struct workload_step *w)
+{
+	struct step s;
+	u64 t0, t1;
+
+	step_begin(&s, "wait");
+	ev_begin("clock_mark");
+	ev_str("mark", "start");
+	ev_end();
+	t0 = tsc_now_ns();
+	do
+		t1 = tsc_now_ns();
+	while (t1 - t0 < w->ms * 1000000ULL);
+	ev_begin("clock_mark");
+	ev_str("mark", "end");
+	ev_u64("guest_us", (t1 - t0) / 1000);
+	ev_end();
+	step_event(&s, true);
+	ev_end();
+	return EXIT_OK;
+}
+
 int workload_run(const struct workload_spec *w)
 {
 	for (unsigned i = 0; i < w->nsteps; i++) {
@@ -489,6 +542,9 @@ int workload_run(const struct workload_spec *w)
 			break;
 		case WL_CONFORMANCE:
 			code = conformance_run();
+			break;
+		case WL_WAIT:
+			code = wait_ms(st);
 			break;
 		default:
 			panic("workload_run: unknown workload kind %u", st->kind);

@@ -13,6 +13,7 @@ enum workload_kind {
 	WL_BANDWIDTH,	/* bandwidth:SIZE - write bandwidth of memory that is already accepted */
 	WL_PTOUCH,	/* ptouch:SIZE - every started vCPU touches its share of SIZE at once */
 	WL_CONFORMANCE,	/* conformance - judge what the firmware handed over (kernel/conformance.c) */
+	WL_WAIT,	/* wait:MS - busy-wait MS milliseconds by the TSC clock (checks the clock) */
 };
 
 struct workload_step {
@@ -21,6 +22,7 @@ struct workload_step {
 	u64 size;	/* bytes (touch, alloc2m, bandwidth) */
 	u64 ops;	/* mix */
 	u64 seed;	/* mix */
+	u64 ms;		/* wait */
 };
 
 #define WORKLOAD_MAX_STEPS 8

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: latency histogram and percentiles (pure logic, host-tested). */
 #include "mm/latency.h"
+#include "lib/muldiv.h"
 #include "lib/sort.h"
 #include "lib/string.h"
 
@@ -68,4 +69,28 @@ u64 latency_percentile(struct latency *l, unsigned permille)
 	if (permille >= 1000)
 		return l->max_ns;
 	return l->samples[rank - 1];
+}
+
+static u64 scale(u64 v, u64 num, u64 den)
+{
+	return mul_div_u64(v, num, den);
+}
+
+void latency_rescale(struct latency *l, u64 num, u64 den)
+{
+	if (!den || num == den || !l->count)
+		return;
+	l->total_ns = scale(l->total_ns, num, den);
+	l->max_ns = scale(l->max_ns, num, den);
+	l->min_ns = scale(l->min_ns, num, den);
+	for (u64 i = 0; i < l->nsamples; i++) {
+		u64 v = scale(l->samples[i], num, den);
+
+		l->samples[i] = v > UINT32_MAX ? UINT32_MAX : (u32)v;
+	}
+	if (!latency_exact(l) || l->nsamples != l->count)
+		return;
+	memset(l->buckets, 0, sizeof(l->buckets));
+	for (u64 i = 0; i < l->nsamples; i++)
+		l->buckets[log2_bucket(l->samples[i])]++;
 }

@@ -29,6 +29,12 @@ void latency_add(struct latency *l, u64 ns);
  * Exact while count <= cap; a uniform sample of all values beyond that.
  */
 u64 latency_percentile(struct latency *l, unsigned permille);
+/*
+ * Multiply every recorded value by num/den: values recorded before the clock's
+ * frequency was known are corrected once it is (kernel/clock.c). The histogram is
+ * rebuilt from the samples when they are all kept, else its buckets stay as they were.
+ */
+void latency_rescale(struct latency *l, u64 num, u64 den);
 /* Whether percentiles are exact (every value was kept). */
 static inline bool latency_exact(const struct latency *l)
 {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: self-thinning time series (pure logic, host-tested). */
+#include "lib/muldiv.h"
 #include "lib/string.h"
 #include "mm/series.h"
 
@@ -44,4 +45,13 @@ unsigned series_points(const struct series *s, u64 *t, u64 *v)
 		n++;
 	}
 	return n;
+}
+
+void series_rescale_t(struct series *s, u64 num, u64 den)
+{
+	if (!den || num == den)
+		return;
+	for (unsigned i = 0; i < s->n; i++)
+		s->t[i] = mul_div_u64(s->t[i], num, den);
+	s->last_t = mul_div_u64(s->last_t, num, den);
 }

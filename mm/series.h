@@ -22,6 +22,8 @@ struct series {
 
 void series_init(struct series *s);
 void series_add(struct series *s, u64 t, u64 v);
+/* Multiply every time by num/den (see latency_rescale). */
+void series_rescale_t(struct series *s, u64 num, u64 den);
 /* Points in order, the newest included: returns the count written (<= SERIES_MAX + 1). */
 unsigned series_points(const struct series *s, u64 *t, u64 *v);
 

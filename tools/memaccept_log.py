@@ -102,7 +102,13 @@ _LATENCY_FIELDS = {"count": INT, "total_ns": INT, "p50_ns": INT, "p90_ns": INT, 
 # event -> (required fields, optional fields); "*" in required: every field has that type.
 SCHEMA = {
     "timing": ({"tsc_hz": INT},
-               {"calibration_spread_ppm": INT, "tsc_hz_cpuid": INT, "cpuid_difference_ppm": INT}),
+               {"source": STR, "error_ppm": INT, "declared_source": STR, "declared_hz": INT,
+                "pm_timer": STR, "pm_timer_port": INT, "pm_timer_bits": INT,
+                "pm_timer_hz": INT, "pm_timer_error_ppm": INT, "pm_timer_span_us": INT,
+                "disagreement_ppm": INT, "disagrees": BOOL, "provisional_hz": INT,
+                "excluded_us": INT, "problem": STR,
+                # older logs: Stall() calibration inside the window
+                "calibration_spread_ppm": INT, "tsc_hz_cpuid": INT, "cpuid_difference_ppm": INT}),
     "firmware": ({"descriptors": INT, "conventional_bytes": INT, "unaccepted_bytes": INT,
                   "unaccepted_ranges": INT, "anomalies": INT, "snp_protocol": STR},
                  {"fake_unaccepted_bytes": INT, "suspect_bytes": INT, "ebs_attempts": INT,
@@ -111,6 +117,7 @@ SCHEMA = {
                 "edge_accepted_bytes": INT},
                {"segments": INT, "segment_bases": INTS, "segment_units": INTS}),
     "boot_phases": ({"*": INT}, {}),
+    "boot_steps": ({"*": INT}, {}),
     "ready": ({"us": INT, "platform": STR, "policy": STR}, {}),
     "workload": ({"name": STR, "result": STR, "us": INT},
                  {"free_before": INT, "free_after": INT, "accepted_bytes": INT,
@@ -118,6 +125,7 @@ SCHEMA = {
                   "meta_bytes_added": INT, "kernel_pages_added": INT, "alloc_all": LATENCY,
                   "alloc_fast": LATENCY, "alloc_accepting": LATENCY, "free": LATENCY,
                   "bytes": INT, "done_bytes": INT, "write_mib_s": INT, "first_pass_mib_s": INT,
+                  "first_write_bytes": INT, "first_write_mib_s": INT,
                   "passes": INT, "ops": INT, "seed": INT, "alloc_failures": INT,
                   "peak_live_bytes": INT, "cpus": INT, "bytes_by_cpu": INTS,
                   "us_by_cpu": INTS, "accepted_by_cpu": INTS}),
@@ -139,8 +147,8 @@ SCHEMA = {
     "fatal": ({}, {"msg": STR, "code": INT}),
 }
 # Events a boot has at most one of; a second one means two boots in one log.
-SINGLE = ("timing", "firmware", "bitmap", "boot_phases", "ready", "accept_series", "summary",
-          "exit")
+SINGLE = ("timing", "firmware", "bitmap", "boot_phases", "boot_steps", "ready", "accept_series",
+          "summary", "exit")
 
 
 def _type_ok(kind, v):
@@ -293,7 +301,7 @@ class Boot:
         self.meta = {}             # the bench's sidecar, if any
         self.events = []           # checked events, in order
         self.bad = []              # (line number, text) of lines that were not valid events
-        self.timing = self.firmware = self.bitmap = self.boot_phases = None
+        self.timing = self.firmware = self.bitmap = self.boot_phases = self.boot_steps = None
         self.ready = self.accept_series = self.summary = None
         self.workloads = []
         self.exit_code = None

@@ -56,6 +56,7 @@ class Result:
         self.guest_code = None   # the code the guest wrote to isa-debug-exit, if it did
         self.timed_out = False
         self.output = ""         # serial console, CR removed
+        self.line_times = []     # (seconds since QEMU started, line) as each line arrived
         self.seconds = 0.0
         self.command = []
 
@@ -125,6 +126,7 @@ def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU
                                disk)
     start = time.monotonic()
     chunks = []
+    partial = b""
     try:
         proc = subprocess.Popen(res.command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT)
@@ -141,6 +143,12 @@ def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU
                 if not data:
                     break
                 chunks.append(data)
+                # A line's time is when its last byte arrived (host monotonic clock).
+                now = time.monotonic() - start
+                lines = (partial + data).split(b"\n")
+                partial = lines.pop()
+                res.line_times += [(now, ln.decode("utf-8", "replace").replace("\r", ""))
+                                   for ln in lines]
                 if echo:
                     echo.write(data.decode("utf-8", "replace").replace("\r", ""))
                     echo.flush()

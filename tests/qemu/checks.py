@@ -577,3 +577,33 @@ def background_consistent(case, events, text):
     if len(by_cpu) < 2 or sum(by_cpu[1:]) != bg["bytes"]:
         problems.append("accepted_by_cpu %r: the APs' part is not the background bytes %d" % (by_cpu, bg["bytes"]))
     return problems
+
+
+# How far the guest's clock may be from the host's over a wait:MS step. A TSC frequency
+# off by more than this fails; the serial path adds well under a millisecond per line.
+WALL_CLOCK_TOLERANCE = 0.05
+
+
+def wall_clock_matches(case, events, text, res):
+    """The guest's wait:MS, as its TSC clock measured it (clock_mark guest_us), against
+    the time between the two clock_mark lines' arrival on the host."""
+    marks = [(t, ml.parse_events(line)[0]) for t, line in res.line_times
+             if line.startswith('{"event":"clock_mark"')]
+    marks = [(t, ev[0]) for t, ev in marks if ev]
+    start = [t for t, e in marks if e.get("mark") == "start"]
+    end = [(t, e) for t, e in marks if e.get("mark") == "end"]
+    if len(start) != 1 or len(end) != 1:
+        return ["expected one clock_mark start and one end line, got %d and %d" %
+                (len(start), len(end))]
+    host = end[0][0] - start[0]
+    guest = end[0][1].get("guest_us", 0) / 1e6
+    if guest <= 0:
+        return ["clock_mark end has no guest_us"]
+    if abs(host / guest - 1) > WALL_CLOCK_TOLERANCE:
+        return ["the guest measured %.3f s, the host %.3f s (ratio %.3f, tolerance %.0f%%): "
+                "the TSC frequency is wrong" % (guest, host, host / guest,
+                                               WALL_CLOCK_TOLERANCE * 100)]
+    return []
+
+
+wall_clock_matches.wants_result = True

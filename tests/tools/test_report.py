@@ -224,10 +224,13 @@ class Report(unittest.TestCase):
         rows = {r[0]: dict(zip(t.headers, r)) for r in t.rows}
         self.assertEqual(rows["lazy 4G"]["ready ms"], "38.4")
         self.assertEqual(rows["eager 4G"]["ready ms"], "7660.5")
-        self.assertEqual(rows["lazy 4G"]["write MiB/s"], "3451")
+        self.assertEqual(rows["lazy 4G"]["rewrite MiB/s"], "3451")
+        # Logs from before the first-write measurement: no limit to compare with.
+        self.assertEqual(rows["lazy 4G"]["first write MiB/s"], "-")
+        self.assertEqual(rows["lazy 4G"]["accept / first write"], "-")
         self.assertEqual(rows["lazy 4G"]["accept MiB/s"], "183")
         self.assertEqual(rows["lazy 1G"]["accept MiB/s"], "-")  # nothing accepted
-        self.assertEqual(rows["lazy 256G"]["write MiB/s"], "-")  # no bandwidth step
+        self.assertEqual(rows["lazy 256G"]["rewrite MiB/s"], "-")  # no bandwidth step
         # Eager accepts everything before ready: 3182919680 bytes.
         self.assertEqual(rows["eager 4G"]["accepted at ready MiB"], "3035")
         # Lazy accepts only the partial units at the edges before ready: 3637248 bytes.
@@ -350,6 +353,34 @@ class Plots(unittest.TestCase):
         self.assertEqual(report.plot_ready(plt, runs, os.path.join(d, "c.png")), 3)
 
 
+class FirstWrite(unittest.TestCase):
+    def test_accept_next_to_first_write(self):
+        # lazy-4g accepted at 183 MiB/s; give its bandwidth step a first write of 366 MiB/s.
+        with open(log("lazy-4g")) as f:
+            text = f.read()
+        text = text.replace('"first_pass_mib_s":', '"first_write_bytes":134217728,'
+                            '"first_write_mib_s":366,"first_pass_mib_s":', 1)
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        path = os.path.join(d, "lazy-4g.log")
+        with open(path, "w") as f:
+            f.write(text)
+        runs, msgs = report.load_runs([path])
+        self.assertEqual(msgs, [])
+        t = report.tables(runs)[0]
+        row = dict(zip(t.headers, t.rows[0]))
+        self.assertEqual(row["accept MiB/s"], "183")
+        self.assertEqual(row["first write MiB/s"], "366")
+        self.assertEqual(row["accept / first write"], "0.50")
+        import bench
+        self.assertIn("lazy 4G 0.50: NOT MET", bench.first_write_goal_text(runs))
+        self.assertIn("eager: not measured", bench.first_write_goal_text(runs))
+        with open(path, "w") as f:
+            f.write(text.replace('"first_write_mib_s":366', '"first_write_mib_s":200'))
+        runs, _ = report.load_runs([path])
+        self.assertIn("lazy 4G 0.92: MET", bench.first_write_goal_text(runs))
+
+
 class BenchMatrix(unittest.TestCase):
     def test_cells(self):
         import bench
@@ -361,7 +392,8 @@ class BenchMatrix(unittest.TestCase):
         self.assertEqual([(c.policy, c.mem) for c in skipped], [("eager", "64G")])
         self.assertEqual(len({c.name for c in cells}), len(cells))
         for c in cells:
-            self.assertIn("fake_unaccepted_start=1G", c.args)
+            # Every size has unaccepted memory, 1G included (the done-when).
+            self.assertIn("fake_unaccepted_start=512M", c.args)
             # The host rule: eager never above 16G.
             self.assertFalse(c.policy == "eager" and c.mem_bytes > 16 * GIB, c.name)
 
@@ -398,6 +430,25 @@ class BenchMatrix(unittest.TestCase):
         # The 256G boot accepted only boot edges: its whole accept time is edge time.
         self.assertEqual(rows[1]["edge_accept_median_us"], 3379091 / 1000.0)
         self.assertEqual(goal["edge_accept_median_us"], 3379091 / 1000.0)
+
+    def test_ready_goal(self):
+        import bench
+        cells = []
+        for mem, name in (("1G", "lazy-1g-none"), ("256G", "lazy-256g-none")):
+            c = bench.Cell("a", "lazy", mem, "workload=none")
+            c.status, c.boot = "ok", ml.read_boot(log(name))
+            cells.append(c)
+        rows, _ = bench.ready_matrix(cells)
+        # 81.2 ms and 45.0 ms: far above 11 ms.
+        text = bench.ready_goal_text(rows)
+        self.assertIn("lazy 1G 81.2 ms", text)
+        self.assertIn("lazy 256G 45.0 ms", text)
+        self.assertIn("NOT MET", text)
+        for r in rows:
+            r["median_us"] = 10500
+        self.assertTrue(bench.ready_goal_text(rows).endswith(": MET."))
+        rows[1]["median_us"] = 11001
+        self.assertIn("NOT MET", bench.ready_goal_text(rows))
 
     def test_edge_accept_only_when_every_accept_was_an_edge(self):
         import bench
