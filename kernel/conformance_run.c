@@ -55,7 +55,7 @@ int conformance_run(void)
 		.ebs_last_call_us = tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_ebs_call) / 1000,
 		.ebs_total_us = tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_ebs_start) / 1000,
 		.tsc_at_entry = bi->tsc_at_entry,
-		.tsc_hz = bi->tsc_hz,
+		.tsc_hz = tsc_hz(),	/* final: the clock is settled before any workload runs */
 		.efi_tables = bi->efi_tables,
 		.efi_table_count = bi->efi_table_count,
 	};
