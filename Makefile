@@ -134,8 +134,10 @@ $(B)/memaccept.img: $(B)/memaccept.efi tools/mkimage.sh
 	sh tools/mkimage.sh $< "$(ARGS)" $@
 
 # ---------------------------------------------------------------- tests
-UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRCS))
+# test_*_smp.c run threads: ThreadSanitizer instead of ASan (the two cannot be combined).
+UNIT_TSAN_SRCS := $(wildcard tests/unit/test_*_smp.c)
+UNIT_SRCS := $(filter-out $(UNIT_TSAN_SRCS),$(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRCS) $(UNIT_TSAN_SRCS))
 # The pure-logic sources the unit tests link against, built for the host with sanitizers.
 UNIT_LIB_SRCS := mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/latency.c mm/policy.c mm/series.c \
 	kernel/cmdline.c lib/format.c lib/string.c lib/sort.c arch/x86/tdx/accept.c arch/x86/tdx/guest_abi.c \
@@ -150,6 +152,13 @@ $(B)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/unit.c $(UNIT_LIB_SRCS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	$(Q)$(HOSTCC) $(UNIT_CFLAGS) -o $@ $< tests/unit/unit.c $(UNIT_LIB_SRCS)
+
+UNIT_TSAN_CFLAGS := $(filter-out -fsanitize=%,$(UNIT_CFLAGS)) -fsanitize=thread -pthread
+$(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_TSAN_SRCS)): $(B)/unit/%: tests/unit/%.c tests/unit/unit.h \
+		tests/unit/unit.c $(UNIT_LIB_SRCS) $(wildcard mm/*.h kernel/*.h lib/*.h include/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $@ (ThreadSanitizer)"
+	$(Q)$(HOSTCC) $(UNIT_TSAN_CFLAGS) -o $@ $< tests/unit/unit.c $(UNIT_LIB_SRCS)
 
 unit: $(UNIT_BINS)
 

@@ -103,6 +103,23 @@ static EFI_STATUS exit_boot_services(EFI_HANDLE image)
 	machine_exit(EXIT_BOOT_FAILED);
 }
 
+/* Real mode reaches only the first MiB: the STARTUP IPI's vector is a page number there. */
+#define TRAMPOLINE_MAX_ADDRESS 0x9ffff
+
+/*
+ * Pages below 1 MiB for the real-mode start-up code of the other vCPUs (kernel/smp.c),
+ * which nothing can provide once the memory map is final.
+ */
+static void reserve_trampoline(void)
+{
+	EFI_PHYSICAL_ADDRESS tramp = TRAMPOLINE_MAX_ADDRESS;
+
+	if (st->BootServices->AllocatePages(AllocateMaxAddress, EfiLoaderData, TRAMPOLINE_PAGES,
+					    &tramp) == EFI_SUCCESS)
+		bi.smp_trampoline = tramp;
+	kprintf("boot: AP trampoline at %#llx\n", (unsigned long long)bi.smp_trampoline);
+}
+
 EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab);
 EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 {
@@ -173,12 +190,15 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	boot_conformance_capture(st, &bi);
 	bi.step_tsc[BOOT_STEP_PLATFORM] = rdtsc_ordered();
 
-	/* 6. Leave the firmware. No boot service may be called after this. */
+	/* 6. Memory to start the other vCPUs from (the kernel reads the MADT itself). */
+	reserve_trampoline();
+
+	/* 7. Leave the firmware. No boot service may be called after this. */
 	status = exit_boot_services(image);
 	if (EFI_ERROR(status))
 		return status;
 
-	/* 7. The kernel's own stack; boot-services memory is about to be reused. */
+	/* 8. The kernel's own stack; boot-services memory is about to be reused. */
 	boot_enter_kernel(&bi, kernel_stack + KERNEL_STACK_SIZE, kernel_main);
 	return EFI_LOAD_ERROR;	/* not reached */
 }

@@ -3,6 +3,7 @@
 #include "drivers/console.h"
 #include "drivers/serial.h"
 #include "lib/format.h"
+#include "lib/spinlock.h"
 
 #define HOLD_MAX (64 * KiB)
 
@@ -70,15 +71,56 @@ void console_release(void)
 		console_flush_held();
 }
 
+static unsigned (*lock_cpu_id)(void);
+static struct spinlock lock;
+static u32 lock_owner;	/* CPU index + 1 of the holder, 0 = free */
+static u32 lock_depth;
+
+void console_set_cpu_id(unsigned (*cpu_id)(void))
+{
+	lock_cpu_id = cpu_id;
+}
+
+void console_lock(void)
+{
+	if (!lock_cpu_id)
+		return;
+	u32 me = lock_cpu_id() + 1;
+
+	if (__atomic_load_n(&lock_owner, __ATOMIC_RELAXED) == me) {
+		lock_depth++;
+		return;
+	}
+	spin_lock(&lock);
+	__atomic_store_n(&lock_owner, me, __ATOMIC_RELAXED);
+	lock_depth = 1;
+}
+
+void console_unlock(void)
+{
+	if (!lock_cpu_id || !lock_depth)
+		return;
+	if (--lock_depth == 0) {
+		__atomic_store_n(&lock_owner, 0, __ATOMIC_RELAXED);
+		spin_unlock(&lock);
+	}
+}
+
 void console_write(const char *s, size_t len)
 {
+	console_lock();
 	for (size_t i = 0; i < len; i++)
 		put(NULL, s[i]);
+	console_unlock();
 }
 
 int kvprintf(const char *fmt, va_list ap)
 {
-	return format_v(put, NULL, fmt, ap);
+	console_lock();
+	int n = format_v(put, NULL, fmt, ap);
+
+	console_unlock();
+	return n;
 }
 
 int kprintf(const char *fmt, ...)

@@ -24,6 +24,16 @@ void console_flush_held(void);
  */
 void console_set_flush_hook(void (*fn)(void));
 
+/*
+ * With more than one CPU: output is serialised by one lock, taken per kprintf and per
+ * event (kernel/report.c holds it from ev_begin to ev_end). It is recursive for the
+ * CPU that holds it, so a panic in the middle of an event still prints. cpu_id names
+ * the calling CPU; until it is set (one CPU) nothing is locked.
+ */
+void console_set_cpu_id(unsigned (*cpu_id)(void));
+void console_lock(void);
+void console_unlock(void);
+
 void console_write(const char *s, size_t len);
 int kprintf(const char *fmt, ...) __printf(1, 2);
 int kvprintf(const char *fmt, va_list ap);

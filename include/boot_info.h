@@ -11,7 +11,7 @@
 #define BOOT_MAP_BUFFER (4096 * 40)
 
 /* Bump the version whenever a field changes; kernel_main refuses any other version. */
-#define BOOT_INFO_VERSION 6
+#define BOOT_INFO_VERSION 7
 
 enum cmdline_source {
 	CMDLINE_NONE,		/* defaults only */
@@ -25,6 +25,9 @@ enum snp_protocol_status {
 	SNP_PROTOCOL_CALLED,		/* AllowUnacceptedMemory returned success */
 	SNP_PROTOCOL_FAILED,		/* AllowUnacceptedMemory returned an error */
 };
+
+/* Pages below 1 MiB reserved before ExitBootServices for the AP start-up trampoline. */
+#define TRAMPOLINE_PAGES 4
 
 /*
  * EFI configuration tables the conformance report looks for (boot/conformance_efi.c holds
@@ -139,6 +142,9 @@ struct boot_info {
 	u32 fw_revision;		/* EFI_SYSTEM_TABLE.FirmwareRevision */
 	char fw_vendor[BOOT_FW_VENDOR_MAX];	/* FirmwareVendor, printable ASCII only */
 
+	/* TRAMPOLINE_PAGES below 1 MiB for starting the other vCPUs, 0 if none could be had. */
+	u64 smp_trampoline;
+
 	/*
 	 * SEV-SNP under an SVSM (boot/snp_svsm.c): the secrets page's SVSM fields, read
 	 * through the CC blob before ExitBootServices. svsm_size 0: no SVSM.
@@ -152,6 +158,6 @@ struct boot_info {
 	u32 svsm_reserved;
 };
 
-_Static_assert(sizeof(struct boot_info) == 1672, "struct boot_info changed: bump BOOT_INFO_VERSION");
+_Static_assert(sizeof(struct boot_info) == 1688, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
 #endif

@@ -69,6 +69,7 @@ static int lookup(const char *const *names, size_t n, const char *val)
 
 static const char *const policy_names[] = {
 	[POLICY_LAZY] = "lazy", [POLICY_EAGER] = "eager", [POLICY_AHEAD] = "ahead",
+	[POLICY_BACKGROUND] = "background",
 };
 
 static const char *const platform_names[] = {
@@ -84,6 +85,15 @@ const char *policy_name(u32 policy)
 const char *platform_choice_name(u32 choice)
 {
 	return choice < ARRAY_SIZE(platform_names) ? platform_names[choice] : "?";
+}
+
+/* A plain decimal count: digits only, no suffix. */
+static bool parse_count(const char *val, u64 *out)
+{
+	for (const char *c = val; *c; c++)
+		if (*c < '0' || *c > '9')
+			return false;
+	return parse_size(val, strlen(val), out);
 }
 
 static void set_string(struct parser *p, const char *key, char *dst, size_t size, const char *val)
@@ -103,7 +113,7 @@ static void apply(struct parser *p, const char *key, const char *val)
 	if (strcmp(key, "accept_memory") == 0) {
 		i = lookup(policy_names, ARRAY_SIZE(policy_names), val);
 		if (i < 0)
-			complain(p, "cmdline: accept_memory=%s is not lazy, eager or ahead; using %s",
+			complain(p, "cmdline: accept_memory=%s is not lazy, eager, ahead or background; using %s",
 				 val, policy_name(c->policy));
 		else
 			c->policy = (u32)i;
@@ -142,6 +152,22 @@ static void apply(struct parser *p, const char *key, const char *val)
 			c->verbose = val[0] == '1';
 		else
 			complain(p, "cmdline: verbose=%s is not 0 or 1; ignored", val);
+	} else if (strcmp(key, "cpus") == 0) {
+		u64 n;
+
+		if (!parse_count(val, &n) || n == 0 || n > 4096)
+			complain(p, "cmdline: cpus=%s is not a number from 1 to 4096; using all", val);
+		else
+			c->cpus = (u32)n;
+	} else if (strcmp(key, "smp_phantom") == 0) {
+		u64 n;
+
+		if (!p->test_image)
+			complain(p, "cmdline: %s= is only understood by the test image; ignored", key);
+		else if (!parse_count(val, &n) || n > 4)
+			complain(p, "cmdline: smp_phantom=%s is not 0 to 4; ignored", val);
+		else
+			c->smp_phantom = (u32)n;
 	} else if (strcmp(key, "emu_host") == 0) {
 		if (!p->test_image)
 			complain(p, "cmdline: %s= is only understood by the test image; ignored", key);

@@ -11,6 +11,7 @@ enum accept_policy {
 	POLICY_LAZY,	/* accept a unit when the allocator runs out (default, Linux's "lazy") */
 	POLICY_EAGER,	/* accept everything before `ready` (Linux's "eager") */
 	POLICY_AHEAD,	/* lazy, but keep accept_ahead bytes accepted and free */
+	POLICY_BACKGROUND,	/* lazy, and after ready the other vCPUs accept the rest */
 };
 
 enum platform_choice {
@@ -48,6 +49,8 @@ struct config {
 	u8 reserved[3];
 	u32 bad_options;		/* how many options were rejected */
 	u32 emu_host;			/* test image: enum emu_host_kind, the host the emulator plays */
+	u32 cpus;			/* cpus=N: use at most N CPUs; 0 = all the firmware reports */
+	u32 smp_phantom;		/* test image: APIC IDs no CPU has, added to the MADT's list */
 	char workload[96];		/* checked by workload_parse() */
 	char test[48];			/* test image: in-guest test case to run */
 	char emu_fault[128];		/* test image: emulator fault injection */

@@ -21,6 +21,16 @@
 #define SDT_OFF_LENGTH 4
 #define MADT_OFF_ENTRIES 44		/* header, local APIC address, flags */
 #define MP_WAKEUP_MIN_LEN 16		/* type, length, version, reserved, mailbox address */
+#define MADT_OFF_LAPIC_ADDR 36		/* u32 local APIC address */
+/*
+ * Processor entries (ACPI 6.4 sections 5.2.12.2, 5.2.12.8, 5.2.12.12): local APIC {uid u8
+ * @2, APIC ID u8 @3, flags u32 @4}, address override {u64 @4}, local x2APIC {x2APIC ID
+ * u32 @4, flags u32 @8}; flags bit 0 = enabled (table 5.23). Shorter is malformed.
+ */
+#define LOCAL_APIC_LEN 8
+#define LAPIC_OVERRIDE_LEN 12
+#define LOCAL_X2APIC_LEN 16
+#define LAPIC_FLAG_ENABLED 1u
 
 /*
  * No table this walk reads is anywhere near this long (an XSDT of 1 MiB would list 131,068
@@ -83,6 +93,24 @@ static u32 check_sdt(const struct acpi_reader *r, u64 addr, const char *sig, u32
 	return sum ? ACPI_BAD_CHECKSUM : ACPI_OK;
 }
 
+/* A processor or address-override entry, length already checked. */
+static void add_cpu_entry(struct acpi_facts *f, const u8 *e)
+{
+	u32 id, flags;
+
+	if (e[0] == MADT_TYPE_LAPIC_OVERRIDE) {
+		f->lapic_addr = le64(e + 4);
+		return;
+	}
+	id = e[0] == MADT_TYPE_LOCAL_APIC ? e[3] : le32(e + 4);
+	flags = e[0] == MADT_TYPE_LOCAL_APIC ? le32(e + 4) : le32(e + 8);
+	if (!(flags & LAPIC_FLAG_ENABLED))
+		return;
+	if (f->cpus_listed < MAX_CPUS)
+		f->apic_ids[f->cpus_listed++] = id;
+	f->cpus_enabled++;
+}
+
 static void scan_madt(const struct acpi_reader *r, struct acpi_facts *f)
 {
 	u32 len = 0;
@@ -94,6 +122,13 @@ static void scan_madt(const struct acpi_reader *r, struct acpi_facts *f)
 		f->madt = ACPI_BAD_LENGTH;
 		return;
 	}
+	u8 la[4];
+
+	if (!rd(r, f->madt_addr + MADT_OFF_LAPIC_ADDR, la, sizeof(la))) {
+		f->madt = ACPI_UNREADABLE;
+		return;
+	}
+	f->lapic_addr = le32(la);
 	for (u32 off = MADT_OFF_ENTRIES; off < len;) {
 		u8 e[MP_WAKEUP_MIN_LEN];
 		u32 elen;
@@ -111,6 +146,17 @@ static void scan_madt(const struct acpi_reader *r, struct acpi_facts *f)
 		f->madt_entries++;
 		if (e[0] == MADT_TYPE_LOCAL_APIC || e[0] == MADT_TYPE_LOCAL_X2APIC)
 			f->madt_lapics++;
+		if (e[0] == MADT_TYPE_LOCAL_APIC || e[0] == MADT_TYPE_LOCAL_X2APIC ||
+		    e[0] == MADT_TYPE_LAPIC_OVERRIDE) {
+			u32 need = e[0] == MADT_TYPE_LOCAL_APIC ? LOCAL_APIC_LEN :
+				   e[0] == MADT_TYPE_LOCAL_X2APIC ? LOCAL_X2APIC_LEN : LAPIC_OVERRIDE_LEN;
+
+			if (elen < need || !rd(r, f->madt_addr + off, e, need)) {
+				f->madt = ACPI_BAD_ENTRY;
+				return;
+			}
+			add_cpu_entry(f, e);
+		}
 		if (e[0] == MADT_TYPE_MP_WAKEUP) {
 			if (elen < MP_WAKEUP_MIN_LEN || !rd(r, f->madt_addr + off, e, sizeof(e))) {
 				f->madt = ACPI_BAD_ENTRY;

@@ -3,6 +3,7 @@
 #ifndef KERNEL_CONFORMANCE_ACPI_H
 #define KERNEL_CONFORMANCE_ACPI_H
 
+#include "include/smp.h"
 #include "include/types.h"
 
 /* What went wrong with one table, or that nothing did. */
@@ -35,6 +36,11 @@ struct acpi_facts {
 	u32 mp_wakeup;			/* multiprocessor wakeup entries (type 0x10) */
 	u64 mp_wakeup_mailbox;		/* the first one's mailbox address */
 	u32 mp_wakeup_version;
+	/* The CPUs, for starting them (kernel/smp.c). */
+	u64 lapic_addr;			/* MADT local APIC address, or its 64-bit override */
+	u32 cpus_enabled;		/* local APIC / x2APIC entries with the enabled flag */
+	u32 cpus_listed;		/* how many of them are in apic_ids (at most MAX_CPUS) */
+	u32 apic_ids[MAX_CPUS];		/* in MADT order */
 };
 
 /*
@@ -54,6 +60,7 @@ const char *acpi_status_name(u32 status);
 
 /* ACPI 6.4 section 5.2.12: MADT entry types this walk counts. */
 #define MADT_TYPE_LOCAL_APIC 0x00
+#define MADT_TYPE_LAPIC_OVERRIDE 0x05
 #define MADT_TYPE_LOCAL_X2APIC 0x09
 #define MADT_TYPE_MP_WAKEUP 0x10
 

@@ -11,6 +11,7 @@
 #include "kernel/memory.h"
 #include "kernel/panic.h"
 #include "kernel/report.h"
+#include "kernel/smp.h"
 #include "kernel/testcase.h"
 #include "kernel/workload.h"
 #ifdef CONFIG_EMULATOR
@@ -197,6 +198,8 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* Our own descriptor tables: the firmware's sit in memory we will reuse. */
 	gdt_init();
 	idt_init();
+	/* This CPU's per-CPU data (GS base, which loading the GDT cleared). */
+	smp_init_bsp();
 #ifdef CONFIG_TEST_IMAGE
 	/* test=early_*: console output or a panic right after the IDT is loaded. */
 	testcase_early(bi->config.test);
@@ -233,6 +236,9 @@ __noreturn void kernel_main(struct boot_info *bi)
 	 */
 	clock_kernel_start(bi);
 	phase_done("page_tables");
+	/* The other vCPUs: they need our page tables and IDT, and stacks from early_alloc. */
+	smp_init(bi, kind);
+	phase_done("smp");
 	/* One bit per unaccepted 2 MiB unit, from the final map. */
 	memory_build_bitmap();
 	phase_done("bitmap");
@@ -252,6 +258,7 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* Outside the window too: the clock's final frequency, then every time can be printed. */
 	clock_finish(bi);
 	memory_report_firmware(bi);
+	smp_report(bi);
 	memory_report_bitmap();
 	memory_report_allocator();
 	if (!bi->config.console_sync)
@@ -259,6 +266,8 @@ __noreturn void kernel_main(struct boot_info *bi)
 	report_boot_steps(bi);
 	report_phases();
 	report_ready(bi->config.policy, since_entry_us(ready_tsc));
+	/* accept_memory=background: the other vCPUs accept the rest while the workload runs. */
+	memory_start_background(bi->config.policy);
 
 #ifdef CONFIG_TEST_IMAGE
 	if (bi->config.test[0]) {
@@ -270,6 +279,7 @@ __noreturn void kernel_main(struct boot_info *bi)
 #endif
 	int code = workload_run(&workload);
 
+	memory_report_background();
 	memory_report_summary();
 	kernel_exit(code);
 }

@@ -7,6 +7,7 @@
 #include "kernel/memory.h"
 #include "kernel/panic.h"
 #include "kernel/report.h"
+#include "kernel/smp.h"
 #include "arch/x86/desc.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/tsc.h"
@@ -14,6 +15,7 @@
 #include "mm/early.h"
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
+#include "lib/spinlock.h"
 #include "lib/muldiv.h"
 #include "lib/string.h"
 #ifdef CONFIG_EMULATOR
@@ -42,6 +44,11 @@ static u64 pt_pool[PT_POOL];
 static unsigned pt_pool_n;
 static bool palloc_ready;
 static u64 map_ns_total;	/* time spent mapping accepted memory, inside the accept times */
+/*
+ * The page tables are shared by every CPU: one lock for changing them (and the pool).
+ * Taken inside no other lock; pt_alloc takes the allocator's lock inside it.
+ */
+static struct spinlock paging_lock;
 /* Platform counters once the boot-time edges were accepted, to report units separately. */
 #define MAX_PLATFORM_COUNTERS 32
 static u64 counters_after_edges[MAX_PLATFORM_COUNTERS];
@@ -97,13 +104,15 @@ static u64 pt_alloc(void)
 
 static void pt_pool_top_up(void)
 {
+	spin_lock(&paging_lock);
 	while (pt_pool_n < PT_POOL) {
 		u64 pa = pt_page_from_palloc();
 
 		if (!pa)
-			return;
+			break;
 		pt_pool[pt_pool_n++] = pa;
 	}
+	spin_unlock(&paging_lock);
 }
 
 /*
@@ -293,15 +302,21 @@ static int accept_backend(void *ctx, u64 start, u64 end)
 	int rc;
 
 	(void)ctx;
-	if (paging_map(start, end, MAP_RAM))
+	spin_lock(&paging_lock);
+	rc = paging_map(start, end, MAP_RAM);
+	spin_unlock(&paging_lock);
+	if (rc)
 		fatal(EXIT_OUT_OF_MEMORY, "accept: no memory left for the page tables that map "
 		      "[%llx, %llx)", start, end);
-	map_ns_total += tsc_now_ns() - t0;
+	atomic_add64(&map_ns_total, tsc_now_ns() - t0);
+	/* The platform call runs with no lock held: other CPUs accept at the same time. */
 	rc = platform->accept(start, end);
 	if (rc) {
 		kprintf("accept: the platform refused [%llx, %llx) (%d); that memory stays unused\n",
 			start, end, rc);
+		spin_lock(&paging_lock);
 		paging_unmap(start, end);
+		spin_unlock(&paging_lock);
 	}
 	return rc;
 }
@@ -331,9 +346,10 @@ void memory_init_allocator(const struct boot_info *bi)
 		.accept = accept_backend,
 		.meta_alloc = meta_alloc,
 		.now_ns = tsc_now_ns,
+		.cpu_id = smp_this_cpu,
 	};
 	const struct early_reserved *er;
-	struct palloc_reserved res[EARLY_MAX_RESERVED];
+	struct palloc_reserved res[EARLY_MAX_RESERVED + 1];
 	unsigned n;
 
 	palloc_init(&kernel_memmap, &bitmap, &env, accept_samples, ARRAY_SIZE(accept_samples));
@@ -344,6 +360,10 @@ void memory_init_allocator(const struct boot_info *bi)
 	n = early_reserved(&er);
 	for (unsigned i = 0; i < n; i++)
 		res[i] = (struct palloc_reserved){ er[i].start, er[i].end };
+	/* The APs' start-up page: a late AP may still run through it. */
+	if (bi->smp_trampoline)
+		res[n++] = (struct palloc_reserved){ bi->smp_trampoline,
+			bi->smp_trampoline + TRAMPOLINE_PAGES * PAGE_SIZE };
 	/*
 	 * Boot-services memory is free from here: the kernel runs on its own stack, GDT,
 	 * IDT and page tables, and keeps nothing the firmware allocated.
@@ -358,6 +378,9 @@ void memory_init_allocator(const struct boot_info *bi)
 		counters_after_edges[i] = platform->counters[i].count;
 
 	policy_init(bi->config.policy, bi->config.accept_ahead);
+	/* Eager acceptance is split across every started vCPU. */
+	policy_set_cpus(smp_cpus_started(), smp_cpu_slots(), smp_run, smp_cpu_online,
+			smp_start_work, smp_wait);
 	/* Only accept-ahead has work after an allocation: the others keep the fast path bare. */
 	palloc_set_hooks(kernel_refill,
 			 bi->config.policy == POLICY_AHEAD ? policy_after_alloc : NULL);
@@ -378,6 +401,34 @@ void memory_report_allocator(void)
 		early_bytes());
 }
 
+void memory_start_background(u32 policy)
+{
+	if (policy != POLICY_BACKGROUND)
+		return;
+	if (!policy_background_start(tsc_now_ns))
+		kprintf("background: no other vCPU to accept in the background; behaving as lazy\n");
+	else
+		kprintf("background: %u vCPU(s) accept the remaining %llu MiB\n",
+			smp_cpus_started() - 1, palloc_unaccepted_bytes() >> 20);
+}
+
+void memory_report_background(void)
+{
+	u64 done_ns, bytes;
+	unsigned cpus;
+
+	/* Waits for the APs: the report comes once every unit is accepted. */
+	if (!policy_background_wait(&done_ns, &bytes, &cpus))
+		return;
+	kprintf("background: %u vCPU(s) accepted %llu MiB; the last unit %llu us after efi_main\n",
+		cpus, bytes >> 20, done_ns / 1000);
+	ev_begin("background");
+	ev_u64("done_us", done_ns / 1000);
+	ev_u64("bytes", bytes);
+	ev_u64("cpus", cpus);
+	ev_end();
+}
+
 void memory_rescale_time(u64 was, u64 now)
 {
 	struct palloc_stats *s = palloc_stats_mut();
@@ -390,7 +441,7 @@ void memory_rescale_time(u64 was, u64 now)
 
 static const char *const path_names[ACCEPT_PATH_COUNT] = {
 	[ACCEPT_BOOT_EDGE] = "boot_edge", [ACCEPT_LAZY] = "lazy", [ACCEPT_EAGER] = "eager",
-	[ACCEPT_AHEAD] = "ahead", [ACCEPT_EXPLICIT] = "explicit",
+	[ACCEPT_AHEAD] = "ahead", [ACCEPT_EXPLICIT] = "explicit", [ACCEPT_BACKGROUND] = "background",
 };
 
 /* Accepted memory over time since efi_main, thinned to at most SERIES_MAX + 1 points. */
@@ -441,6 +492,11 @@ void memory_report_summary(void)
 	ev_u64("allocs", s->allocs);
 	ev_u64("frees", s->frees);
 	ev_u64("alloc_failures", s->alloc_failures);
+	/* Per vCPU (index 0 is the boot CPU), merged from each CPU's own counters. */
+	ev_arr_begin("accepted_by_cpu");
+	for (unsigned c = 0; c < smp_cpu_slots(); c++)
+		ev_arr_u64(palloc_cpu_stats(c)->accepted_bytes);
+	ev_arr_end();
 	ev_obj_begin("accepted_by_path");
 	for (unsigned i = 0; i < ACCEPT_PATH_COUNT; i++)
 		ev_u64(path_names[i], s->accepted_by_path[i]);

@@ -47,6 +47,10 @@ bool memory_next_unaccepted(u64 from, u64 *unit);
 
 extern struct memmap kernel_memmap;
 
+/* accept_memory=background: hand the remaining units to the APs (after `ready`). */
+void memory_start_background(u32 policy);
+/* Wait for them and print the `background` event (nothing for other policies). */
+void memory_report_background(void);
 /* Times recorded so far were converted at hz `was`; the clock runs at `now`: correct them. */
 void memory_rescale_time(u64 was, u64 now);
 

@@ -62,8 +62,10 @@ static void key(const char *k)
 	}
 }
 
+/* The line buffer is shared: one CPU writes an event at a time (the console lock). */
 void ev_begin(const char *event)
 {
+	console_lock();
 	len = 0;
 	depth = 0;
 	first[0] = true;
@@ -150,4 +152,5 @@ void ev_end(void)
 	put('\n');
 	console_write(line, len);
 	len = 0;
+	console_unlock();
 }

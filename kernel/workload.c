@@ -6,6 +6,7 @@
 #include "kernel/conformance.h"
 #include "kernel/panic.h"
 #include "kernel/report.h"
+#include "kernel/smp.h"
 #include "kernel/workload.h"
 #include "lib/format.h"
 #include "lib/sort.h"
@@ -62,8 +63,10 @@ static bool parse_step(const char *s, size_t len, struct workload_step *st, char
 		st->size_auto = true;
 		return true;
 	}
-	if (str_starts(buf, "touch:") || str_starts(buf, "alloc2m:") || str_starts(buf, "bandwidth:")) {
-		st->kind = buf[0] == 't' ? WL_TOUCH : buf[0] == 'a' ? WL_ALLOC2M : WL_BANDWIDTH;
+	if (str_starts(buf, "touch:") || str_starts(buf, "alloc2m:") || str_starts(buf, "bandwidth:") ||
+	    str_starts(buf, "ptouch:")) {
+		st->kind = buf[0] == 't' ? WL_TOUCH : buf[0] == 'a' ? WL_ALLOC2M :
+			   buf[0] == 'p' ? WL_PTOUCH : WL_BANDWIDTH;
 		if (parse_size(arg, strlen(arg), &st->size) && st->size)
 			return true;
 		format_buf(err, errlen, "workload %s: needs a size like 512M", buf);
@@ -91,7 +94,7 @@ static bool parse_step(const char *s, size_t len, struct workload_step *st, char
 		return true;
 	}
 	format_buf(err, errlen, "workload step '%s' is not none, touch:SIZE|auto, alloc2m:SIZE, "
-		   "mix:OPS[:SEED], bandwidth:SIZE, wait:MS or conformance", buf);
+		   "mix:OPS[:SEED], bandwidth:SIZE, ptouch:SIZE, wait:MS or conformance", buf);
 	return false;
 }
 
@@ -419,6 +422,72 @@ static int bandwidth(const struct workload_step *w)
 	return EXIT_OK;
 }
 
+/* ptouch: what each vCPU was asked for and did. */
+struct ptouch {
+	u64 want[MAX_CPUS], done[MAX_CPUS], ns[MAX_CPUS];
+};
+
+static void ptouch_cpu(unsigned cpu, void *arg)
+{
+	struct ptouch *p = arg;
+	u64 t0 = tsc_now_ns(), done = 0;
+
+	for (; done < p->want[cpu]; done++) {
+		u64 pa = palloc_alloc(0);
+
+		if (!pa)
+			break;
+		memset((void *)(uintptr_t)pa, 0x5a, PAGE_SIZE);
+	}
+	p->done[cpu] = done;
+	p->ns[cpu] = tsc_now_ns() - t0;
+}
+
+/*
+ * Every started vCPU allocates and writes its share of SIZE in 4 KiB pages, all at the
+ * same time: they contend for the allocator and, under lazy acceptance, accept units
+ * side by side. Per-CPU figures come from each CPU's own counters.
+ */
+static int ptouch(const struct workload_step *w)
+{
+	static struct ptouch p;
+	u64 pages = ALIGN_UP(w->size, PAGE_SIZE) >> PAGE_SHIFT, done = 0;
+	u64 acc0[MAX_CPUS], us[MAX_CPUS], by_cpu[MAX_CPUS], acc[MAX_CPUS];
+	unsigned slots = smp_cpu_slots(), n = smp_cpus_started(), k = 0;
+	struct step s;
+
+	memset(&p, 0, sizeof(p));
+	for (unsigned c = 0; c < slots; c++) {
+		acc0[c] = palloc_cpu_stats(c)->accepted_bytes;
+		if (!smp_cpu_online(c))
+			continue;
+		/* Equal shares; the boot CPU takes the remainder. */
+		p.want[c] = pages / n + (c == 0 ? pages % n : 0);
+		k++;
+	}
+	step_begin(&s, "ptouch");
+	kprintf("workload: ptouch %llu MiB in 4 KiB pages on %u vCPUs\n", (pages << PAGE_SHIFT) >> 20, k);
+	smp_run(ptouch_cpu, &p);
+	for (unsigned c = 0; c < slots; c++) {
+		done += p.done[c];
+		by_cpu[c] = p.done[c] << PAGE_SHIFT;
+		us[c] = p.ns[c] / 1000;
+		acc[c] = palloc_cpu_stats(c)->accepted_bytes - acc0[c];
+	}
+	if (done < pages)
+		report_oom("pages", done, pages);
+	s.own_allocs = done;
+	step_event(&s, done == pages);
+	ev_u64("bytes", pages << PAGE_SHIFT);
+	ev_u64("done_bytes", done << PAGE_SHIFT);
+	ev_u64("cpus", k);
+	ev_u64_array("bytes_by_cpu", by_cpu, slots);
+	ev_u64_array("us_by_cpu", us, slots);
+	ev_u64_array("accepted_by_cpu", acc, slots);
+	ev_end();
+	return done == pages ? EXIT_OK : EXIT_OUT_OF_MEMORY;
+}
+
 /*
  * Busy-waits w->ms by the TSC clock between two `clock_mark` lines, printed at once: a
  * harness that timestamps the lines as they arrive sees how long the guest's
@@ -467,6 +536,9 @@ int workload_run(const struct workload_spec *w)
 			break;
 		case WL_BANDWIDTH:
 			code = bandwidth(st);
+			break;
+		case WL_PTOUCH:
+			code = ptouch(st);
 			break;
 		case WL_CONFORMANCE:
 			code = conformance_run();

@@ -11,6 +11,7 @@ enum workload_kind {
 	WL_ALLOC2M,	/* alloc2m:SIZE - allocate SIZE in 2 MiB blocks, write each block */
 	WL_MIX,		/* mix:OPS[:SEED] - random allocations (4 KiB..2 MiB) and frees */
 	WL_BANDWIDTH,	/* bandwidth:SIZE - write bandwidth of memory that is already accepted */
+	WL_PTOUCH,	/* ptouch:SIZE - every started vCPU touches its share of SIZE at once */
 	WL_CONFORMANCE,	/* conformance - judge what the firmware handed over (kernel/conformance.c) */
 	WL_WAIT,	/* wait:MS - busy-wait MS milliseconds by the TSC clock (checks the clock) */
 };

@@ -3,6 +3,7 @@
 #include "kernel/panic.h"
 #include "lib/string.h"
 #include "lib/bits.h"
+#include "lib/spinlock.h"
 #include "mm/page_alloc.h"
 
 /*
@@ -12,8 +13,9 @@
  *   one), each with one u16 per 2 MiB unit: 1 MiB of state for a 1 TiB guest, zero
  *   for holes between zones.
  * - A unit is OUTSIDE (not RAM, used by the firmware or the kernel, or unaccepted:
- *   the bitmap tells which), FREE (a whole free 2 MiB block), USED (handed out whole),
- *   SPLIT (carved into smaller blocks), or LOST (the platform refused to accept it).
+ *   the bitmap tells which), ACCEPTING (claimed: its bit is clear, a CPU is accepting
+ *   it), FREE (a whole free 2 MiB block), USED (handed out whole), SPLIT (carved into
+ *   smaller blocks), or LOST (the platform refused to accept it).
  * - A SPLIT unit keeps its page-level state in one of its own pages, the meta page: one
  *   byte per page, set on the first page (the head) of every free or allocated block.
  *   So a split unit gives up 1/512 of itself, and an unsplit unit costs two bytes.
@@ -36,6 +38,7 @@ enum unit_state {
 	U_USED = 2,
 	U_SPLIT = 3,
 	U_LOST = 4,
+	U_ACCEPTING = 5,	/* claimed by a CPU that is accepting it right now */
 };
 #define UI_STATE(i) ((i) & 0x7)
 #define UI_PENDING (1u << 3)	/* SPLIT: on the pending-collapse stack */
@@ -69,24 +72,38 @@ struct zone {
 	u64 *free_units;	/* bit set: the unit is U_FREE */
 };
 
-static struct zone zones[PALLOC_MAX_ZONES];
-static unsigned nzones;
-static const struct zone *last_zone;
-static u64 free_head[ORDERS];
-static u64 free_count[ORDERS];
-static struct palloc_env env;
-static struct unaccepted_bitmap *bitmap;
-static struct palloc_stats stats;
-static bool (*refill_hook)(unsigned order);
-static void (*after_alloc_hook)(void);
-static u64 next_cursor;		/* every unit below this is accepted or not RAM */
-static u64 free_unit_hint;	/* no free whole unit lies below this address */
-static u64 pending[PENDING_MAX];
-static unsigned npending;
+/*
+ * All of the allocator's state, in one place, guarded by one lock. The lock is never
+ * held across a platform accept call (those take from microseconds to seconds): units
+ * are claimed under the lock (bitmap bit cleared, state U_ACCEPTING), accepted without
+ * it, and handed to the free map under it again.
+ */
+struct palloc_state {
+	struct spinlock lock;
+	struct zone zones[PALLOC_MAX_ZONES];
+	unsigned nzones;
+	const struct zone *last_zone;
+	u64 free_head[ORDERS];
+	u64 free_count[ORDERS];
+	struct palloc_env env;
+	struct unaccepted_bitmap *bitmap;
+	struct palloc_stats stats;
+	bool (*refill_hook)(unsigned order);
+	void (*after_alloc_hook)(void);
+	u64 next_cursor;	/* every unit below this is accepted, being accepted or not RAM */
+	u64 free_unit_hint;	/* no free whole unit lies below this address */
+	u64 pending[PENDING_MAX];
+	unsigned npending;
+	u64 accepting;		/* units claimed and not yet accepted (U_ACCEPTING) */
+	u64 accept_generation;	/* bumped whenever claimed units finish */
+	struct palloc_cpu_stats cpu[MAX_CPUS];
+};
+
+static struct palloc_state ps;
 
 static inline void *virt(u64 pa)
 {
-	return (void *)(uintptr_t)(pa + env.phys_offset);
+	return (void *)(uintptr_t)(pa + ps.env.phys_offset);
 }
 
 static inline struct free_node *node(u64 pa)
@@ -96,12 +113,12 @@ static inline struct free_node *node(u64 pa)
 
 static const struct zone *zone_of(u64 addr)
 {
-	if (last_zone && addr - last_zone->base < last_zone->units * UNIT_SIZE)
-		return last_zone;
-	for (unsigned i = 0; i < nzones; i++) {
-		if (addr - zones[i].base < zones[i].units * UNIT_SIZE) {
-			last_zone = &zones[i];
-			return last_zone;
+	if (ps.last_zone && addr - ps.last_zone->base < ps.last_zone->units * UNIT_SIZE)
+		return ps.last_zone;
+	for (unsigned i = 0; i < ps.nzones; i++) {
+		if (addr - ps.zones[i].base < ps.zones[i].units * UNIT_SIZE) {
+			ps.last_zone = &ps.zones[i];
+			return ps.last_zone;
 		}
 	}
 	return NULL;
@@ -126,12 +143,12 @@ static void list_push(u64 pa, unsigned order)
 	struct free_node *n = node(pa);
 
 	n->prev = 0;
-	n->next = free_head[order];
+	n->next = ps.free_head[order];
 	if (n->next)
 		node(n->next)->prev = pa;
-	free_head[order] = pa;
-	free_count[order]++;
-	stats.free_bytes += PAGE_SIZE << order;
+	ps.free_head[order] = pa;
+	ps.free_count[order]++;
+	ps.stats.free_bytes += PAGE_SIZE << order;
 }
 
 static void list_remove(u64 pa, unsigned order)
@@ -141,11 +158,11 @@ static void list_remove(u64 pa, unsigned order)
 	if (n->prev)
 		node(n->prev)->next = n->next;
 	else
-		free_head[order] = n->next;
+		ps.free_head[order] = n->next;
 	if (n->next)
 		node(n->next)->prev = n->prev;
-	free_count[order]--;
-	stats.free_bytes -= PAGE_SIZE << order;
+	ps.free_count[order]--;
+	ps.stats.free_bytes -= PAGE_SIZE << order;
 }
 
 /* Whole free units: a bit in the zone's free_units map. */
@@ -156,10 +173,10 @@ static void unit_free_push(u64 unit, u16 *info)
 
 	*info = U_FREE;
 	z->free_units[bit / 64] |= 1ULL << (bit % 64);
-	free_count[PALLOC_MAX_ORDER]++;
-	stats.free_bytes += UNIT_SIZE;
-	if (unit < free_unit_hint)
-		free_unit_hint = unit;
+	ps.free_count[PALLOC_MAX_ORDER]++;
+	ps.stats.free_bytes += UNIT_SIZE;
+	if (unit < ps.free_unit_hint)
+		ps.free_unit_hint = unit;
 }
 
 static void unit_free_remove(u64 unit)
@@ -168,29 +185,29 @@ static void unit_free_remove(u64 unit)
 	u64 bit = (unit - z->base) >> UNIT_SHIFT;
 
 	z->free_units[bit / 64] &= ~(1ULL << (bit % 64));
-	free_count[PALLOC_MAX_ORDER]--;
-	stats.free_bytes -= UNIT_SIZE;
+	ps.free_count[PALLOC_MAX_ORDER]--;
+	ps.stats.free_bytes -= UNIT_SIZE;
 }
 
 /* The lowest free whole unit (the caller checked that one exists). */
 static u64 lowest_free_unit(void)
 {
-	for (unsigned i = 0; i < nzones; i++) {
-		const struct zone *z = &zones[i];
+	for (unsigned i = 0; i < ps.nzones; i++) {
+		const struct zone *z = &ps.zones[i];
 		u64 end = z->base + z->units * UNIT_SIZE;
 
-		if (end <= free_unit_hint)
+		if (end <= ps.free_unit_hint)
 			continue;
-		u64 bit = free_unit_hint > z->base ? (free_unit_hint - z->base) >> UNIT_SHIFT : 0;
+		u64 bit = ps.free_unit_hint > z->base ? (ps.free_unit_hint - z->base) >> UNIT_SHIFT : 0;
 		u64 found = bits_find_next(z->free_units, z->units, bit);
 
 		if (found < z->units) {
-			free_unit_hint = z->base + (found << UNIT_SHIFT);
-			return free_unit_hint;
+			ps.free_unit_hint = z->base + (found << UNIT_SHIFT);
+			return ps.free_unit_hint;
 		}
 	}
 	panic("lowest_free_unit: %llu free units counted, none found from %llx",
-	      free_count[PALLOC_MAX_ORDER], free_unit_hint);
+	      ps.free_count[PALLOC_MAX_ORDER], ps.free_unit_hint);
 }
 
 /* ------------------------------------------------------------------ split units */
@@ -236,7 +253,7 @@ static void collapse(u64 unit, u16 *info, struct unit_meta *m)
 		list_remove(unit + (idx << PAGE_SHIFT), order);
 	}
 	m->magic = 0;
-	stats.meta_bytes -= PAGE_SIZE;
+	ps.stats.meta_bytes -= PAGE_SIZE;
 	unit_free_push(unit, info);
 }
 
@@ -251,19 +268,19 @@ static void maybe_collapse(u64 unit, u16 *info, struct unit_meta *m, bool now)
 {
 	if (!collapsible(*info, m) || (*info & UI_PENDING))
 		return;
-	if (now || npending == PENDING_MAX) {
+	if (now || ps.npending == PENDING_MAX) {
 		collapse(unit, info, m);
 		return;
 	}
-	pending[npending++] = unit;
+	ps.pending[ps.npending++] = unit;
 	*info |= UI_PENDING;
 }
 
 /* Collapse one pending unit that is still fully free; false when none is left. */
 static bool collapse_pending(void)
 {
-	while (npending) {
-		u64 unit = pending[--npending];
+	while (ps.npending) {
+		u64 unit = ps.pending[--ps.npending];
 		u16 *info = unit_info(unit);
 
 		*info &= (u16)~UI_PENDING;
@@ -281,8 +298,10 @@ static bool collapse_pending(void)
 
 void palloc_trim(void)
 {
+	spin_lock(&ps.lock);
 	while (collapse_pending())
 		;
+	spin_unlock(&ps.lock);
 }
 
 /* Start page-level tracking of a unit; every page starts reserved except what is freed later. */
@@ -295,7 +314,7 @@ static struct unit_meta *make_split(u64 unit, u16 *info, u64 meta_idx)
 	memset(m->page, PG_RESERVED, sizeof(m->page));
 	m->reserved_pages = PAGES_PER_UNIT;
 	*info = (u16)(U_SPLIT | (meta_idx << UI_META_SHIFT));
-	stats.meta_bytes += PAGE_SIZE;
+	ps.stats.meta_bytes += PAGE_SIZE;
 	return m;
 }
 
@@ -342,7 +361,7 @@ static void build_zones(const struct memmap *m)
 	u64 start = 0, end = 0;
 	bool open = false;
 
-	nzones = 0;
+	ps.nzones = 0;
 	for (unsigned i = 0; i <= m->nranges; i++) {
 		const struct mem_range *r = i < m->nranges ? &m->ranges[i] : NULL;
 
@@ -350,13 +369,13 @@ static void build_zones(const struct memmap *m)
 			continue;
 		if (open && (!r || (ALIGN_DOWN(r->start, UNIT_SIZE) > end &&
 				    ALIGN_DOWN(r->start, UNIT_SIZE) - end >= GiB))) {
-			if (nzones == PALLOC_MAX_ZONES)
+			if (ps.nzones == PALLOC_MAX_ZONES)
 				panic("palloc_init: more than %d separate runs of RAM", PALLOC_MAX_ZONES);
-			zones[nzones].base = start;
-			zones[nzones].units = (end - start) >> UNIT_SHIFT;
-			zones[nzones].info = env.meta_alloc(zones[nzones].units * sizeof(u16));
-			zones[nzones].free_units = env.meta_alloc((zones[nzones].units + 63) / 64 * 8);
-			nzones++;
+			ps.zones[ps.nzones].base = start;
+			ps.zones[ps.nzones].units = (end - start) >> UNIT_SHIFT;
+			ps.zones[ps.nzones].info = ps.env.meta_alloc(ps.zones[ps.nzones].units * sizeof(u16));
+			ps.zones[ps.nzones].free_units = ps.env.meta_alloc((ps.zones[ps.nzones].units + 63) / 64 * 8);
+			ps.nzones++;
 			open = false;
 		}
 		if (!r)
@@ -370,7 +389,7 @@ static void build_zones(const struct memmap *m)
 	}
 }
 
-void palloc_add_free(u64 start, u64 end)
+static void add_free_locked(u64 start, u64 end)
 {
 	if (!IS_ALIGNED(start, PAGE_SIZE) || !IS_ALIGNED(end, PAGE_SIZE) || start > end)
 		panic("palloc_add_free: bad range [%llx, %llx)", start, end);
@@ -403,8 +422,15 @@ void palloc_add_free(u64 start, u64 end)
 			panic("palloc_add_free: unit %llx is already managed (state %u)", unit,
 			      UI_STATE(*info));
 		}
-		stats.managed_bytes += b - a;
+		ps.stats.managed_bytes += b - a;
 	}
+}
+
+void palloc_add_free(u64 start, u64 end)
+{
+	spin_lock(&ps.lock);
+	add_free_locked(start, end);
+	spin_unlock(&ps.lock);
 }
 
 /* [s, e) minus the sorted, disjoint reserved ranges, handed to palloc_add_free(). */
@@ -414,31 +440,30 @@ static void add_free_except(u64 s, u64 e, const struct palloc_reserved *res, uns
 		if (res[i].end <= s || res[i].start >= e)
 			continue;
 		if (res[i].start > s)
-			palloc_add_free(s, res[i].start);
+			add_free_locked(s, res[i].start);
 		s = MAX(s, res[i].end);
 	}
 	if (s < e)
-		palloc_add_free(s, e);
+		add_free_locked(s, e);
 }
 
 void palloc_init(const struct memmap *m, struct unaccepted_bitmap *bm,
 		 const struct palloc_env *e, u32 *lat_samples, u64 lat_cap)
 {
-	memset(&stats, 0, sizeof(stats));
-	memset(free_head, 0, sizeof(free_head));
-	memset(free_count, 0, sizeof(free_count));
-	env = *e;
-	bitmap = bm;
-	last_zone = NULL;
-	next_cursor = 0;
-	free_unit_hint = UINT64_MAX;
-	npending = 0;
-	refill_hook = NULL;
-	after_alloc_hook = NULL;
-	latency_init(&stats.accept_lat, lat_samples, lat_cap);
-	series_init(&stats.accepted_over_time);
+	/* Before any other CPU uses the allocator: no lock needed, and none taken. */
+	memset(&ps, 0, sizeof(ps));
+	ps.env = *e;
+	ps.bitmap = bm;
+	ps.last_zone = NULL;
+	ps.next_cursor = 0;
+	ps.free_unit_hint = UINT64_MAX;
+	ps.npending = 0;
+	ps.refill_hook = NULL;
+	ps.after_alloc_hook = NULL;
+	latency_init(&ps.stats.accept_lat, lat_samples, lat_cap);
+	series_init(&ps.stats.accepted_over_time);
 	build_zones(m);
-	stats.unaccepted_bytes = bitmap_count(bm) * UNIT_SIZE;
+	ps.stats.unaccepted_bytes = bitmap_count(bm) * UNIT_SIZE;
 }
 
 void palloc_populate(const struct memmap *m, const struct palloc_reserved *reserved,
@@ -463,27 +488,27 @@ void palloc_populate(const struct memmap *m, const struct palloc_reserved *reser
 			res[j - 1] = t;
 		}
 
+	spin_lock(&ps.lock);
 	for (unsigned i = 0; i < m->nranges; i++) {
 		const struct mem_range *r = &m->ranges[i];
 
 		if (r->kind == RANGE_USABLE || r->kind == RANGE_RECLAIMABLE)
 			add_free_except(r->start, r->end, res, nres);
 	}
-	stats.initial_free_bytes = stats.free_bytes;
+	ps.stats.initial_free_bytes = ps.stats.free_bytes;
+	spin_unlock(&ps.lock);
 }
 
 /* ------------------------------------------------------------------ allocation */
 
-u64 palloc_alloc_accepted(unsigned order)
+static u64 alloc_locked(unsigned order)
 {
-	if (order > PALLOC_MAX_ORDER)
-		panic("palloc_alloc: order %u is above the maximum %d", order, PALLOC_MAX_ORDER);
 	for (;;) {
 		unsigned k = order;
 
-		while (k < PALLOC_MAX_ORDER && !free_head[k])
+		while (k < PALLOC_MAX_ORDER && !ps.free_head[k])
 			k++;
-		if (k == PALLOC_MAX_ORDER && !free_count[k]) {
+		if (k == PALLOC_MAX_ORDER && !ps.free_count[k]) {
 			/* Only whole units serve from here: make one out of a freed split unit. */
 			if (collapse_pending())
 				continue;
@@ -497,7 +522,7 @@ u64 palloc_alloc_accepted(unsigned order)
 			if (order == PALLOC_MAX_ORDER) {
 				unit_free_remove(block);
 				*info = U_USED;
-				stats.allocs++;
+				ps.stats.allocs++;
 				return block;
 			}
 			/* Carve the unit up; the search finds a block of order <= 8 next time. */
@@ -505,7 +530,7 @@ u64 palloc_alloc_accepted(unsigned order)
 			continue;
 		}
 
-		u64 block = free_head[k];
+		u64 block = ps.free_head[k];
 		u64 unit = ALIGN_DOWN(block, UNIT_SIZE);
 		u16 info = *unit_info(unit);
 		struct unit_meta *m = meta_of(unit, info);
@@ -523,29 +548,65 @@ u64 palloc_alloc_accepted(unsigned order)
 		}
 		m->page[idx] = (u8)(PG_USED | order);
 		m->free_pages -= (u16)(1u << order);
-		stats.allocs++;
+		ps.stats.allocs++;
 		return block;
 	}
 }
 
+u64 palloc_alloc_accepted(unsigned order)
+{
+	u64 block;
+
+	if (order > PALLOC_MAX_ORDER)
+		panic("palloc_alloc: order %u is above the maximum %d", order, PALLOC_MAX_ORDER);
+	spin_lock(&ps.lock);
+	block = alloc_locked(order);
+	spin_unlock(&ps.lock);
+	return block;
+}
+
+/*
+ * Wait until some claimed unit has been accepted (or lost), when `generation` was read
+ * while units were being accepted; the caller then looks again. Spinning is the whole
+ * waiting mechanism: memaccept takes no interrupts and has nothing else to run.
+ */
+static void wait_for_accepts(u64 generation)
+{
+	while (atomic_load64(&ps.accept_generation) == generation)
+		spin_relax();
+}
+
 u64 palloc_alloc(unsigned order)
 {
+	if (order > PALLOC_MAX_ORDER)
+		panic("palloc_alloc: order %u is above the maximum %d", order, PALLOC_MAX_ORDER);
 	for (;;) {
-		u64 block = palloc_alloc_accepted(order);
+		spin_lock(&ps.lock);
+		u64 block = alloc_locked(order);
+		u64 generation = ps.accept_generation;
+		bool in_flight = ps.accepting != 0;
 
+		spin_unlock(&ps.lock);
 		if (block) {
-			if (after_alloc_hook)
-				after_alloc_hook();
+			if (ps.after_alloc_hook)
+				ps.after_alloc_hook();
 			return block;
 		}
-		if (!refill_hook || !refill_hook(order)) {
-			stats.alloc_failures++;
-			return 0;
+		if (ps.refill_hook && ps.refill_hook(order))
+			continue;
+		/* Nothing left to claim, but other CPUs are still accepting: their units come. */
+		if (in_flight) {
+			wait_for_accepts(generation);
+			continue;
 		}
+		spin_lock(&ps.lock);
+		ps.stats.alloc_failures++;
+		spin_unlock(&ps.lock);
+		return 0;
 	}
 }
 
-int palloc_block_order(u64 addr)
+static int block_order_locked(u64 addr)
 {
 	u64 unit = ALIGN_DOWN(addr, UNIT_SIZE);
 	u16 *info = unit_info(unit);
@@ -561,6 +622,15 @@ int palloc_block_order(u64 addr)
 	return st & PG_USED ? (int)(st & PG_ORDER_MASK) : -1;
 }
 
+int palloc_block_order(u64 addr)
+{
+	spin_lock(&ps.lock);
+	int order = block_order_locked(addr);
+
+	spin_unlock(&ps.lock);
+	return order;
+}
+
 /*
  * Is page idx inside a free block? Only to name a refused free: a block freed twice may
  * have merged with its lower buddy since, so its page is no longer a head. Heads are
@@ -574,14 +644,14 @@ static bool in_free_block(const struct unit_meta *m, u64 idx)
 	return false;
 }
 
-void palloc_free(u64 addr)
+static void free_locked(u64 addr)
 {
 	u64 unit = ALIGN_DOWN(addr, UNIT_SIZE);
 	u16 *info = unit_info(unit);
 
 	if (!info || !IS_ALIGNED(addr, PAGE_SIZE))
 		panic("palloc_free: %llx was never allocated (outside every zone or unaligned)", addr);
-	stats.frees++;
+	ps.stats.frees++;
 	if (UI_STATE(*info) == U_USED && addr == unit) {
 		unit_free_push(unit, info);
 		return;
@@ -610,111 +680,212 @@ void palloc_free(u64 addr)
 	maybe_collapse(unit, info, m, false);
 }
 
+void palloc_free(u64 addr)
+{
+	spin_lock(&ps.lock);
+	free_locked(addr);
+	spin_unlock(&ps.lock);
+}
+
 /* ------------------------------------------------------------------ acceptance */
 
 void palloc_set_hooks(bool (*refill)(unsigned order), void (*after_alloc)(void))
 {
-	refill_hook = refill;
-	after_alloc_hook = after_alloc;
+	ps.refill_hook = refill;
+	ps.after_alloc_hook = after_alloc;
+}
+
+static unsigned this_cpu(void)
+{
+	unsigned cpu = ps.env.cpu_id ? ps.env.cpu_id() : 0;
+
+	if (cpu >= MAX_CPUS)
+		panic("palloc: CPU index %u is beyond MAX_CPUS (%d)", cpu, MAX_CPUS);
+	return cpu;
 }
 
 /*
- * One timed platform call for [start, end): counts the call and its latency and, when the
- * platform accepted, the bytes (by path) and a point of the accepted-memory series.
+ * One timed platform call for [start, end), made WITHOUT the lock: the calling CPU's
+ * own counters are updated here (nobody else writes them); the shared statistics by
+ * the caller, under the lock (record_accept).
  */
-static int timed_accept(u64 start, u64 end, enum accept_path path)
+static int timed_accept(u64 start, u64 end, u64 *ns_out)
 {
-	u64 t0 = env.now_ns();
-	int rc = env.accept(env.ctx, start, end);
-	u64 t1 = env.now_ns();
+	u64 t0 = ps.env.now_ns();
+	int rc = ps.env.accept(ps.env.ctx, start, end);
+	u64 t1 = ps.env.now_ns();
 	/* A clock that went backwards must not become a 584-year accept. */
 	u64 ns = t1 > t0 ? t1 - t0 : 0;
+	struct palloc_cpu_stats *c = &ps.cpu[this_cpu()];
 
-	stats.accept_calls++;
-	latency_add(&stats.accept_lat, ns);
-	if (!rc) {
-		stats.accepted_bytes += end - start;
-		stats.accepted_by_path[path] += end - start;
-		series_add(&stats.accepted_over_time, t0 + ns, stats.accepted_bytes);
-	}
+	c->accept_calls++;
+	c->accept_ns += ns;
+	if (!rc)
+		c->accepted_bytes += end - start;
+	*ns_out = t0 + ns;
 	return rc;
 }
 
-/* Accept whole units [start, end), all of which the caller has claimed, into the free map. */
-static void accept_run(u64 start, u64 end, enum accept_path path)
+/* Under the lock: the call's latency, bytes (by path) and a point of the series. */
+static void record_accept(u64 start, u64 end, enum accept_path path, int rc, u64 t_end, u64 ns)
 {
-	int rc = timed_accept(start, end, path);
+	ps.stats.accept_calls++;
+	latency_add(&ps.stats.accept_lat, ns);
+	if (!rc) {
+		ps.stats.accepted_bytes += end - start;
+		ps.stats.accepted_by_path[path] += end - start;
+		series_add(&ps.stats.accepted_over_time, t_end, ps.stats.accepted_bytes);
+	}
+}
 
-	stats.unaccepted_bytes -= end - start;
+/* Under the lock: take units [start, end) (unaccepted, in a zone) for this CPU to accept. */
+static void claim_locked(u64 start, u64 end)
+{
 	for (u64 u = start; u < end; u += UNIT_SIZE) {
 		u16 *info = unit_info(u);
 
+		if (!info)
+			panic("palloc: unaccepted unit %llx is outside every zone", u);
+		if (UI_STATE(*info) != U_OUTSIDE)
+			panic("palloc: unaccepted unit %llx has state %u", u, UI_STATE(*info));
+		/* A cleared bit is never set again, even if the accept fails. */
+		bitmap_clear(ps.bitmap, u);
+		*info = U_ACCEPTING;
+	}
+	ps.accepting += (end - start) >> UNIT_SHIFT;
+	ps.stats.unaccepted_bytes -= end - start;
+}
+
+/*
+ * Accept whole units [start, end) that this CPU claimed: the platform call without the
+ * lock, then the units go to the free map (or are lost) under it.
+ */
+static void accept_run(u64 start, u64 end, enum accept_path path)
+{
+	u64 t_end, t0 = ps.env.now_ns();
+	int rc = timed_accept(start, end, &t_end);
+
+	spin_lock(&ps.lock);
+	record_accept(start, end, path, rc, t_end, t_end > t0 ? t_end - t0 : 0);
+	for (u64 u = start; u < end; u += UNIT_SIZE) {
+		u16 *info = unit_info(u);
+
+		if (UI_STATE(*info) != U_ACCEPTING)
+			panic("accept_run: unit %llx changed state to %u while being accepted", u,
+			      UI_STATE(*info));
 		if (rc) {
 			/* The platform reported why; the unit is never used, never retried. */
 			*info = U_LOST;
-			stats.accept_failures++;
+			ps.stats.accept_failures++;
 			continue;
 		}
 		unit_free_push(u, info);
-		stats.managed_bytes += UNIT_SIZE;
+		ps.stats.managed_bytes += UNIT_SIZE;
 	}
+	ps.accepting -= (end - start) >> UNIT_SHIFT;
+	/* Release: whoever waits on the generation sees the units' new state. */
+	atomic_add64(&ps.accept_generation, 1);
+	spin_unlock(&ps.lock);
 }
 
 /* Largest run accepted in one call: keeps one latency sample from covering a whole guest. */
 #define MAX_RUN (1 * GiB)
 
+/*
+ * Under the lock: the first run of unaccepted units at or after `from` and below `end`
+ * (contiguous, at most MAX_RUN, not crossing a MAX_RUN boundary), claimed for this CPU.
+ * false when there is none.
+ */
+static bool claim_run_locked(u64 from, u64 end, u64 *run_start, u64 *run_end)
+{
+	u64 unit, next;
+
+	if (!bitmap_next(ps.bitmap, from, &unit) || unit >= end)
+		return false;
+	next = unit + UNIT_SIZE;
+	while (next < end && !IS_ALIGNED(next, MAX_RUN) && bitmap_test(ps.bitmap, next))
+		next += UNIT_SIZE;
+	claim_locked(unit, next);
+	*run_start = unit;
+	*run_end = next;
+	return true;
+}
+
+/* Under the lock: is a unit of [start, end) still being accepted (by another CPU)? */
+static bool accepting_in_locked(u64 start, u64 end)
+{
+	for (u64 u = start; u < end; u += UNIT_SIZE) {
+		u16 *info = unit_info(u);
+
+		if (info && UI_STATE(*info) == U_ACCEPTING)
+			return true;
+	}
+	return false;
+}
+
 u64 palloc_accept_range(u64 start, u64 end, enum accept_path path)
 {
-	u64 done = 0, run = 0, unit, total = 0;
+	u64 total = 0, from = start, rs, re;
 
 	if (!IS_ALIGNED(start, UNIT_SIZE) || !IS_ALIGNED(end, UNIT_SIZE))
 		panic("palloc_accept_range: [%llx, %llx) is not unit aligned", start, end);
-	for (u64 u = start; u < end && bitmap_next(bitmap, u, &unit) && unit < end; u = unit + UNIT_SIZE) {
-		if (!unit_info(unit))
-			panic("palloc_accept_range: unaccepted unit %llx is outside every zone", unit);
-		/* Claim first: a cleared bit is never set again, even if the accept fails. */
-		if (run && (unit != run + done || IS_ALIGNED(unit, MAX_RUN))) {
-			accept_run(run, run + done, path);
-			run = 0;
-		}
-		if (!run) {
-			run = unit;
-			done = 0;
-		}
-		bitmap_clear(bitmap, unit);
-		done += UNIT_SIZE;
-		total += UNIT_SIZE;
+	for (;;) {
+		spin_lock(&ps.lock);
+		bool claimed = claim_run_locked(from, end, &rs, &re);
+
+		spin_unlock(&ps.lock);
+		if (!claimed)
+			break;
+		accept_run(rs, re, path);
+		total += re - rs;
+		from = re;
 	}
-	if (run)
-		accept_run(run, run + done, path);
+	/* Units other CPUs claimed first: the caller may use the range once they are done. */
+	for (;;) {
+		spin_lock(&ps.lock);
+		bool busy = ps.accepting && accepting_in_locked(start, end);
+		u64 generation = ps.accept_generation;
+
+		spin_unlock(&ps.lock);
+		if (!busy)
+			break;
+		wait_for_accepts(generation);
+	}
 	return total;
 }
 
 void palloc_accept_edge(u64 start, u64 end)
 {
-	if (timed_accept(start, end, ACCEPT_BOOT_EDGE)) {
-		stats.accept_failures++;
-		return;
-	}
-	palloc_add_free(start, end);
+	u64 t_end, t0 = ps.env.now_ns();
+	int rc = timed_accept(start, end, &t_end);
+
+	spin_lock(&ps.lock);
+	record_accept(start, end, ACCEPT_BOOT_EDGE, rc, t_end, t_end > t0 ? t_end - t0 : 0);
+	if (rc)
+		ps.stats.accept_failures++;
+	else
+		add_free_locked(start, end);
+	spin_unlock(&ps.lock);
 }
 
 /*
  * The next unit is always the lowest one still unaccepted. Growing accepted memory
  * upward from the bottom keeps it in one contiguous block: fewer page-table pages, and
- * whole naturally aligned 1 GiB runs for eager acceptance (one TDX call per GiB). The
- * cursor only moves up, because bits are never set again: O(1) amortised.
+ * whole naturally aligned 1 GiB runs for eager acceptance. The cursor only moves up,
+ * because bits are never set again: O(1) amortised.
  */
 bool palloc_accept_next(enum accept_path path)
 {
 	u64 unit;
 
-	if (!bitmap_next(bitmap, next_cursor, &unit))
+	spin_lock(&ps.lock);
+	if (!bitmap_next(ps.bitmap, ps.next_cursor, &unit)) {
+		spin_unlock(&ps.lock);
 		return false;
-	if (!unit_info(unit))
-		panic("palloc_accept_next: unaccepted unit %llx is outside every zone", unit);
-	next_cursor = unit;
-	bitmap_clear(bitmap, unit);
+	}
+	ps.next_cursor = unit;
+	claim_locked(unit, unit + UNIT_SIZE);
+	spin_unlock(&ps.lock);
 	accept_run(unit, unit + UNIT_SIZE, path);
 	return true;
 }
@@ -723,17 +894,40 @@ bool palloc_accept_next(enum accept_path path)
 
 const struct palloc_stats *palloc_stats(void)
 {
-	return &stats;
+	return &ps.stats;
 }
 
 struct palloc_stats *palloc_stats_mut(void)
 {
-	return &stats;
+	return &ps.stats;
+}
+
+u64 palloc_free_bytes(void)
+{
+	spin_lock(&ps.lock);
+	u64 bytes = ps.stats.free_bytes;
+
+	spin_unlock(&ps.lock);
+	return bytes;
+}
+
+u64 palloc_unaccepted_bytes(void)
+{
+	spin_lock(&ps.lock);
+	u64 bytes = ps.stats.unaccepted_bytes;
+
+	spin_unlock(&ps.lock);
+	return bytes;
+}
+
+const struct palloc_cpu_stats *palloc_cpu_stats(unsigned cpu)
+{
+	return cpu < MAX_CPUS ? &ps.cpu[cpu] : NULL;
 }
 
 const struct unaccepted_bitmap *palloc_bitmap(void)
 {
-	return bitmap;
+	return ps.bitmap;
 }
 
 u64 palloc_count_free(void)
@@ -741,15 +935,15 @@ u64 palloc_count_free(void)
 	u64 bytes = 0;
 
 	for (unsigned order = 0; order < PALLOC_MAX_ORDER; order++)
-		for (u64 pa = free_head[order]; pa; pa = node(pa)->next)
+		for (u64 pa = ps.free_head[order]; pa; pa = node(pa)->next)
 			bytes += PAGE_SIZE << order;
-	for (unsigned i = 0; i < nzones; i++)
-		for (u64 w = 0; w * 64 < zones[i].units; w++)
-			bytes += popcount64(zones[i].free_units[w]) * UNIT_SIZE;
+	for (unsigned i = 0; i < ps.nzones; i++)
+		for (u64 w = 0; w * 64 < ps.zones[i].units; w++)
+			bytes += popcount64(ps.zones[i].free_units[w]) * UNIT_SIZE;
 	return bytes;
 }
 
 u64 palloc_free_blocks(unsigned order)
 {
-	return order < ORDERS ? free_count[order] : 0;
+	return order < ORDERS ? ps.free_count[order] : 0;
 }

@@ -3,6 +3,7 @@
 #ifndef MM_PAGE_ALLOC_H
 #define MM_PAGE_ALLOC_H
 
+#include "include/smp.h"
 #include "include/types.h"
 #include "mm/bitmap.h"
 #include "mm/latency.h"
@@ -32,6 +33,7 @@ enum accept_path {
 	ACCEPT_EAGER,		/* accept_memory=eager, before `ready` */
 	ACCEPT_AHEAD,		/* accept_memory=ahead, keeping the spare topped up */
 	ACCEPT_EXPLICIT,	/* palloc_accept_range() from a workload or test */
+	ACCEPT_BACKGROUND,	/* accept_memory=background: the other vCPUs, after `ready` */
 	ACCEPT_PATH_COUNT,
 };
 
@@ -51,6 +53,16 @@ struct palloc_stats {
 };
 
 /*
+ * What one CPU accepted, kept by that CPU without a lock (only it writes its slot) and
+ * merged for the report: the `accepted_by_cpu` array of the summary.
+ */
+struct palloc_cpu_stats {
+	u64 accepted_bytes;
+	u64 accept_calls;
+	u64 accept_ns;
+} __aligned(64);	/* one cache line each: no false sharing between CPUs */
+
+/*
  * What the allocator needs from outside: acceptance (map the range, run the platform's
  * accept), metadata memory at init, and how to reach physical memory (identity map in
  * the kernel; an arena in the host tests).
@@ -65,6 +77,8 @@ struct palloc_env {
 	u64 (*now_ns)(void);
 	/* Physical address -> pointer. */
 	u64 phys_offset;
+	/* The calling CPU's index, 0..MAX_CPUS-1; NULL: always 0 (one CPU). */
+	unsigned (*cpu_id)(void);
 };
 
 struct palloc_reserved {
@@ -72,6 +86,13 @@ struct palloc_reserved {
 };
 
 /*
+ * Every public function below may be called from any CPU at the same time: one lock
+ * guards the state, and it is never held while the platform accepts. A unit is claimed
+ * (its bitmap bit cleared) under the lock before it is accepted, so no two CPUs accept
+ * the same unit; it reaches the free lists only after the platform call returned, so
+ * nothing is handed out unaccepted; and a CPU that needs a unit another CPU is still
+ * accepting waits for it (palloc_alloc, palloc_accept_range).
+ *
  * Set the allocator up over the RAM of `m` (its per-unit state comes from
  * env->meta_alloc); every set bit of `bm` is a unit that can be accepted later. Nothing
  * is free until palloc_populate().
@@ -91,7 +112,10 @@ void palloc_add_free(u64 start, u64 end);
 
 /* Allocate 2^order pages, naturally aligned. No acceptance: 0 when none are free. */
 u64 palloc_alloc_accepted(unsigned order);
-/* Allocate; accepts more units through the policy when none are free. 0: out of memory. */
+/*
+ * Allocate; accepts more units through the policy when none are free, and waits for
+ * units other CPUs are accepting before it gives up. 0: out of memory.
+ */
 u64 palloc_alloc(unsigned order);
 /* Return a block from palloc_alloc*(); panics on a double or foreign free. */
 void palloc_free(u64 addr);
@@ -104,8 +128,10 @@ void palloc_trim(void);
 int palloc_block_order(u64 addr);
 
 /*
- * Accept units [start, end) (2 MiB aligned; all must be unaccepted) in as few platform
- * calls as contiguity allows, and add them to the free lists. Returns bytes accepted.
+ * Accept the unaccepted units in [start, end) (2 MiB aligned) in as few platform calls
+ * as contiguity allows, and add them to the free lists; units another CPU is accepting
+ * are waited for, so on return no unit of the range is unaccepted or being accepted.
+ * Returns the bytes this call accepted.
  */
 u64 palloc_accept_range(u64 start, u64 end, enum accept_path path);
 /* Accept a partial unit's unaccepted piece (at boot) and add it as free memory. */
@@ -119,7 +145,15 @@ bool palloc_accept_next(enum accept_path path);
  */
 void palloc_set_hooks(bool (*refill)(unsigned order), void (*after_alloc)(void));
 
+/*
+ * The statistics; read them while the other CPUs are idle (the report at the end), or
+ * through palloc_free_bytes() / palloc_unaccepted_bytes(), which take the lock.
+ */
 const struct palloc_stats *palloc_stats(void);
+u64 palloc_free_bytes(void);
+u64 palloc_unaccepted_bytes(void);
+/* What CPU `cpu` accepted (NULL for cpu >= MAX_CPUS). */
+const struct palloc_cpu_stats *palloc_cpu_stats(unsigned cpu);
 struct palloc_stats *palloc_stats_mut(void);
 const struct unaccepted_bitmap *palloc_bitmap(void);
 /* Count free memory by walking the free lists (for checks; O(free blocks)). */

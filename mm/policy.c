@@ -3,9 +3,173 @@
 #include "kernel/cmdline.h"
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
+#include "lib/string.h"
 
 static u32 policy;
 static u64 ahead;
+static unsigned ncpus = 1, cpu_slots = 1;
+static void (*run_all)(void (*fn)(unsigned cpu, void *arg), void *arg);
+static bool (*cpu_online)(unsigned cpu);
+static void (*start_aps)(void (*fn)(unsigned cpu, void *arg), void *arg);
+static void (*wait_aps)(void);
+
+void policy_set_cpus(unsigned n, unsigned slots,
+		     void (*run)(void (*fn)(unsigned cpu, void *arg), void *arg),
+		     bool (*online)(unsigned cpu),
+		     void (*start)(void (*fn)(unsigned cpu, void *arg), void *arg),
+		     void (*wait)(void))
+{
+	ncpus = n;
+	cpu_slots = slots;
+	run_all = run;
+	cpu_online = online;
+	start_aps = start;
+	wait_aps = wait;
+}
+
+/* Parallel eager: CPU c accepts the units in [start[c], end[c]). */
+struct eager_shares {
+	u64 start[MAX_CPUS], end[MAX_CPUS];
+	void (*progress)(u64 done, u64 total);
+	u64 total;
+	u64 reported;		/* last progress the boot CPU printed */
+	u64 chunk;		/* naturally aligned runs, at most 1 GiB */
+};
+
+/* Accept one share in naturally aligned runs of sh->chunk. */
+static void eager_share(unsigned cpu, void *arg)
+{
+	struct eager_shares *sh = arg;
+
+	for (u64 a = sh->start[cpu]; a < sh->end[cpu];) {
+		u64 stop = MIN(sh->end[cpu], ALIGN_DOWN(a, sh->chunk) + sh->chunk);
+
+		palloc_accept_range(a, stop, ACCEPT_EAGER);
+		a = stop;
+		/* The boot CPU reports for everyone, when there is something new to say. */
+		if (cpu == 0 && sh->progress) {
+			u64 done = sh->total - palloc_unaccepted_bytes();
+
+			if (done != sh->reported)
+				sh->progress(done, sh->total);
+			sh->reported = done;
+		}
+	}
+}
+
+/*
+ * One contiguous share per online CPU (the boot CPU too, or not), each with the same
+ * number of units (holes in between cost nothing): large runs per CPU, so the platform
+ * sees few, large calls. Returns how many CPUs got a share; *per: units per share.
+ */
+static unsigned split_shares(bool with_boot_cpu, u64 *start, u64 *end, u64 *per)
+{
+	const struct unaccepted_bitmap *b = palloc_bitmap();
+	u64 units = bitmap_count(b), idx = 0, unit, last = 0;
+	u64 first[MAX_CPUS + 1];
+	unsigned online[MAX_CPUS], n = 0, j = 0;
+
+	for (unsigned c = with_boot_cpu ? 0 : 1; c < cpu_slots && c < MAX_CPUS; c++)
+		if (cpu_online(c))
+			online[n++] = c;
+	if (!n)
+		return 0;
+	*per = (units + n - 1) / n;
+	/* The first unit of share j is set bit number j * per. */
+	for (u64 from = 0; bitmap_next(b, from, &unit); from = unit + UNIT_SIZE) {
+		if (j < n && idx == (u64)j * *per)
+			first[j++] = unit;
+		idx++;
+		last = unit + UNIT_SIZE;
+	}
+	while (j <= n)
+		first[j++] = last;	/* shares left without units are empty */
+	for (unsigned k = 0; k < n; k++) {
+		start[online[k]] = first[k];
+		end[online[k]] = first[k + 1];
+	}
+	return n;
+}
+
+static void eager_parallel(void (*progress)(u64 done, u64 total))
+{
+	struct eager_shares sh = { .progress = progress,
+				   .total = bitmap_count(palloc_bitmap()) * UNIT_SIZE };
+	u64 per;
+
+	if (!split_shares(true, sh.start, sh.end, &per))
+		return;
+	/*
+	 * Runs of 1 GiB, or smaller so that the boot CPU's share takes at least ten: it
+	 * prints the progress of all after each of its runs, and the CPUs advance at about
+	 * the same pace, so a line comes about every 10%.
+	 */
+	sh.chunk = GiB;
+	while (sh.chunk > UNIT_SIZE && sh.chunk > per * UNIT_SIZE / 10)
+		sh.chunk >>= 1;
+	run_all(eager_share, &sh);
+	if (progress && sh.reported != sh.total)
+		progress(sh.total - palloc_unaccepted_bytes(), sh.total);
+}
+
+/*
+ * Background: the APs accept everything that is left, each its share, in runs small
+ * enough that the boot CPU (running the workload, accepting lazily what it needs first)
+ * rarely waits long for a unit an AP has claimed.
+ */
+#define BACKGROUND_RUN (16 * MiB)
+
+static struct {
+	u64 start[MAX_CPUS], end[MAX_CPUS];
+	u64 (*now_ns)(void);
+	unsigned cpus;
+	u64 finished;		/* APs done, atomically */
+	u64 done_ns;		/* when the last one finished */
+	u64 bytes;		/* what the APs accepted, atomically */
+	bool running;
+} bg;
+
+static void background_share(unsigned cpu, void *arg)
+{
+	(void)arg;
+	for (u64 a = bg.start[cpu]; a < bg.end[cpu];) {
+		u64 stop = MIN(bg.end[cpu], ALIGN_DOWN(a, BACKGROUND_RUN) + BACKGROUND_RUN);
+
+		__atomic_add_fetch(&bg.bytes, palloc_accept_range(a, stop, ACCEPT_BACKGROUND),
+				   __ATOMIC_RELAXED);
+		a = stop;
+	}
+	/* The last AP to finish notes the time: then no unit is unaccepted any more. */
+	if (__atomic_add_fetch(&bg.finished, 1, __ATOMIC_ACQ_REL) == bg.cpus)
+		__atomic_store_n(&bg.done_ns, bg.now_ns(), __ATOMIC_RELEASE);
+}
+
+bool policy_background_start(u64 (*now_ns)(void))
+{
+	u64 per;
+
+	if (policy != POLICY_BACKGROUND || !start_aps)
+		return false;
+	memset(&bg, 0, sizeof(bg));
+	bg.now_ns = now_ns;
+	bg.cpus = split_shares(false, bg.start, bg.end, &per);
+	if (!bg.cpus)
+		return false;
+	bg.running = true;
+	start_aps(background_share, NULL);
+	return true;
+}
+
+bool policy_background_wait(u64 *done_ns, u64 *bytes, unsigned *cpus)
+{
+	if (!bg.running)
+		return false;
+	wait_aps();
+	*done_ns = __atomic_load_n(&bg.done_ns, __ATOMIC_ACQUIRE);
+	*bytes = __atomic_load_n(&bg.bytes, __ATOMIC_RELAXED);
+	*cpus = bg.cpus;
+	return true;
+}
 
 void policy_init(u32 p, u64 ahead_bytes)
 {
@@ -16,7 +180,7 @@ void policy_init(u32 p, u64 ahead_bytes)
 /* Keep `ahead` bytes free by accepting the lowest units. */
 static void top_up(void)
 {
-	while (palloc_stats()->free_bytes < ahead && palloc_accept_next(ACCEPT_AHEAD))
+	while (palloc_free_bytes() < ahead && palloc_accept_next(ACCEPT_AHEAD))
 		;
 }
 
@@ -30,6 +194,10 @@ void policy_boot(void (*progress)(u64 done, u64 total))
 	}
 	if (policy != POLICY_EAGER)
 		return;
+	if (ncpus > 1 && run_all) {
+		eager_parallel(progress);
+		return;
+	}
 	/*
 	 * Segment by segment, in naturally aligned chunks: 1 GiB when that is at most a
 	 * tenth of the work (so TDX can accept whole 1 GiB pages), smaller otherwise, so

@@ -8,10 +8,30 @@
 /*
  * lazy  - accept one unit when an allocation finds no free memory (Linux's default).
  * eager - accept every unit before `ready` (accept_memory=eager in Linux).
+ * background - lazy until `ready`; then the other vCPUs accept everything left while
+ *         the boot CPU runs the workload (on-demand acceptance still works meanwhile).
  * ahead - lazy, plus: keep at least `ahead` bytes accepted and free, topping up after
  *         each allocation (Linux accepts up to a watermark in the same spirit).
  */
 void policy_init(u32 policy, u64 ahead_bytes);
+/*
+ * More than one CPU: run_all(fn, arg) runs fn(cpu, arg) on each of `ncpus` CPUs (indices
+ * 0..slots-1, some possibly absent) at once and returns when all are done. Eager then
+ * splits the unaccepted units into one contiguous share per CPU.
+ */
+void policy_set_cpus(unsigned ncpus, unsigned slots,
+		     void (*run_all)(void (*fn)(unsigned cpu, void *arg), void *arg),
+		     bool (*online)(unsigned cpu),
+		     void (*start_aps)(void (*fn)(unsigned cpu, void *arg), void *arg),
+		     void (*wait_aps)(void));
+/*
+ * accept_memory=background, after `ready`: the APs (not the boot CPU) start accepting
+ * every unit that is left, one contiguous share each, and the call returns at once.
+ * false when there is no AP to do it (the policy then behaves as lazy).
+ */
+bool policy_background_start(u64 (*now_ns)(void));
+/* Wait for the APs; when the last unit was accepted (ns), bytes they accepted, APs used. */
+bool policy_background_wait(u64 *done_ns, u64 *bytes, unsigned *cpus);
 /* Run the policy's boot-time part; progress(done, total) is called at least every 10%. */
 void policy_boot(void (*progress)(u64 done, u64 total));
 /* palloc's refill hook: accept more because nothing of `order` is free. */

@@ -43,8 +43,13 @@ struct trap_frame {
  */
 typedef bool (*trap_handler_fn)(struct trap_frame *f);
 
+/* The boot CPU's GDT and TSS. */
 void gdt_init(void);
+/* CPU `cpu`'s own GDT and TSS (IST stacks at ist_top: #DF, NMI, #MC). */
+void gdt_init_cpu(unsigned cpu, const u64 ist_top[3]);
 void idt_init(void);
+/* Load the IDT idt_init() built, on another CPU. */
+void idt_load(void);
 /* Is the kernel's IDT the one the CPU uses (not the firmware's)? */
 bool idt_loaded(void);
 /* Registering is allowed before idt_init(): handlers are in place the moment it loads. */

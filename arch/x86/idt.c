@@ -45,6 +45,11 @@ void idt_init(void)
 
 		set_gate(v, stubs + v * ISR_STUB_SIZE, ist);
 	}
+	idt_load();
+}
+
+void idt_load(void)
+{
 	struct idtr idtr = { sizeof(idt) - 1, (u64)(uintptr_t)idt };
 
 	__asm__ volatile("lidt %0" : : "m"(idtr));

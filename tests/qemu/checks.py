@@ -403,6 +403,79 @@ def workloads_consistent(case, events, text):
     return problems
 
 
+# ---------------------------------------------------------------- more than one vCPU
+
+def smp_started_all(case, events, text):
+    """The smp event comes before ready; every vCPU QEMU has (or cpus= allows) started."""
+    smp, problems = ml.first(events, "smp"), []
+    if smp is None:
+        return ["no smp event"]
+    order = [e["event"] for e in events]
+    if "ready" in order and order.index("smp") > order.index("ready"):
+        problems.append("smp event after ready")
+    want = min(int(case.get("smp", 1)), int(_option(case, "cpus") or 1 << 20))
+    if smp["cpus_reported"] != int(case.get("smp", 1)):
+        problems.append("cpus_reported %d, QEMU has %s vCPUs" % (smp["cpus_reported"], case.get("smp", 1)))
+    if smp["cpus_started"] != want:
+        problems.append("cpus_started %d, expected %d" % (smp["cpus_started"], want))
+    if len(smp.get("apic_ids", [])) != smp["cpus_started"] or len(set(smp.get("apic_ids", []))) != smp["cpus_started"]:
+        problems.append("apic_ids %r do not name %d distinct vCPUs" % (smp.get("apic_ids"), smp["cpus_started"]))
+    return problems
+
+
+def _by_cpu_sum(s, key="accepted_by_cpu"):
+    v = s.get(key)
+    return None if v is None else sum(v)
+
+
+def eager_split_across_cpus(case, events, text):
+    """Parallel eager: every started vCPU accepted an equal share (within one unit of
+    the shares' rounding), the per-vCPU bytes add up to the total, nothing is left."""
+    s, bm, smp = ml.first(events, "summary"), ml.first(events, "bitmap"), ml.first(events, "smp")
+    if s is None or bm is None or smp is None:
+        return ["no summary, bitmap or smp event"]
+    by_cpu, problems = s.get("accepted_by_cpu") or [], []
+    if sum(by_cpu) != s["accepted_bytes"]:
+        problems.append("accepted_by_cpu %r sums to %d, accepted_bytes is %d" % (by_cpu, sum(by_cpu), s["accepted_bytes"]))
+    n = smp["cpus_started"]
+    # The boot CPU also accepted the partial units at boot: leave them out of its share.
+    shares = [b - (bm["edge_accepted_bytes"] if i == 0 else 0) for i, b in enumerate(by_cpu)]
+    shares = [b for b in shares if b]
+    if len(shares) != n:
+        problems.append("%d vCPUs accepted units, %d started: %r" % (len(shares), n, by_cpu))
+    elif max(shares) - min(shares) > n * UNIT:
+        problems.append("shares differ by more than %d units: %r" % (n, shares))
+    if s["unaccepted_bytes"] != 0:
+        problems.append("%d bytes still unaccepted" % s["unaccepted_bytes"])
+    # Few, large calls: at most one per GiB of each share plus one per share and segment.
+    if s["accept_calls"] - s["platform_calls"].get("sim_accept", 0) > 0:
+        problems.append("accept_calls %d differs from the platform's sim_accept %d"
+                        % (s["accept_calls"], s["platform_calls"].get("sim_accept", 0)))
+    return problems
+
+
+def ptouch_consistent(case, events, text):
+    """ptouch: the vCPUs together touched exactly SIZE, each its share, and what they
+    accepted adds up to the workload's accepted bytes."""
+    w = next((w for w in ml.all_of(events, "workload") if w.get("name") == "ptouch"), None)
+    smp = ml.first(events, "smp")
+    if w is None or smp is None:
+        return ["no ptouch workload or smp event"]
+    problems = [p for p in [_conservation(w)] if p]
+    size = ml.parse_size(_option(case, "workload").split("ptouch:")[1].split(",")[0])
+    if w["done_bytes"] != size or sum(w["bytes_by_cpu"]) != size:
+        problems.append("touched %d (by cpu %r), asked %d" % (w["done_bytes"], w["bytes_by_cpu"], size))
+    busy = [b for b in w["bytes_by_cpu"] if b]
+    if len(busy) != smp["cpus_started"] or w["cpus"] != smp["cpus_started"]:
+        problems.append("%d vCPUs touched memory, %d started" % (len(busy), smp["cpus_started"]))
+    if sum(w["accepted_by_cpu"]) != w["accepted_bytes"]:
+        problems.append("accepted_by_cpu %r sums to %d, workload accepted %d"
+                        % (w["accepted_by_cpu"], sum(w["accepted_by_cpu"]), w["accepted_bytes"]))
+    if w["accepted_bytes"] == 0:
+        problems.append("nothing was accepted: make SIZE larger than the free memory")
+    return problems
+
+
 # ---------------------------------------------------------------- conformance (issue 15)
 VERDICTS = ("pass", "warn", "fail", "n/a")
 SNP_VERDICT = {"called": "pass", "absent": "warn", "failed": "fail", "not-applicable": "n/a"}
@@ -480,6 +553,29 @@ def conformance_consistent(case, events, text):
                    if d["type"] == EFI_CONVENTIONAL and d["start"] < 4 * GIB), default=0)
         if top > ml.parse_size(low):
             problems.append("RAM below 4 GiB ends at %#x, above max-ram-below-4g=%s" % (top, low))
+    return problems
+
+
+def background_consistent(case, events, text):
+    """Background: after ready the APs accepted everything the boot CPU did not take on
+    demand; the background event agrees with the summary and comes after ready."""
+    s, bg, ready = ml.first(events, "summary"), ml.first(events, "background"), ml.first(events, "ready")
+    if s is None or bg is None or ready is None:
+        return ["no summary, background or ready event"]
+    problems = []
+    if s["unaccepted_bytes"] != 0:
+        problems.append("%d bytes still unaccepted after the background pass" % s["unaccepted_bytes"])
+    if bg["bytes"] != s["accepted_by_path"].get("background"):
+        problems.append("background event says %d bytes, summary's background path %r"
+                        % (bg["bytes"], s["accepted_by_path"].get("background")))
+    if bg["bytes"] == 0:
+        problems.append("the APs accepted nothing")
+    if bg["done_us"] < ready["us"]:
+        problems.append("last unit accepted at %d us, before ready at %d us" % (bg["done_us"], ready["us"]))
+    # The boot CPU accepted nothing but the boot-time edges and its own on-demand units.
+    by_cpu = s.get("accepted_by_cpu") or []
+    if len(by_cpu) < 2 or sum(by_cpu[1:]) != bg["bytes"]:
+        problems.append("accepted_by_cpu %r: the APs' part is not the background bytes %d" % (by_cpu, bg["bytes"]))
     return problems
 
 

@@ -169,3 +169,25 @@ TEST(parse_size_cases)
 	EXPECT(!parse_size("18446744073709551616", 20, &v));
 	EXPECT(parse_size("18446744073709551615", 20, &v) && v == UINT64_MAX);
 }
+
+TEST(cmdline_cpus)
+{
+	struct config c;
+
+	parse("cpus=2", &c, false);
+	EXPECT_EQ(reports, 0);
+	EXPECT_EQ(c.cpus, 2);
+	/* 0, suffixes, junk and absurd counts keep the default (all CPUs). */
+	const char *bad[] = { "cpus=0", "cpus=4k", "cpus=-1", "cpus=", "cpus=99999", "cpus=2x" };
+
+	for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
+		parse(bad[i], &c, false);
+		EXPECT_EQ(reports, 1);
+		EXPECT_EQ(c.cpus, 0);
+	}
+	parse("smp_phantom=1", &c, true);
+	EXPECT_EQ(c.smp_phantom, 1);
+	parse("smp_phantom=1", &c, false);
+	EXPECT_EQ(reports, 1);
+	EXPECT_EQ(c.smp_phantom, 0);
+}

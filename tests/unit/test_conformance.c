@@ -709,3 +709,62 @@ TEST(acpi_random_tables)
 		EXPECT(reads < READ_BUDGET);
 	}
 }
+
+/* The CPU list kernel/smp.c starts the APs from (acpi_facts.apic_ids). */
+TEST(acpi_madt_cpu_list)
+{
+	u8 *e;
+
+	good_tables();
+	madt_len = 44;
+	madt_entry(MADT_TYPE_LOCAL_APIC, 8, 0);
+	e = at(MADT_AT) + madt_len - 8;
+	e[3] = 0;			/* APIC ID 0 */
+	put32(e + 4, 1);		/* enabled */
+	madt_entry(MADT_TYPE_LOCAL_APIC, 8, 0);
+	e = at(MADT_AT) + madt_len - 8;
+	e[3] = 5;			/* not enabled (a hot-pluggable slot): left out */
+	madt_entry(MADT_TYPE_LOCAL_X2APIC, 16, 0);
+	e = at(MADT_AT) + madt_len - 16;
+	put32(e + 4, 300);		/* x2APIC ID */
+	put32(e + 8, 1);
+	madt_entry(MADT_TYPE_LAPIC_OVERRIDE, 12, 0);
+	put64(at(MADT_AT) + madt_len - 8, 0xfed00000);
+	put32(at(MADT_AT) + 36, 0xfee00000);
+	seal();
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.madt, ACPI_OK);
+	EXPECT_EQ(af.cpus_enabled, 2);
+	ASSERT_EQ(af.cpus_listed, 2);
+	EXPECT_EQ(af.apic_ids[0], 0);
+	EXPECT_EQ(af.apic_ids[1], 300);
+	EXPECT_EQ(af.lapic_addr, 0xfed00000);
+
+	/* More enabled CPUs than MAX_CPUS: all counted, MAX_CPUS listed. */
+	good_tables();
+	madt_len = 44;
+	for (unsigned i = 0; i < MAX_CPUS + 3; i++) {
+		madt_entry(MADT_TYPE_LOCAL_APIC, 8, 0);
+		e = at(MADT_AT) + madt_len - 8;
+		e[3] = (u8)i;
+		put32(e + 4, 1);
+	}
+	seal();
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.cpus_enabled, MAX_CPUS + 3);
+	EXPECT_EQ(af.cpus_listed, MAX_CPUS);
+
+	/* Processor entries shorter than their type needs are malformed, not read past. */
+	static const u8 types[] = { MADT_TYPE_LOCAL_APIC, MADT_TYPE_LOCAL_X2APIC,
+				    MADT_TYPE_LAPIC_OVERRIDE };
+	static const u8 lens[] = { 6, 12, 8 };
+
+	for (unsigned i = 0; i < ARRAY_SIZE(types); i++) {
+		good_tables();
+		madt_len = 44;
+		madt_entry(types[i], lens[i], 1);
+		seal();
+		acpi_scan(&reader, RSDP_AT, &af);
+		EXPECT_EQ(af.madt, ACPI_BAD_ENTRY);
+	}
+}

@@ -11,6 +11,7 @@
 #include "drivers/exit.h"
 #include "kernel/panic.h"
 #include "kernel/report.h"
+#include "lib/spinlock.h"
 #include "lib/string.h"
 #include "mm/early.h"
 
@@ -277,14 +278,21 @@ __noreturn void emu_host_stops_guest(u64 host_code, const char *why)
  * page accepted twice means the allocator lost track of a unit; on real hardware that
  * is the double accept that loses data.
  */
+static struct spinlock observe_lock;
+
 void emu_observe_accept(u64 start, u64 end)
 {
 	u64 bad;
 
 	if (emu.mode != EMU_OBSERVE || !emu.model.pages)
 		return;
+	/* Several CPUs accept at once on sim: the model and its counters are shared. */
+	spin_lock(&observe_lock);
 	emu_count("observed_accepts");
-	if (!emu_model_observe_accept(&emu.model, start, end, &bad))
+	bool ok = emu_model_observe_accept(&emu.model, start, end, &bad);
+
+	spin_unlock(&observe_lock);
+	if (!ok)
 		panic("emu_observe_accept: sim accepted %llx, which is %s", bad,
 		      *emu_model_page(&emu.model, bad) & EMU_PG_RAM ? "already accepted (double accept)"
 								   : "not RAM");

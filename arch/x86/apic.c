@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: local APIC interprocessor interrupts (Intel SDM vol. 3A, chapter "Advanced Programmable Interrupt Controller"). */
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/tsc.h"
+
+/* IA32_APIC_BASE (MSR 0x1B): bit 11 APIC global enable, bit 10 x2APIC mode (SDM vol. 3A, "Local APIC Status and Location", "x2APIC"). */
+#define MSR_APIC_BASE 0x1b
+#define APIC_BASE_ENABLE (1ULL << 11)
+#define APIC_BASE_X2APIC (1ULL << 10)
+
+/* xAPIC registers (SDM vol. 3A, table "Local APIC Register Address Map"). */
+#define XAPIC_ID 0x20		/* bits 31:24 */
+#define XAPIC_ICR_LOW 0x300
+#define XAPIC_ICR_HIGH 0x310	/* destination in bits 31:24 */
+/* x2APIC: the same registers as MSRs 0x800 + offset / 16; the ICR is one 64-bit MSR. */
+#define X2APIC_ID 0x802
+#define X2APIC_ICR 0x830
+
+/* ICR fields (SDM vol. 3A, "Interrupt Command Register (ICR)"). */
+#define ICR_DELIVERY_INIT (5u << 8)
+#define ICR_DELIVERY_STARTUP (6u << 8)
+#define ICR_DELIVERY_PENDING (1u << 12)	/* xAPIC only: send pending */
+#define ICR_LEVEL_ASSERT (1u << 14)
+
+/* How long the ICR may stay busy; a real or emulated APIC clears it within microseconds. */
+#define ICR_TIMEOUT_NS (10 * 1000 * 1000ULL)
+
+static volatile u32 *xapic;
+static bool x2apic;
+
+static u32 xapic_read(u32 reg)
+{
+	return xapic[reg / 4];
+}
+
+static void xapic_write(u32 reg, u32 v)
+{
+	xapic[reg / 4] = v;
+}
+
+bool apic_init(u64 mmio_base)
+{
+	u64 base = rdmsr(MSR_APIC_BASE);
+
+	if (!(base & APIC_BASE_ENABLE))
+		return false;
+	x2apic = (base & APIC_BASE_X2APIC) != 0;
+	/* The MSR is authoritative; the MADT's address is what the firmware says it set. */
+	xapic = (volatile u32 *)(uintptr_t)(mmio_base ? mmio_base : (base & ~0xfffULL));
+	return true;
+}
+
+bool apic_is_x2apic(void)
+{
+	return x2apic;
+}
+
+u32 apic_id(void)
+{
+	return x2apic ? (u32)rdmsr(X2APIC_ID) : xapic_read(XAPIC_ID) >> 24;
+}
+
+static bool send_ipi(u32 dest, u32 low)
+{
+	if (x2apic) {
+		/* x2APIC ICR writes are not queued: there is no delivery status to wait for. */
+		wrmsr(X2APIC_ICR, ((u64)dest << 32) | low);
+		return true;
+	}
+	xapic_write(XAPIC_ICR_HIGH, dest << 24);
+	xapic_write(XAPIC_ICR_LOW, low);	/* this write sends it */
+	for (u64 t0 = tsc_now_ns(); xapic_read(XAPIC_ICR_LOW) & ICR_DELIVERY_PENDING;) {
+		if (tsc_now_ns() - t0 > ICR_TIMEOUT_NS)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+bool apic_send_init(u32 dest)
+{
+	return send_ipi(dest, ICR_DELIVERY_INIT | ICR_LEVEL_ASSERT);
+}
+
+bool apic_send_startup(u32 dest, u8 vector)
+{
+	return send_ipi(dest, ICR_DELIVERY_STARTUP | ICR_LEVEL_ASSERT | vector);
+}

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: INIT-SIPI-SIPI start of the application processors on a normal VM, and their first steps. */
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/desc.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
+#include "include/boot_info.h"
+#include "lib/spinlock.h"
+#include "lib/string.h"
+
+#define MSR_GS_BASE 0xc0000101
+#define EFER_LME (1ULL << 8)
+#define EFER_NXE (1ULL << 11)
+#define CR4_LA57 (1ULL << 12)
+#define PTE_P (1ULL << 0)
+#define PTE_W (1ULL << 1)
+#define PTE_PS (1ULL << 7)
+
+/*
+ * Intel SDM vol. 3A, "Typical AP Initialization Sequence": INIT, a 10 ms wait, STARTUP,
+ * 200 us, a second STARTUP (the first may be lost on older CPUs; a CPU that is already
+ * running ignores it).
+ */
+#define INIT_WAIT_NS (10 * 1000 * 1000ULL)
+#define SIPI_WAIT_NS (200 * 1000ULL)
+
+/* An AP's slot in the trampoline's data block (trampoline.asm, D_SLOTS). */
+enum { SLOT_WAITING, SLOT_RUNNING, SLOT_ABANDONED };
+struct ap_slot {
+	u32 apic_id;
+	u32 state;		/* SLOT_*: the AP moves WAITING -> RUNNING, the BSP -> ABANDONED */
+	u64 stack_top;
+	u64 percpu;
+};
+
+/* The data block of trampoline.asm; the offsets there (D_*) must match. */
+struct tramp_data {
+	u16 gdt_limit;		/* LGDT's operand: limit, then a 32-bit base in two halves */
+	u16 gdt_base_lo;
+	u16 gdt_base_hi;
+	u16 pad0;
+	u32 cr3_temp;
+	u32 cr0;
+	u32 efer;
+	u32 ljmp_offset;
+	u16 ljmp_selector;
+	u8 pad1[6];
+	u64 cr4;
+	u64 kernel_cr3;
+	u64 entry;
+	u32 nslots;
+	u32 pad2;
+	u64 gdt[3];
+	u64 pad3;
+	struct ap_slot slots[MAX_CPUS];
+};
+
+_Static_assert(__builtin_offsetof(struct tramp_data, cr3_temp) == 8, "D_CR3_TEMP");
+_Static_assert(__builtin_offsetof(struct tramp_data, ljmp_offset) == 20, "D_LJMP");
+_Static_assert(__builtin_offsetof(struct tramp_data, cr4) == 32, "D_CR4");
+_Static_assert(__builtin_offsetof(struct tramp_data, entry) == 48, "D_ENTRY");
+_Static_assert(__builtin_offsetof(struct tramp_data, nslots) == 56, "D_NSLOTS");
+_Static_assert(__builtin_offsetof(struct tramp_data, gdt) == 64, "D_GDT");
+_Static_assert(__builtin_offsetof(struct tramp_data, slots) == 96, "D_SLOTS");
+_Static_assert(sizeof(struct ap_slot) == 24, "SLOT_SIZE");
+
+extern const u8 tramp_start[], tramp_end[], tramp_data[], tramp_long_mode[];
+
+static void (*ap_main_fn)(struct percpu *self) __noreturn;
+
+void smp_arch_init_bsp(struct percpu *bsp)
+{
+	bsp->self = bsp;
+	bsp->index = 0;
+	bsp->started = 1;
+	wrmsr(MSR_GS_BASE, (u64)(uintptr_t)bsp);
+}
+
+u32 smp_arch_bsp_apic_id(u64 lapic_base)
+{
+	return apic_init(lapic_base) ? apic_id() : (u32)-1;
+}
+
+/* The AP's first C code: on its own stack, still with the trampoline's GDT. */
+static __noreturn void ap_entry(struct ap_slot *slot)
+{
+	struct percpu *self = (struct percpu *)(uintptr_t)slot->percpu;
+	u32 expected = SLOT_WAITING;
+
+	/* Too late: the boot CPU went on without this CPU, and its index may be reused. */
+	if (!__atomic_compare_exchange_n(&slot->state, &expected, SLOT_RUNNING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		for (;;)
+			__asm__ volatile("cli; hlt");
+	gdt_init_cpu((unsigned)self->index, self->ist_top);
+	wrmsr(MSR_GS_BASE, (u64)(uintptr_t)self);
+	idt_load();
+	self->start_ns = tsc_now_ns();
+	__atomic_store_n(&self->started, 1, __ATOMIC_RELEASE);
+	ap_main_fn(self);
+}
+
+/* Temporary page tables in the trampoline's pages 1-3: the first 2 MiB, identity. */
+static u64 build_temp_tables(u64 tramp)
+{
+	u64 *pml4 = (u64 *)(uintptr_t)(tramp + PAGE_SIZE);
+	u64 *pdpt = (u64 *)(uintptr_t)(tramp + 2 * PAGE_SIZE);
+	u64 *pd = (u64 *)(uintptr_t)(tramp + 3 * PAGE_SIZE);
+
+	memset(pml4, 0, 3 * PAGE_SIZE);
+	pml4[0] = (u64)(uintptr_t)pdpt | PTE_P | PTE_W;
+	pdpt[0] = (u64)(uintptr_t)pd | PTE_P | PTE_W;
+	pd[0] = PTE_P | PTE_W | PTE_PS;
+	return (u64)(uintptr_t)pml4;
+}
+
+static bool wait_started(struct ap_slot *slot, u64 deadline)
+{
+	while (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == SLOT_WAITING) {
+		if (tsc_now_ns() > deadline)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+static void delay_ns(u64 ns)
+{
+	for (u64 t0 = tsc_now_ns(); tsc_now_ns() - t0 < ns;)
+		cpu_relax();
+}
+
+unsigned smp_arch_start(const struct smp_start *s, const char **why)
+{
+	u64 tramp = s->trampoline, size = (u64)(tramp_end - tramp_start);
+	struct tramp_data *d = (struct tramp_data *)(uintptr_t)(tramp + (u64)(tramp_data - tramp_start));
+	unsigned started = 0;
+
+	*why = NULL;
+	if (!s->count)
+		return 0;
+	if (!tramp || tramp < PAGE_SIZE || tramp + TRAMPOLINE_PAGES * PAGE_SIZE > 1 * MiB ||
+	    !IS_ALIGNED(tramp, PAGE_SIZE) || size > PAGE_SIZE) {
+		*why = "no trampoline page below 1 MiB";
+		return 0;
+	}
+	/* The temporary tables are four-level: LA57 cannot be switched on in long mode. */
+	if (read_cr4() & CR4_LA57) {
+		*why = "five-level paging is not supported for the APs";
+		return 0;
+	}
+	if (apic_is_x2apic()) {
+		/* The trampoline finds its slot by the 8-bit initial APIC ID of CPUID leaf 1. */
+		for (unsigned i = 0; i < s->count; i++)
+			if (s->apic_ids[i] > 0xfe) {
+				*why = "an x2APIC ID above 254 (the trampoline reads 8-bit IDs)";
+				return 0;
+			}
+	}
+	memcpy((void *)(uintptr_t)tramp, tramp_start, size);
+	memset(d, 0, sizeof(*d));
+	d->gdt[1] = 0x00af9a000000ffffULL;	/* 64-bit code, as the kernel's GDT */
+	d->gdt[2] = 0x00cf92000000ffffULL;
+	d->gdt_limit = sizeof(d->gdt) - 1;
+	d->gdt_base_lo = (u16)(u64)(uintptr_t)d->gdt;
+	d->gdt_base_hi = (u16)((u64)(uintptr_t)d->gdt >> 16);
+	d->cr3_temp = (u32)build_temp_tables(tramp);
+	d->cr0 = (u32)read_cr0();
+	d->efer = (u32)(EFER_LME | (rdmsr(MSR_EFER) & EFER_NXE));
+	d->ljmp_offset = (u32)(tramp + (u64)(tramp_long_mode - tramp_start));
+	d->ljmp_selector = KERNEL_CS;
+	d->cr4 = read_cr4();
+	d->kernel_cr3 = read_cr3();
+	d->entry = (u64)(uintptr_t)ap_entry;
+	ap_main_fn = s->ap_main;
+	/* Four stacks per AP in one allocation: its own, and #DF, NMI and #MC (IST). */
+	u64 stacks = s->alloc(s->count * 4 * s->stack_size);
+
+	for (unsigned i = 0; i < s->count; i++) {
+		struct percpu *pc = s->cpus[i];
+		u64 base = stacks + i * 4 * s->stack_size;
+
+		d->slots[i].apic_id = s->apic_ids[i];
+		d->slots[i].stack_top = base + s->stack_size;
+		d->slots[i].percpu = (u64)(uintptr_t)pc;
+		for (unsigned k = 0; k < 3; k++)
+			pc->ist_top[k] = base + (k + 2) * s->stack_size;
+	}
+	/* The slots are complete before any AP can read them (release). */
+	__atomic_store_n(&d->nslots, s->count, __ATOMIC_RELEASE);
+
+	for (unsigned i = 0; i < s->count; i++)
+		apic_send_init(s->apic_ids[i]);
+	delay_ns(INIT_WAIT_NS);
+	for (unsigned i = 0; i < s->count; i++)
+		apic_send_startup(s->apic_ids[i], (u8)(tramp >> PAGE_SHIFT));
+	delay_ns(SIPI_WAIT_NS);
+	for (unsigned i = 0; i < s->count; i++)
+		if (__atomic_load_n(&d->slots[i].state, __ATOMIC_ACQUIRE) == SLOT_WAITING)
+			apic_send_startup(s->apic_ids[i], (u8)(tramp >> PAGE_SHIFT));
+
+	u64 deadline = tsc_now_ns() + s->timeout_ns;
+
+	for (unsigned i = 0; i < s->count; i++) {
+		struct ap_slot *slot = &d->slots[i];
+		u32 expected = SLOT_WAITING;
+
+		if (wait_started(slot, deadline)) {
+			/* Checked in: wait until it runs on its own GDT and per-CPU data. */
+			while (!__atomic_load_n(&s->cpus[i]->started, __ATOMIC_ACQUIRE))
+				cpu_relax();
+			started++;
+			continue;
+		}
+		/* Give up on it; if it checks in at the same moment, it wins. */
+		if (!__atomic_compare_exchange_n(&slot->state, &expected, SLOT_ABANDONED, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			while (!__atomic_load_n(&s->cpus[i]->started, __ATOMIC_ACQUIRE))
+				cpu_relax();
+			started++;
+		}
+	}
+	return started;
+}

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: which vCPUs memaccept uses, how they were started, and the work loop they run. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/platform.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
+#include "drivers/console.h"
+#include "kernel/conformance.h"
+#include "kernel/report.h"
+#include "kernel/smp.h"
+#include "lib/spinlock.h"
+#include "mm/early.h"
+
+/* Each AP's stacks (its own, and three IST stacks). */
+#define AP_STACK_SIZE (32 * KiB)
+/* An AP that has not checked in this long after its STARTUP IPIs is given up on. */
+#define AP_START_TIMEOUT_NS (1000 * 1000 * 1000ULL)
+/* smp_phantom=N (test image): APIC IDs from here, which no QEMU vCPU has. */
+#define PHANTOM_APIC_BASE 0xf0
+
+static struct percpu cpus[MAX_CPUS];
+static struct acpi_facts acpi;
+static unsigned nslots = 1;	/* cpus[0 .. nslots) were tried; 0 is the boot CPU */
+
+void smp_init_bsp(void)
+{
+	smp_arch_init_bsp(&cpus[0]);
+}
+
+unsigned smp_this_cpu(void)
+{
+	return smp_cpu_index();
+}
+
+bool smp_cpu_online(unsigned cpu)
+{
+	return cpu < nslots && __atomic_load_n(&cpus[cpu].started, __ATOMIC_ACQUIRE);
+}
+
+unsigned smp_cpus_started(void)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < nslots; i++)
+		n += smp_cpu_online(i);
+	return n;
+}
+
+unsigned smp_cpu_slots(void)
+{
+	return nslots;
+}
+
+/* An AP's life after start-up: wait for work, do it, say so. Interrupts stay off. */
+static __noreturn void ap_main(struct percpu *self)
+{
+	u64 seen = 0;
+
+	for (;;) {
+		u64 seq;
+
+		while ((seq = atomic_load64(&self->work_seq)) == seen)
+			cpu_relax();
+		self->work((unsigned)self->index, self->work_arg);
+		seen = seq;
+		atomic_store64(&self->done_seq, seq);
+	}
+}
+
+void smp_start_work(void (*fn)(unsigned cpu, void *arg), void *arg)
+{
+	/* One item at a time per AP: the previous one (background acceptance) ends first. */
+	smp_wait();
+	for (unsigned i = 1; i < nslots; i++) {
+		if (!smp_cpu_online(i))
+			continue;
+		cpus[i].work = fn;
+		cpus[i].work_arg = arg;
+		/* Release: the AP sees fn and arg once it sees the new sequence number. */
+		atomic_add64(&cpus[i].work_seq, 1);
+	}
+}
+
+bool smp_work_done(void)
+{
+	for (unsigned i = 1; i < nslots; i++)
+		if (smp_cpu_online(i) && atomic_load64(&cpus[i].done_seq) != atomic_load64(&cpus[i].work_seq))
+			return false;
+	return true;
+}
+
+void smp_wait(void)
+{
+	while (!smp_work_done())
+		cpu_relax();
+}
+
+void smp_run(void (*fn)(unsigned cpu, void *arg), void *arg)
+{
+	smp_start_work(fn, arg);
+	fn(0, arg);
+	smp_wait();
+}
+
+static u64 alloc_stacks(u64 size)
+{
+	return early_alloc(size, PAGE_SIZE);
+}
+
+
+/* What smp_init() did, for smp_report() after the measured window. */
+static struct {
+	const char *method;
+	u64 us;
+	u32 ids[MAX_CPUS];
+	unsigned nids;
+} result;
+
+static void record(const char *method, u64 us, const u32 *ids, unsigned nids)
+{
+	result.method = method;
+	result.us = us;
+	result.nids = nids;
+	for (unsigned i = 0; i < nids; i++)
+		result.ids[i] = ids[i];
+}
+
+void smp_report(const struct boot_info *bi)
+{
+	u64 started[MAX_CPUS], missing[MAX_CPUS];
+	unsigned ns = 0, nm = 0;
+
+	for (unsigned i = 0; i < result.nids; i++) {
+		if (smp_cpu_online(i))
+			started[ns++] = result.ids[i];
+		else
+			missing[nm++] = result.ids[i];
+	}
+	kprintf("smp: %u of %u vCPUs started (%s) in %llu us\n", ns, acpi.cpus_enabled,
+		result.method, result.us);
+	ev_begin("smp");
+	ev_u64("cpus_reported", acpi.cpus_enabled);
+	ev_u64("cpus_started", ns);
+	ev_str("method", result.method);
+	ev_u64("us", result.us);
+	ev_u64("cpus_limit", bi->config.cpus);
+	ev_str("madt", acpi_status_name(acpi.madt));
+	ev_u64_array("apic_ids", started, ns);
+	ev_u64_array("not_started", missing, nm);
+	ev_end();
+}
+
+void smp_init(const struct boot_info *bi, u32 platform_kind)
+{
+	u32 ids[MAX_CPUS];
+	struct percpu *aps[MAX_CPUS];
+	unsigned n = 0, limit = bi->config.cpus ? MIN(bi->config.cpus, MAX_CPUS) : MAX_CPUS;
+	u64 t0 = tsc_now_us();
+	u32 bsp;
+	const char *why = NULL;
+
+	/*
+	 * The MADT lists the CPUs (ACPI 6.4 section 5.2.12), read with the same defensive
+	 * walk as the conformance report: only ACPI and runtime memory, every length and
+	 * checksum checked. A broken MADT means one CPU, never a guess.
+	 */
+	conformance_scan_acpi(bi->acpi_rsdp, &acpi);
+	if (acpi.madt != ACPI_OK) {
+		kprintf("smp: ACPI MADT %s; running on the boot CPU\n", acpi_status_name(acpi.madt));
+		acpi.cpus_enabled = acpi.cpus_listed = 0;
+	}
+	bsp = smp_arch_bsp_apic_id(acpi.lapic_addr);
+
+	/* The boot CPU first, then the MADT's other CPUs in its order, up to the limit. */
+	ids[n++] = bsp;
+	for (unsigned i = 0; i < acpi.cpus_listed && n < limit; i++)
+		if (acpi.apic_ids[i] != bsp)
+			ids[n++] = acpi.apic_ids[i];
+	for (unsigned i = 0; i < bi->config.smp_phantom && n < limit; i++)
+		ids[n++] = PHANTOM_APIC_BASE + i;
+	cpus[0].apic_id = bsp;
+	if (acpi.cpus_enabled > MAX_CPUS && limit == MAX_CPUS)
+		kprintf("smp: the firmware reports %u vCPUs; memaccept uses at most %d\n",
+			acpi.cpus_enabled, MAX_CPUS);
+	if (platform_kind == PLATFORM_TDX || platform_kind == PLATFORM_SNP) {
+		/*
+		 * A TD starts its APs through the MADT multiprocessor wakeup mailbox, an SNP
+		 * guest through the GHCB AP Creation event with a VMSA; INIT-SIPI does not
+		 * exist there. Neither is implemented yet: the boot CPU does all the work.
+		 */
+		if (n > 1)
+			kprintf("smp: starting APs on %s (%s) is not implemented yet; %u vCPU(s) stay "
+				"parked, memaccept runs on the boot CPU\n", platform->name,
+				platform_kind == PLATFORM_TDX ? "MADT wakeup mailbox" : "SNP AP Creation",
+				n - 1);
+		record("none", 0, ids, 1);
+		return;
+	}
+	if (n == 1 || bsp == (u32)-1) {
+		if (bsp == (u32)-1)
+			kprintf("smp: the local APIC is disabled; running on the boot CPU\n");
+		record("none", 0, ids, 1);
+		return;
+	}
+	for (unsigned i = 1; i < n; i++) {
+		cpus[i].self = &cpus[i];
+		cpus[i].index = i;
+		cpus[i].apic_id = ids[i];
+		aps[i - 1] = &cpus[i];
+	}
+	nslots = n;
+	/* From here on the console serialises its users. */
+	console_set_cpu_id(smp_this_cpu);
+	struct smp_start s = {
+		.trampoline = bi->smp_trampoline,
+		.lapic_base = acpi.lapic_addr,
+		.apic_ids = ids + 1,
+		.count = n - 1,
+		.cpus = aps,
+		.stack_size = AP_STACK_SIZE,
+		.alloc = alloc_stacks,
+		.timeout_ns = AP_START_TIMEOUT_NS,
+		.ap_main = ap_main,
+	};
+
+	smp_arch_start(&s, &why);
+	if (why) {
+		kprintf("smp: cannot start the APs: %s; running on the boot CPU\n", why);
+		nslots = 1;
+	}
+	for (unsigned i = 1; i < nslots; i++)
+		if (!smp_cpu_online(i))
+			kprintf("smp: vCPU with APIC ID %u did not start within %llu ms; going on "
+				"without it\n", ids[i], AP_START_TIMEOUT_NS / 1000000);
+	record("init-sipi", tsc_now_us() - t0, ids, nslots);
+}

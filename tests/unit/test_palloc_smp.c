@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: the page allocator and acceptance under threads, built with ThreadSanitizer. */
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include "kernel/cmdline.h"
+#include "mm/bitmap.h"
+#include "mm/memmap.h"
+#include "mm/page_alloc.h"
+#include "mm/policy.h"
+#include "tests/unit/unit.h"
+
+/*
+ * Several threads play several CPUs. The mock platform sleeps inside every accept, so
+ * that claims overlap, and checks the two rules of concurrent acceptance:
+ *  - no unit is accepted twice (a per-unit state moves 0 -> ACCEPTING -> DONE once);
+ *  - nothing is handed out before its unit is accepted (every allocated block's units
+ *    must be DONE when palloc returns it).
+ * Every thread writes to what it was given and the mock writes to what it accepts, so
+ * ThreadSanitizer reports any access the allocator's lock does not order (for example a
+ * block handed out while another CPU still accepts it, or two CPUs given the same page).
+ */
+
+#define FB (1 * GiB)			/* fake physical memory starts here */
+#define ACCEPTED_BYTES (32 * MiB)	/* accepted at boot */
+#define UNITS 256			/* unaccepted after it: 512 MiB */
+#define SPAN (ACCEPTED_BYTES + UNITS * UNIT_SIZE)
+#define THREADS 4
+#define LAT_CAP 4096
+#define ACCEPT_SLEEP_US 100
+
+enum { UNIT_UNACCEPTED, UNIT_ACCEPTING, UNIT_DONE };
+
+static struct {
+	struct mem_range ranges[4];
+	struct memmap map;
+	struct unaccepted_bitmap bm;
+	u8 *raw, *arena;
+	u64 raw_bytes;
+	u32 lat[LAT_CAP];
+	u32 unit_state[UNITS];	/* UNIT_*, atomically */
+	u32 *owner;		/* per page: thread id + 1 holding it, atomically */
+	u64 double_accepts, unaccepted_handouts, double_handouts;	/* atomically */
+	u64 accepted_bytes;	/* by the mock, atomically */
+	void *meta[8];
+	unsigned nmeta;
+} fx;
+
+static __thread unsigned thread_cpu;
+
+static unsigned mock_cpu_id(void)
+{
+	return thread_cpu;
+}
+
+static u64 unit_index(u64 pa)
+{
+	return (pa - FB - ACCEPTED_BYTES) >> UNIT_SHIFT;
+}
+
+static int mock_accept(void *ctx, u64 start, u64 end)
+{
+	(void)ctx;
+	for (u64 u = start; u < end; u += UNIT_SIZE) {
+		u32 expected = UNIT_UNACCEPTED;
+
+		if (!__atomic_compare_exchange_n(&fx.unit_state[unit_index(u)], &expected,
+						 UNIT_ACCEPTING, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			__atomic_add_fetch(&fx.double_accepts, 1, __ATOMIC_RELAXED);
+	}
+	/* The platform takes its time: other threads run into the same units meanwhile. */
+	usleep(ACCEPT_SLEEP_US);
+	/* Accepted memory reads as zero: one word per page is enough for TSan to see. */
+	for (u64 p = start; p < end; p += PAGE_SIZE)
+		*(u64 *)(fx.arena + (p - FB)) = 0;
+	for (u64 u = start; u < end; u += UNIT_SIZE)
+		__atomic_store_n(&fx.unit_state[unit_index(u)], UNIT_DONE, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&fx.accepted_bytes, end - start, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static void *mock_meta_alloc(u64 bytes)
+{
+	void *p = calloc(1, bytes ? bytes : 1);
+
+	if (!p || fx.nmeta == ARRAY_SIZE(fx.meta))
+		abort();
+	fx.meta[fx.nmeta++] = p;
+	return p;
+}
+
+static u64 mock_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
+}
+
+static void setup(void)
+{
+	struct palloc_env env = {
+		.accept = mock_accept,
+		.meta_alloc = mock_meta_alloc,
+		.now_ns = mock_now,
+		.cpu_id = mock_cpu_id,
+	};
+
+	for (unsigned i = 0; i < fx.nmeta; i++)
+		free(fx.meta[i]);
+	if (fx.raw)
+		munmap(fx.raw, fx.raw_bytes);
+	free(fx.owner);
+	memset(&fx, 0, sizeof(fx));
+	fx.raw_bytes = SPAN + UNIT_SIZE;
+	fx.raw = mmap(NULL, fx.raw_bytes, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	fx.owner = calloc(SPAN >> PAGE_SHIFT, sizeof(u32));
+	if (fx.raw == MAP_FAILED || !fx.owner)
+		abort();
+	fx.arena = (u8 *)(uintptr_t)ALIGN_UP((u64)(uintptr_t)fx.raw, UNIT_SIZE);
+	fx.map.ranges = fx.ranges;
+	fx.map.cap = ARRAY_SIZE(fx.ranges);
+	fx.ranges[0] = (struct mem_range){ FB, FB + ACCEPTED_BYTES, RANGE_USABLE, 0 };
+	fx.ranges[1] = (struct mem_range){ FB + ACCEPTED_BYTES, FB + SPAN, RANGE_UNACCEPTED, 0 };
+	fx.map.nranges = 2;
+
+	void *storage = calloc(1, bitmap_storage_bytes(bitmap_layout(&fx.map)) + 8);
+
+	fx.meta[fx.nmeta++] = storage;
+	bitmap_build(&fx.bm, &fx.map, storage, NULL, NULL);
+	env.phys_offset = (u64)(uintptr_t)fx.arena - FB;
+	palloc_init(&fx.map, &fx.bm, &env, fx.lat, LAT_CAP);
+	palloc_populate(&fx.map, NULL, 0);
+	policy_init(POLICY_LAZY, 0);
+	palloc_set_hooks(policy_refill, NULL);
+}
+
+/* A block palloc just returned to thread `me`: accepted, and nobody else's. */
+static void take(u64 a, unsigned order, unsigned me)
+{
+	u64 size = PAGE_SIZE << order;
+
+	for (u64 u = ALIGN_DOWN(a, UNIT_SIZE); u < a + size; u += UNIT_SIZE)
+		if (u >= FB + ACCEPTED_BYTES &&
+		    __atomic_load_n(&fx.unit_state[unit_index(u)], __ATOMIC_ACQUIRE) != UNIT_DONE)
+			__atomic_add_fetch(&fx.unaccepted_handouts, 1, __ATOMIC_RELAXED);
+	for (u64 p = a; p < a + size; p += PAGE_SIZE) {
+		u32 expected = 0;
+
+		if (!__atomic_compare_exchange_n(&fx.owner[(p - FB) >> PAGE_SHIFT], &expected, me + 1,
+						 false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			__atomic_add_fetch(&fx.double_handouts, 1, __ATOMIC_RELAXED);
+		/* A plain write: TSan orders it against the mock's and other threads' writes. */
+		*(u64 *)(fx.arena + (p - FB)) = a ^ me;
+	}
+}
+
+static void give_back(u64 a, unsigned order)
+{
+	for (u64 p = a; p < a + (PAGE_SIZE << order); p += PAGE_SIZE)
+		__atomic_store_n(&fx.owner[(p - FB) >> PAGE_SHIFT], 0, __ATOMIC_RELAXED);
+	palloc_free(a);
+}
+
+#define LIVE_MAX 512
+#define OPS 3000
+
+struct worker {
+	pthread_t thread;
+	unsigned cpu;
+	u64 seed;
+	u64 live[LIVE_MAX];
+	u8 order[LIVE_MAX];
+	unsigned nlive;
+	u64 failures;
+};
+
+static u64 next_rand(u64 *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Allocations of 4 KiB to 2 MiB, mostly small, that hold more than the boot memory. */
+static void *lazy_worker(void *arg)
+{
+	struct worker *w = arg;
+
+	thread_cpu = w->cpu;
+	for (unsigned i = 0; i < OPS; i++) {
+		u64 r = next_rand(&w->seed);
+
+		if (w->nlive == LIVE_MAX || (w->nlive && r % 4 == 0)) {
+			unsigned k = (unsigned)(r >> 8) % w->nlive;
+
+			give_back(w->live[k], w->order[k]);
+			w->live[k] = w->live[--w->nlive];
+			w->order[k] = w->order[w->nlive];
+			continue;
+		}
+		unsigned order = (r >> 32) % 12 == 0 ? PALLOC_MAX_ORDER : (unsigned)(r >> 16) % 5;
+		u64 a = palloc_alloc(order);
+
+		if (!a) {
+			w->failures++;
+			continue;
+		}
+		take(a, order, w->cpu);
+		w->live[w->nlive] = a;
+		w->order[w->nlive++] = (u8)order;
+	}
+	while (w->nlive) {
+		w->nlive--;
+		give_back(w->live[w->nlive], w->order[w->nlive]);
+	}
+	return NULL;
+}
+
+static void check_after(void)
+{
+	const struct palloc_stats *s = palloc_stats();
+	u64 by_cpu = 0, done = 0;
+
+	EXPECT_EQ(fx.double_accepts, 0);
+	EXPECT_EQ(fx.unaccepted_handouts, 0);
+	EXPECT_EQ(fx.double_handouts, 0);
+	for (unsigned c = 0; c < MAX_CPUS; c++)
+		by_cpu += palloc_cpu_stats(c)->accepted_bytes;
+	for (unsigned u = 0; u < UNITS; u++)
+		done += fx.unit_state[u] == UNIT_DONE;
+	/* The per-CPU counts merge to the allocator's, and both to what the platform did. */
+	EXPECT_EQ(by_cpu, s->accepted_bytes);
+	EXPECT_EQ(s->accepted_bytes, fx.accepted_bytes);
+	EXPECT_EQ(done * UNIT_SIZE, fx.accepted_bytes);
+	EXPECT_EQ(bitmap_count(&fx.bm) + done, UNITS);
+	EXPECT_EQ(s->unaccepted_bytes, bitmap_count(&fx.bm) * UNIT_SIZE);
+	EXPECT_EQ(palloc_count_free(), s->free_bytes);
+}
+
+TEST(lazy_threads_never_double_accept)
+{
+	struct worker w[THREADS];
+
+	setup();
+	for (unsigned i = 0; i < THREADS; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].cpu = i;
+		w[i].seed = 0x1234567ULL * (i + 1);
+		pthread_create(&w[i].thread, NULL, lazy_worker, &w[i]);
+	}
+	for (unsigned i = 0; i < THREADS; i++)
+		pthread_join(w[i].thread, NULL);
+	check_after();
+	/* The threads held more than the boot memory: several units were accepted. */
+	if (!EXPECT(fx.accepted_bytes > 16 * UNIT_SIZE))
+		printf("  accepted %llu MiB\n", fx.accepted_bytes >> 20);
+	/* Enough memory for everyone: nobody was refused while another CPU accepted. */
+	for (unsigned i = 0; i < THREADS; i++)
+		EXPECT_EQ(w[i].failures, 0);
+	EXPECT_EQ(palloc_stats()->free_bytes, palloc_stats()->managed_bytes - palloc_stats()->meta_bytes);
+}
+
+struct range_job {
+	pthread_t thread;
+	unsigned cpu;
+	u64 start, end;		/* overlapping ranges: every unit is wanted by two threads */
+	u64 accepted;
+	u64 not_ready;		/* units of the range still not DONE when the call returned */
+};
+
+static void *range_worker(void *arg)
+{
+	struct range_job *j = arg;
+
+	thread_cpu = j->cpu;
+	for (u64 a = j->start; a < j->end; a += 8 * UNIT_SIZE)
+		j->accepted += palloc_accept_range(a, MIN(j->end, a + 8 * UNIT_SIZE), ACCEPT_EAGER);
+	/* On return the whole range is usable, including the units another thread took. */
+	for (u64 u = j->start; u < j->end; u += UNIT_SIZE)
+		if (__atomic_load_n(&fx.unit_state[unit_index(u)], __ATOMIC_ACQUIRE) != UNIT_DONE)
+			j->not_ready++;
+	return NULL;
+}
+
+TEST(overlapping_ranges_accepted_once_and_waited_for)
+{
+	struct range_job j[THREADS];
+	u64 base = FB + ACCEPTED_BYTES, share = UNITS / THREADS * UNIT_SIZE, total = 0;
+
+	setup();
+	for (unsigned i = 0; i < THREADS; i++) {
+		/* Thread i wants its share and the next thread's: each unit has two claimants. */
+		j[i] = (struct range_job){ .cpu = i, .start = base + i * share,
+					   .end = base + MIN((i + 2) * share, (u64)UNITS * UNIT_SIZE) };
+		if (i == THREADS - 1)
+			j[i].start = base;	/* the last one wants everything */
+		pthread_create(&j[i].thread, NULL, range_worker, &j[i]);
+	}
+	for (unsigned i = 0; i < THREADS; i++) {
+		pthread_join(j[i].thread, NULL);
+		total += j[i].accepted;
+		EXPECT_EQ(j[i].not_ready, 0);
+		EXPECT_EQ(palloc_cpu_stats(i)->accepted_bytes, j[i].accepted);
+	}
+	EXPECT_EQ(total, (u64)UNITS * UNIT_SIZE);
+	check_after();
+	EXPECT_EQ(bitmap_count(&fx.bm), 0);
+}
+
+/* Lazy allocation on some threads while others accept ranges, as background acceptance does. */
+TEST(lazy_and_ranges_together)
+{
+	struct worker w[2];
+	struct range_job j[2];
+	u64 base = FB + ACCEPTED_BYTES;
+
+	setup();
+	for (unsigned i = 0; i < 2; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].cpu = i;
+		w[i].seed = 0xabcdefULL * (i + 3);
+		j[i] = (struct range_job){ .cpu = 2 + i, .start = base,
+					   .end = base + (u64)UNITS * UNIT_SIZE };
+		pthread_create(&w[i].thread, NULL, lazy_worker, &w[i]);
+		pthread_create(&j[i].thread, NULL, range_worker, &j[i]);
+	}
+	for (unsigned i = 0; i < 2; i++) {
+		pthread_join(w[i].thread, NULL);
+		pthread_join(j[i].thread, NULL);
+		EXPECT_EQ(j[i].not_ready, 0);
+		EXPECT_EQ(w[i].failures, 0);
+	}
+	check_after();
+	EXPECT_EQ(bitmap_count(&fx.bm), 0);
+}
+
+/* run_all for the policy: one thread per CPU. */
+struct run_arg {
+	pthread_t thread;
+	unsigned cpu;
+	void (*fn)(unsigned cpu, void *arg);
+	void *arg;
+};
+
+static void *run_one(void *p)
+{
+	struct run_arg *r = p;
+
+	thread_cpu = r->cpu;
+	r->fn(r->cpu, r->arg);
+	return NULL;
+}
+
+static void run_all_threads(void (*fn)(unsigned cpu, void *arg), void *arg)
+{
+	struct run_arg r[THREADS];
+
+	for (unsigned i = 0; i < THREADS; i++) {
+		r[i] = (struct run_arg){ .cpu = i, .fn = fn, .arg = arg };
+		pthread_create(&r[i].thread, NULL, run_one, &r[i]);
+	}
+	for (unsigned i = 0; i < THREADS; i++)
+		pthread_join(r[i].thread, NULL);
+}
+
+static bool all_online(unsigned cpu)
+{
+	return cpu != 2;	/* slot 2 never started: it gets no share */
+}
+
+TEST(parallel_eager_splits_units_across_cpus)
+{
+	setup();
+	policy_init(POLICY_EAGER, 0);
+	policy_set_cpus(THREADS - 1, THREADS, run_all_threads, all_online, NULL, NULL);
+	policy_boot(NULL);
+	policy_set_cpus(1, 1, NULL, NULL, NULL, NULL);
+	check_after();
+	EXPECT_EQ(bitmap_count(&fx.bm), 0);
+	/* Three online CPUs, 256 units: 86 + 86 + 84, contiguous shares; none for slot 2. */
+	EXPECT_EQ(palloc_cpu_stats(0)->accepted_bytes, 86 * UNIT_SIZE);
+	EXPECT_EQ(palloc_cpu_stats(1)->accepted_bytes, 86 * UNIT_SIZE);
+	EXPECT_EQ(palloc_cpu_stats(2)->accepted_bytes, 0);
+	EXPECT_EQ(palloc_cpu_stats(3)->accepted_bytes, 84 * UNIT_SIZE);
+	/*
+	 * Large runs: each share (172 MiB) in naturally aligned 16 MiB runs, the largest
+	 * that still gives ten progress steps: at most 12 calls per share.
+	 */
+	EXPECT(palloc_stats()->accept_calls <= 3 * 12);
+	EXPECT(palloc_stats()->accept_calls >= 3 * 10);
+}
