@@ -651,18 +651,24 @@ def conformance_main(o):
         print("report: no conformance report among %d log(s)" % len(o.logs), file=sys.stderr)
         return 1
     print("\n\n".join(render_conformance_text(c) for c in cs))
-    if o.markdown:
-        try:
-            d = os.path.dirname(o.markdown)
-            if d:
-                os.makedirs(d, exist_ok=True)
-            with open(o.markdown, "w") as f:
-                f.write(render_conformance_markdown(cs))
-            print("markdown: %s" % o.markdown)
-        except OSError as e:
-            print("report: cannot write %s: %s" % (o.markdown, e.strerror or e), file=sys.stderr)
-            return 1
+    if o.markdown and not write_markdown(o.markdown, render_conformance_markdown(cs)):
+        return 1
     return 0
+
+
+def write_markdown(path, text):
+    """Write text to path (its folder created); say where, or why not. False on failure."""
+    try:
+        d = os.path.dirname(path)
+        if d:
+            os.makedirs(d, exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        print("markdown: %s" % path)
+        return True
+    except OSError as e:
+        print("report: cannot write %s: %s" % (path, e.strerror or e), file=sys.stderr)
+        return False
 
 
 def main(argv=None):
@@ -693,17 +699,9 @@ def main(argv=None):
             print("report: plots: %s" % m, file=sys.stderr)
         for t, p in plots:
             print("plot: %s: %s" % (t, p))
-    if o.markdown:
-        try:
-            d = os.path.dirname(o.markdown)
-            if d:
-                os.makedirs(d, exist_ok=True)
-            with open(o.markdown, "w") as f:
-                f.write(markdown_document(runs, messages, plots, o.markdown))
-            print("markdown: %s" % o.markdown)
-        except OSError as e:
-            print("report: cannot write %s: %s" % (o.markdown, e.strerror or e), file=sys.stderr)
-            return 1
+    if o.markdown and not write_markdown(
+            o.markdown, markdown_document(runs, messages, plots, o.markdown)):
+        return 1
     return 0
 
 
