@@ -242,7 +242,7 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* One bit per unaccepted 2 MiB unit, from the final map. */
 	memory_build_bitmap();
 	phase_done("bitmap");
-	/* Boot-services memory becomes free, edges are accepted, the policy runs. */
+	/* Boot-services memory becomes free, the policy runs (partial units wait for it). */
 	memory_init_allocator(bi);
 	/* Ready is the end of the last phase: the phases add up to it exactly. */
 	u64 ready_tsc = phase_done("allocator");

@@ -108,6 +108,8 @@ static void eager_parallel(void (*progress)(u64 done, u64 total))
 	while (sh.chunk > UNIT_SIZE && sh.chunk > per * UNIT_SIZE / 10)
 		sh.chunk >>= 1;
 	run_all(eager_share, &sh);
+	/* Eager means everything: the partial units too, once the APs are done. */
+	palloc_accept_edges(ACCEPT_EAGER);
 	if (progress && sh.reported != sh.total)
 		progress(sh.total - palloc_unaccepted_bytes(), sh.total);
 }
@@ -139,7 +141,9 @@ static void background_share(unsigned cpu, void *arg)
 				   __ATOMIC_RELAXED);
 		a = stop;
 	}
-	/* The last AP to finish notes the time: then no unit is unaccepted any more. */
+	/* Then the partial units (each claimed once, whichever AP gets there first). */
+	__atomic_add_fetch(&bg.bytes, palloc_accept_edges(ACCEPT_BACKGROUND), __ATOMIC_RELAXED);
+	/* The last AP to finish notes the time: then nothing is unaccepted any more. */
 	if (__atomic_add_fetch(&bg.finished, 1, __ATOMIC_ACQ_REL) == bg.cpus)
 		__atomic_store_n(&bg.done_ns, bg.now_ns(), __ATOMIC_RELEASE);
 }
@@ -223,6 +227,8 @@ void policy_boot(void (*progress)(u64 done, u64 total))
 			a = stop;
 		}
 	}
+	/* Eager means everything: the partial units too, after the whole units. */
+	palloc_accept_edges(ACCEPT_EAGER);
 	if (progress && total)
 		progress(done, total);
 }
