@@ -421,6 +421,7 @@ void memory_init_allocator(const struct boot_info *bi)
 	policy_boot(eager_progress);
 	if (ahead)
 		platform->accept_ahead(NULL);
+	policy_boot_edges();
 	edge_bytes_at_ready = palloc_stats()->edge_accepted_bytes;
 }
 

@@ -108,8 +108,6 @@ static void eager_parallel(void (*progress)(u64 done, u64 total))
 	while (sh.chunk > UNIT_SIZE && sh.chunk > per * UNIT_SIZE / 10)
 		sh.chunk >>= 1;
 	run_all(eager_share, &sh);
-	/* Eager means everything: the partial units too, once the APs are done. */
-	palloc_accept_edges(ACCEPT_EAGER);
 	if (progress && sh.reported != sh.total)
 		progress(sh.total - palloc_unaccepted_bytes(), sh.total);
 }
@@ -227,10 +225,14 @@ void policy_boot(void (*progress)(u64 done, u64 total))
 			a = stop;
 		}
 	}
-	/* Eager means everything: the partial units too, after the whole units. */
-	palloc_accept_edges(ACCEPT_EAGER);
 	if (progress && total)
 		progress(done, total);
+}
+
+void policy_boot_edges(void)
+{
+	if (policy == POLICY_EAGER)
+		palloc_accept_edges(ACCEPT_EAGER);
 }
 
 bool policy_refill(unsigned order)

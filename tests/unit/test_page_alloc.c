@@ -740,6 +740,7 @@ static bool boot_eager_and_check(void)
 		}
 	progress_calls = progress_done = progress_gap = 0;
 	policy_boot(on_progress);
+	policy_boot_edges();
 	for (u64 i = 0; ok && i < n; c++) {
 		u64 s = units[i], e = s + UNIT_SIZE;
 
