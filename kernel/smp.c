@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: which vCPUs memaccept uses, how they were started, and the work loop they run. */
 #include "arch/x86/cpu.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
@@ -270,6 +271,8 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 		aps[i - 1] = &cpus[i];
 	}
 	nslots = n;
+	/* From here on the page tables may only grow (arch/x86/paging.h). */
+	paging_shared();
 	/* From here on the console serialises its users. */
 	console_set_cpu_id(smp_this_cpu);
 	struct smp_start s = {
