@@ -8,11 +8,11 @@
 #include "arch/x86/tsc.h"
 #include "boot/boot.h"
 #include "drivers/console.h"
+#include "drivers/event.h"
 #include "drivers/exit.h"
 #include "include/boot_info.h"
 #include "include/exit_codes.h"
 #include "kernel/main.h"
-#include "kernel/report.h"
 #include "lib/string.h"
 
 /* How often ExitBootServices may fail with EFI_INVALID_PARAMETER before we give up. */
@@ -219,8 +219,9 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 
 	/* What the firmware handed over, for workload=conformance (cheap: no map walk). */
 	boot_conformance_capture(st, &bi);
-	read_cpu_count();
 	bi.step_tsc[BOOT_STEP_PLATFORM] = rdtsc_ordered();
+	read_cpu_count();
+	bi.step_tsc[BOOT_STEP_CPU_COUNT] = rdtsc_ordered();
 
 	/* 6. Memory to start the other vCPUs from (the kernel reads the MADT itself). */
 	reserve_trampoline();

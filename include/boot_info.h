@@ -52,6 +52,7 @@ enum boot_step {
 	BOOT_STEP_CONSOLE,	/* console, our own image's protocol */
 	BOOT_STEP_CMDLINE,	/* load options or \memaccept.cfg read through the firmware */
 	BOOT_STEP_PLATFORM,	/* detection, clock, SNP opt-in */
+	BOOT_STEP_CPU_COUNT,	/* the firmware's vCPU count (EFI MP Services) */
 	BOOT_STEP_COUNT,	/* then GetMemoryMap and ExitBootServices, ending at tsc_at_ebs */
 };
 
@@ -165,6 +166,6 @@ struct boot_info {
 	u32 efi_cpus_reserved;
 };
 
-_Static_assert(sizeof(struct boot_info) == 1696, "struct boot_info changed: bump BOOT_INFO_VERSION");
+_Static_assert(sizeof(struct boot_info) == 1704, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
 #endif
