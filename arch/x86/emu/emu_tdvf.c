@@ -93,7 +93,8 @@ static __noreturn void tdvf_ap_loop(const u32 *slot)
 
 	__atomic_add_fetch(&emu_tdvf.in_loop, 1, __ATOMIC_RELEASE);
 	for (;;) {
-		u16 cmd = __atomic_load_n((u16 *)(mb + MB_OFF_COMMAND), __ATOMIC_ACQUIRE);
+		/* TDVF compares 32 bits at the command (cmp dword [rbx + CommandOffset]). */
+		u32 cmd = __atomic_load_n((u32 *)(mb + MB_OFF_COMMAND), __ATOMIC_ACQUIRE);
 		u32 id;
 
 		if (cmd == MB_CMD_NOOP) {
