@@ -128,9 +128,9 @@ tramp_wakeup64:
 	imul eax, eax, SLOT_SIZE
 	lea rsi, [rel tramp_data + D_SLOTS]
 	add rsi, rax
-	; EFER as the kernel needs it (NXE for its page tables). Written only if it differs:
-	; a TD's write of EFER raises #VE (Linux secondary_startup_64, "Avoid writing EFER
-	; if no change was made (for TDX guest)"), and the TDX module already sets NXE.
+	; EFER as the kernel needs it (NXE for its page tables). Written only if a bit is
+	; missing, as Linux does for TDX guests (arch/x86/kernel/head_64.S, "Avoid writing
+	; EFER if no change was made (for TDX guest)"): a TD may not change EFER freely.
 	mov ecx, MSR_EFER
 	rdmsr
 	mov ebx, [rel tramp_data + D_EFER]

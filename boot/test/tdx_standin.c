@@ -140,6 +140,8 @@ void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 	}
 	build_loop_area(area);
 	mailbox = area + TDVF_PAGE_MAILBOX * PAGE_SIZE;
+	/* RelocateMailbox: Command noop, ApicId invalid, WakeUpVector 0. */
+	*(u32 *)(uintptr_t)(mailbox + 4) = TDVF_MAILBOX_APIC_ID_INVALID;
 	/* emu_fault=mp_wakeup_bad_mailbox: the structure names ordinary loader memory. */
 	if (emu_fault_take(&emu.faults, FAULT_MP_WAKEUP_BAD_MAILBOX, 0, 0) &&
 	    !alloc(st, EfiLoaderData, BELOW_4G, 1, &mailbox))

@@ -14,15 +14,15 @@ struct emu_tdvf emu_tdvf;
 
 /*
  * The mailbox (ACPI 6.4 section 5.2.12.19) and the values TDVF's loop compares with
- * (OvmfPkg/Include/IndustryStandard/IntelTdx.h, TdxCommondefs.inc): command 0 noop,
- * 1 wakeup; ApicId 0xffffffff broadcast.
+ * (OvmfPkg TdxCommondefs.inc): command 0 noop, 1 wakeup; ApicId 0xfffffffe broadcast
+ * (0xffffffff, "invalid", is what the firmware leaves there).
  */
 #define MB_OFF_COMMAND 0
 #define MB_OFF_APIC_ID 4
 #define MB_OFF_VECTOR 8
 #define MB_CMD_NOOP 0
 #define MB_CMD_WAKEUP 1
-#define MB_APIC_ID_BROADCAST 0xffffffffu
+#define MB_APIC_ID_BROADCAST 0xfffffffeu
 
 /* TDVF's mailbox GDT (TdxAcpiTable.c mGdtEntries): its 64-bit code is 0x10, data 0x18. */
 #define TDVF_CS64 0x10

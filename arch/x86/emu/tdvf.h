@@ -40,6 +40,9 @@ struct emu_tdvf {
 	u32 woken;		/* wakeup commands acknowledged */
 };
 
+/* The mailbox's ApicId as TDVF initialises it (TdxCommondefs.inc MailboxApicIdInvalid). */
+#define TDVF_MAILBOX_APIC_ID_INVALID 0xffffffffu
+
 extern struct emu_tdvf emu_tdvf;
 
 /* After ExitBootServices (emu_setup_model): INIT-SIPI the APs into the mailbox loop. */
