@@ -295,6 +295,14 @@ static const char *wake_one(const struct smp_start *s, struct tramp_data *d, u8 
 	u64 deadline;
 	bool acked = false;
 
+	/*
+	 * A command still posted means the firmware has not taken the last one (or wrote one
+	 * itself): writing ours over it could wake the wrong AP.
+	 */
+	if (__atomic_load_n((u16 *)(mb + MAILBOX_OFF_COMMAND), __ATOMIC_ACQUIRE) != 0) {
+		*stop = true;
+		return "not woken: the mailbox holds a command the firmware has not taken";
+	}
 	/* Only slot i may be taken until this wakeup is settled. */
 	__atomic_store_n(&d->wake_slot, i + 1, __ATOMIC_RELEASE);
 	memcpy(mb + MAILBOX_OFF_APIC_ID, &s->apic_ids[i], sizeof(u32));

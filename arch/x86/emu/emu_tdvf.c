@@ -69,15 +69,22 @@ static __noreturn void jump_to_os(u64 vector, u64 mailbox, u32 apic_id)
 	__builtin_unreachable();
 }
 
+/* emu_fault=mailbox_ignore@ID for this AP: counted as fired, so a test sees it took effect. */
 static bool ignores_wakeup(u32 apic_id)
 {
-	for (unsigned i = 0; i < emu.faults.n; i++) {
-		const struct emu_fault *f = &emu.faults.f[i];
+	bool hit = false;
 
-		if (f->kind == FAULT_MAILBOX_IGNORE && f->addr == apic_id)
-			return true;
+	emu_lock();
+	for (unsigned i = 0; i < emu.faults.n; i++) {
+		struct emu_fault *f = &emu.faults.f[i];
+
+		if (f->kind == FAULT_MAILBOX_IGNORE && f->addr == apic_id) {
+			f->fired++;
+			hit = true;
+		}
 	}
-	return false;
+	emu_unlock();
+	return hit;
 }
 
 /*
@@ -116,7 +123,7 @@ static __noreturn void tdvf_ap_loop(const u32 *slot)
 				__asm__ volatile("cli; hlt");
 		u64 vector = __atomic_load_n((u64 *)(mb + MB_OFF_VECTOR), __ATOMIC_ACQUIRE);
 
-		__atomic_add_fetch(&emu_tdvf.woken, 1, __ATOMIC_RELAXED);
+		emu_count("tdvf_mailbox_wakeups");
 		__atomic_store_n((u64 *)(mb + MB_OFF_COMMAND), 0, __ATOMIC_RELEASE);
 		jump_to_os(vector, emu_tdvf.mailbox, me);
 	}

@@ -37,7 +37,6 @@ struct emu_tdvf {
 	u32 ap_ids[MAX_CPUS];	/* the MADT's other enabled CPUs */
 	bool sending;		/* the emulator itself sends INIT/SIPI (not the guest) */
 	u32 in_loop;		/* APs polling the mailbox */
-	u32 woken;		/* wakeup commands acknowledged */
 };
 
 /* The mailbox's ApicId as TDVF initialises it (TdxCommondefs.inc MailboxApicIdInvalid). */
