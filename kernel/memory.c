@@ -379,8 +379,13 @@ void memory_init_allocator(const struct boot_info *bi)
 
 	policy_init(bi->config.policy, bi->config.accept_ahead);
 	/* Eager acceptance is split across every started vCPU. */
-	policy_set_cpus(smp_cpus_started(), smp_cpu_slots(), smp_run, smp_cpu_online,
-			smp_start_work, smp_wait);
+	struct policy_cpus cpus = {
+		.n = smp_cpus_started(), .slots = smp_cpu_slots(), .online = smp_cpu_online,
+		.run_all = smp_run, .start_long = smp_start_long, .wait_long = smp_wait_long,
+		.yield = smp_yield,
+	};
+
+	policy_set_cpus(&cpus);
 	/* Only accept-ahead has work after an allocation: the others keep the fast path bare. */
 	palloc_set_hooks(kernel_refill,
 			 bi->config.policy == POLICY_AHEAD ? policy_after_alloc : NULL);
