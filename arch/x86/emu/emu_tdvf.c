@@ -149,6 +149,13 @@ void emu_tdvf_start_aps(void)
 
 	if (!emu_tdvf.area || !emu_tdvf.sipi_page || !emu_tdvf.naps)
 		return;
+	/* The loop runs in this image, under tables that map the first 4 GiB only. */
+	if ((u64)(uintptr_t)tdvf_ap_loop >= 4 * GiB || (u64)(uintptr_t)&emu_tdvf >= 4 * GiB ||
+	    (u64)(uintptr_t)&emu >= 4 * GiB) {
+		kprintf("emu: the test image lies above 4 GiB; the emulated firmware's APs stay where "
+			"they are\n");
+		return;
+	}
 	if (!apic_init(0)) {
 		kprintf("emu: no local APIC; the emulated firmware's APs stay where they are\n");
 		return;
