@@ -69,8 +69,8 @@ static __noreturn void jump_to_os(u64 vector, u64 mailbox, u32 apic_id)
 	__builtin_unreachable();
 }
 
-/* emu_fault=mailbox_ignore@ID for this AP: counted as fired, so a test sees it took effect. */
-static bool ignores_wakeup(u32 apic_id)
+/* A fault of this kind for this AP: counted as fired, so a test sees it took effect. */
+static bool fault_for(u32 kind, u32 apic_id)
 {
 	bool hit = false;
 
@@ -78,7 +78,7 @@ static bool ignores_wakeup(u32 apic_id)
 	for (unsigned i = 0; i < emu.faults.n; i++) {
 		struct emu_fault *f = &emu.faults.f[i];
 
-		if (f->kind == FAULT_MAILBOX_IGNORE && f->addr == apic_id) {
+		if (f->kind == kind && f->addr == apic_id) {
 			f->fired++;
 			hit = true;
 		}
@@ -118,13 +118,17 @@ static __noreturn void tdvf_ap_loop(const u32 *slot)
 		 * postpone a vCPU indefinitely: Linux madt_wakeup.c acpi_wakeup_cpu). It never
 		 * acknowledges.
 		 */
-		if (ignores_wakeup(me))
+		if (fault_for(FAULT_MAILBOX_IGNORE, me))
 			for (;;)
 				__asm__ volatile("cli; hlt");
 		u64 vector = __atomic_load_n((u64 *)(mb + MB_OFF_VECTOR), __ATOMIC_ACQUIRE);
 
 		emu_count("tdvf_mailbox_wakeups");
 		__atomic_store_n((u64 *)(mb + MB_OFF_COMMAND), 0, __ATOMIC_RELEASE);
+		/* emu_fault=mailbox_ack_only@ID: acknowledged, then the host stops running it. */
+		if (fault_for(FAULT_MAILBOX_ACK_ONLY, me))
+			for (;;)
+				__asm__ volatile("cli; hlt");
 		jump_to_os(vector, emu_tdvf.mailbox, me);
 	}
 }

@@ -31,6 +31,8 @@
  *                           (the SVSM never sees the call; call_pending stays set)
  *   mailbox_ignore@ID       TDX: the AP with APIC ID ID never acknowledges a wakeup
  *                           command (the host never runs it again)
+ *   mailbox_ack_only@ID     TDX: the AP with APIC ID ID acknowledges its wakeup, then
+ *                           the host never runs it again (it never reaches the vector)
  *   no_mp_wakeup            TDX: the firmware adds no multiprocessor wakeup structure
  *   mp_wakeup_bad_mailbox   TDX: the structure's mailbox is ordinary loader memory,
  *                           not ACPI NVS
@@ -58,6 +60,7 @@ enum emu_fault_kind {
 	FAULT_MAILBOX_IGNORE,
 	FAULT_NO_MP_WAKEUP,
 	FAULT_MP_WAKEUP_BAD_MAILBOX,
+	FAULT_MAILBOX_ACK_ONLY,
 	FAULT_KIND_COUNT,
 };
 
