@@ -2,13 +2,7 @@
 /* memaccept: checks of the MADT multiprocessor wakeup mailbox before the kernel writes to it. */
 #include "kernel/mp_wakeup.h"
 
-/*
- * Mailbox versions: 0 in ACPI 6.4 (a 16-byte structure), 1 in ACPI 6.6, which appends a
- * reset vector (24 bytes; TDVF builds this one, edk2 TdxAcpiTable.c AlterAcpiTable). The
- * mailbox layout is the same in both.
- */
-#define MP_WAKEUP_VERSION_MAX 1
-/* struct mem_range efi_type when merged descriptors had different types (mm/memmap.h). */
+/* Versions 0 and 1 (include/mp_wakeup.h) share the mailbox layout. *//* struct mem_range efi_type when merged descriptors had different types (mm/memmap.h). */
 #define EFI_TYPE_MIXED 0xffffffffu
 
 const char *mp_wakeup_problem(const struct acpi_facts *a, const struct memmap *m)
@@ -23,16 +17,16 @@ const char *mp_wakeup_problem(const struct acpi_facts *a, const struct memmap *m
 		return "unknown multiprocessor wakeup mailbox version";
 	if (!mb)
 		return "the wakeup mailbox address is 0";
-	if (mb & (MP_WAKEUP_MAILBOX_SIZE - 1))
+	if (mb & (MP_MAILBOX_SIZE - 1))
 		return "the wakeup mailbox is not 4 KiB aligned";
-	if (mb + MP_WAKEUP_MAILBOX_SIZE < mb)
+	if (mb + MP_MAILBOX_SIZE < mb)
 		return "the wakeup mailbox address wraps around";
 	for (unsigned i = 0; i < m->nranges; i++) {
 		const struct mem_range *r = &m->ranges[i];
 
 		if (mb < r->start || mb >= r->end)
 			continue;
-		if (r->kind != RANGE_ACPI || mb + MP_WAKEUP_MAILBOX_SIZE > r->end)
+		if (r->kind != RANGE_ACPI || mb + MP_MAILBOX_SIZE > r->end)
 			return "the wakeup mailbox is not in ACPI NVS memory";
 		if (r->efi_type != EFI_ACPI_MEMORY_NVS && r->efi_type != EFI_TYPE_MIXED)
 			return "the wakeup mailbox is in ACPI reclaimable memory, not ACPI NVS";

@@ -3,12 +3,10 @@
 #ifndef KERNEL_MP_WAKEUP_H
 #define KERNEL_MP_WAKEUP_H
 
+#include "include/mp_wakeup.h"
 #include "include/types.h"
 #include "kernel/conformance_acpi.h"
 #include "mm/memmap.h"
-
-/* The mailbox is one 4 KiB page (ACPI 6.4 section 5.2.12.19: "4K bytes aligned"). */
-#define MP_WAKEUP_MAILBOX_SIZE 4096
 
 /*
  * NULL if the MADT's first multiprocessor wakeup structure gives a mailbox the kernel may

@@ -6,6 +6,7 @@
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
 #include "include/boot_info.h"
+#include "include/mp_wakeup.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"
 
@@ -72,16 +73,6 @@ _Static_assert(__builtin_offsetof(struct tramp_data, gdtr64) == 480, "D_GDTR64")
 _Static_assert(__builtin_offsetof(struct tramp_data, idtr0) == 496, "D_IDTR0");
 _Static_assert(__builtin_offsetof(struct tramp_data, wake_slot) == 512, "D_WAKE_SLOT");
 _Static_assert(sizeof(struct tramp_data) == 520, "D_SIZE");
-
-/*
- * The ACPI multiprocessor wakeup mailbox (ACPI 6.4 section 5.2.12.19, "Multiprocessor
- * Wakeup Mailbox Structure"): Command u16 at 0 (0 noop, 1 wakeup), ApicId u32 at 4,
- * WakeupVector u64 at 8. The firmware acknowledges by writing Command back to 0.
- */
-#define MAILBOX_OFF_COMMAND 0
-#define MAILBOX_OFF_APIC_ID 4
-#define MAILBOX_OFF_VECTOR 8
-#define MAILBOX_CMD_WAKEUP 1
 
 extern const u8 tramp_start[], tramp_end[], tramp_data[], tramp_long_mode[], tramp_wakeup64[];
 
@@ -305,7 +296,7 @@ static const char *wake_one(const struct smp_start *s, struct tramp_data *d, u8 
 			    unsigned i, bool *stop)
 {
 	struct ap_slot *slot = &d->slots[i];
-	u16 cmd = MAILBOX_CMD_WAKEUP;
+	u16 cmd = MP_MAILBOX_CMD_WAKEUP;
 	u64 deadline;
 	bool acked = false;
 
@@ -313,20 +304,22 @@ static const char *wake_one(const struct smp_start *s, struct tramp_data *d, u8 
 	 * A command still posted means the firmware has not taken the last one (or wrote one
 	 * itself): writing ours over it could wake the wrong AP.
 	 */
-	if (__atomic_load_n((u16 *)(mb + MAILBOX_OFF_COMMAND), __ATOMIC_ACQUIRE) != 0) {
+	if (__atomic_load_n((u16 *)(mb + MP_MAILBOX_OFF_COMMAND), __ATOMIC_ACQUIRE) !=
+	    MP_MAILBOX_CMD_NOOP) {
 		*stop = true;
 		return "not woken: the mailbox holds a command the firmware has not taken";
 	}
 	/* Only slot i may be taken until this wakeup is settled. */
 	__atomic_store_n(&d->wake_slot, i + 1, __ATOMIC_RELEASE);
-	memcpy(mb + MAILBOX_OFF_APIC_ID, &s->apic_ids[i], sizeof(u32));
-	memcpy(mb + MAILBOX_OFF_VECTOR, &vector, sizeof(vector));
+	memcpy(mb + MP_MAILBOX_OFF_APIC_ID, &s->apic_ids[i], sizeof(u32));
+	memcpy(mb + MP_MAILBOX_OFF_VECTOR, &vector, sizeof(vector));
 	/* APIC ID and vector are visible before the command (Linux acpi_wakeup_cpu). */
-	__atomic_store_n((u16 *)(mb + MAILBOX_OFF_COMMAND), cmd, __ATOMIC_RELEASE);
+	__atomic_store_n((u16 *)(mb + MP_MAILBOX_OFF_COMMAND), cmd, __ATOMIC_RELEASE);
 	deadline = tsc_now_ns() + s->timeout_ns;
 	while (tsc_now_ns() <= deadline) {
 		if (!acked)
-			acked = __atomic_load_n((u16 *)(mb + MAILBOX_OFF_COMMAND), __ATOMIC_ACQUIRE) == 0;
+			acked = __atomic_load_n((u16 *)(mb + MP_MAILBOX_OFF_COMMAND),
+						__ATOMIC_ACQUIRE) == MP_MAILBOX_CMD_NOOP;
 		if (acked && __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) != SLOT_WAITING)
 			break;
 		cpu_relax();

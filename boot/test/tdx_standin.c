@@ -4,6 +4,7 @@
 #include "arch/x86/emu/tdvf.h"
 #include "boot/boot.h"
 #include "drivers/console.h"
+#include "include/mp_wakeup.h"
 #include "kernel/conformance_acpi.h"
 #include "lib/string.h"
 
@@ -19,9 +20,6 @@
  * The reset vector (ACPI 6.6, for an OS that hands its APs back) is 0: memaccept never
  * hands them back and the emulator has no loop to return to.
  */
-#define MP_WAKEUP_TYPE 0x10
-#define MP_WAKEUP_LEN 24
-#define MP_WAKEUP_VERSION 1
 #define SDT_OFF_LENGTH 4
 #define SDT_OFF_CHECKSUM 9
 #define SDT_HEADER_LEN 36
@@ -133,7 +131,7 @@ void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 	memcpy(&len, (const u8 *)(uintptr_t)f.madt_addr + SDT_OFF_LENGTH, sizeof(len));
 	if (!alloc(st, EfiACPIMemoryNVS, BELOW_4G, TDVF_PAGES, &area) ||
 	    !alloc(st, EfiACPIMemoryNVS, SIPI_MAX_ADDRESS, 1, &sipi) ||
-	    !alloc(st, EfiACPIReclaimMemory, BELOW_4G, (len + MP_WAKEUP_LEN + PAGE_SIZE - 1) / PAGE_SIZE,
+	    !alloc(st, EfiACPIReclaimMemory, BELOW_4G, (len + MP_WAKEUP_LEN_V1 + PAGE_SIZE - 1) / PAGE_SIZE,
 		   &madt)) {
 		kprintf("boot: (test) no memory for the stand-in TD firmware's mailbox\n");
 		return;
@@ -141,18 +139,18 @@ void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 	build_loop_area(area);
 	mailbox = area + TDVF_PAGE_MAILBOX * PAGE_SIZE;
 	/* RelocateMailbox: Command noop, ApicId invalid, WakeUpVector 0. */
-	*(u32 *)(uintptr_t)(mailbox + 4) = TDVF_MAILBOX_APIC_ID_INVALID;
+	*(u32 *)(uintptr_t)(mailbox + MP_MAILBOX_OFF_APIC_ID) = TDVF_MAILBOX_APIC_ID_INVALID;
 	/* emu_fault=mp_wakeup_bad_mailbox: the structure names ordinary loader memory. */
 	if (emu_fault_take(&emu.faults, FAULT_MP_WAKEUP_BAD_MAILBOX, 0, 0) &&
 	    !alloc(st, EfiLoaderData, BELOW_4G, 1, &mailbox))
 		return;
 	memcpy((void *)(uintptr_t)madt, (const void *)(uintptr_t)f.madt_addr, len);
 	e = (u8 *)(uintptr_t)madt + len;
-	e[0] = MP_WAKEUP_TYPE;
-	e[1] = MP_WAKEUP_LEN;
-	e[2] = MP_WAKEUP_VERSION;	/* u16 MailBoxVersion, u32 reserved: already 0 */
-	memcpy(e + 8, &mailbox, sizeof(mailbox));
-	len += MP_WAKEUP_LEN;
+	e[0] = MADT_TYPE_MP_WAKEUP;
+	e[1] = MP_WAKEUP_LEN_V1;
+	e[MP_WAKEUP_OFF_VERSION] = 1;	/* u16 version 1 (ACPI 6.6), u32 reserved 0 */
+	memcpy(e + MP_WAKEUP_OFF_MAILBOX, &mailbox, sizeof(mailbox));
+	len += MP_WAKEUP_LEN_V1;
 	memcpy((u8 *)(uintptr_t)madt + SDT_OFF_LENGTH, &len, sizeof(len));
 	fix_checksum((u8 *)(uintptr_t)madt, len);
 	if (!replace_in_xsdt(&f, f.madt_addr, madt)) {

@@ -8,20 +8,12 @@
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
+#include "include/mp_wakeup.h"
 #include "lib/string.h"
 
 struct emu_tdvf emu_tdvf;
 
-/*
- * The mailbox (ACPI 6.4 section 5.2.12.19) and the values TDVF's loop compares with
- * (OvmfPkg TdxCommondefs.inc): command 0 noop, 1 wakeup; ApicId 0xfffffffe broadcast
- * (0xffffffff, "invalid", is what the firmware leaves there).
- */
-#define MB_OFF_COMMAND 0
-#define MB_OFF_APIC_ID 4
-#define MB_OFF_VECTOR 8
-#define MB_CMD_NOOP 0
-#define MB_CMD_WAKEUP 1
+/* TDVF's broadcast APIC ID (OvmfPkg TdxCommondefs.inc MailboxApicidBroadcast). */
 #define MB_APIC_ID_BROADCAST 0xfffffffeu
 
 /* TDVF's mailbox GDT (TdxAcpiTable.c mGdtEntries): its 64-bit code is 0x10, data 0x18. */
@@ -101,15 +93,15 @@ static __noreturn void tdvf_ap_loop(const u32 *slot)
 	__atomic_add_fetch(&emu_tdvf.in_loop, 1, __ATOMIC_RELEASE);
 	for (;;) {
 		/* TDVF compares 32 bits at the command (cmp dword [rbx + CommandOffset]). */
-		u32 cmd = __atomic_load_n((u32 *)(mb + MB_OFF_COMMAND), __ATOMIC_ACQUIRE);
+		u32 cmd = __atomic_load_n((u32 *)(mb + MP_MAILBOX_OFF_COMMAND), __ATOMIC_ACQUIRE);
 		u32 id;
 
-		if (cmd == MB_CMD_NOOP) {
+		if (cmd == MP_MAILBOX_CMD_NOOP) {
 			cpu_relax();
 			continue;
 		}
-		id = __atomic_load_n((u32 *)(mb + MB_OFF_APIC_ID), __ATOMIC_ACQUIRE);
-		if ((id != me && id != MB_APIC_ID_BROADCAST) || cmd != MB_CMD_WAKEUP) {
+		id = __atomic_load_n((u32 *)(mb + MP_MAILBOX_OFF_APIC_ID), __ATOMIC_ACQUIRE);
+		if ((id != me && id != MB_APIC_ID_BROADCAST) || cmd != MP_MAILBOX_CMD_WAKEUP) {
 			cpu_relax();
 			continue;
 		}
@@ -121,10 +113,10 @@ static __noreturn void tdvf_ap_loop(const u32 *slot)
 		if (fault_for(FAULT_MAILBOX_IGNORE, me))
 			for (;;)
 				__asm__ volatile("cli; hlt");
-		u64 vector = __atomic_load_n((u64 *)(mb + MB_OFF_VECTOR), __ATOMIC_ACQUIRE);
+		u64 vector = __atomic_load_n((u64 *)(mb + MP_MAILBOX_OFF_VECTOR), __ATOMIC_ACQUIRE);
 
 		emu_count("tdvf_mailbox_wakeups");
-		__atomic_store_n((u64 *)(mb + MB_OFF_COMMAND), 0, __ATOMIC_RELEASE);
+		__atomic_store_n((u64 *)(mb + MP_MAILBOX_OFF_COMMAND), 0, __ATOMIC_RELEASE);
 		/* emu_fault=mailbox_ack_only@ID: acknowledged, then the host stops running it. */
 		if (fault_for(FAULT_MAILBOX_ACK_ONLY, me))
 			for (;;)
