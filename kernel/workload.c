@@ -2,10 +2,10 @@
 /* memaccept: the workloads and their `workload` events. */
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
+#include "drivers/event.h"
+#include "include/panic.h"
 #include "kernel/cmdline.h"
 #include "kernel/conformance.h"
-#include "kernel/panic.h"
-#include "kernel/report.h"
 #include "kernel/smp.h"
 #include "kernel/workload.h"
 #include "lib/format.h"

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: the acceptance policies on top of the page allocator. */
-#include "kernel/cmdline.h"
+#include "lib/string.h"
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
-#include "lib/string.h"
 
 static u32 policy;
 static u64 ahead;

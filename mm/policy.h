@@ -5,6 +5,15 @@
 
 #include "include/types.h"
 
+/* accept_memory= */
+enum accept_policy {
+	POLICY_LAZY,	/* accept a unit when the allocator runs out (default, Linux's "lazy") */
+	POLICY_EAGER,	/* accept everything before `ready` (Linux's "eager") */
+	POLICY_AHEAD,	/* lazy, but keep accept_ahead bytes accepted and free */
+	POLICY_BACKGROUND,	/* lazy, and after ready the other vCPUs accept the rest */
+};
+
+
 /*
  * lazy  - accept one unit when an allocation finds no free memory (Linux's default).
  * eager - accept every unit before `ready` (accept_memory=eager in Linux).

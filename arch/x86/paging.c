@@ -2,7 +2,7 @@
 /* memaccept: four-level identity map; 1 GiB, 2 MiB and 4 KiB leaves. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/paging.h"
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "lib/string.h"
 
 #define LEVELS 4

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: test cases that touch unaccepted memory on purpose, to check that it is caught. */
 #include "arch/x86/paging.h"
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "kernel/smp.h"
 #include "kernel/testcase.h"
 #include "mm/page_alloc.h"

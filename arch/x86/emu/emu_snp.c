@@ -6,8 +6,8 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/sev/snp.h"
 #include "drivers/console.h"
+#include "drivers/event.h"
 #include "include/exit_codes.h"
-#include "kernel/report.h"
 #include "lib/string.h"
 
 /*
