@@ -3,9 +3,11 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu/decode.h"
 #include "arch/x86/emu/emu.h"
+#include "arch/x86/emu/tdvf.h"
 #include "arch/x86/emu_hooks.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/sev/snp.h"
+#include "arch/x86/smp.h"
 #include "arch/x86/tdx/tdx.h"
 #include "drivers/console.h"
 #include "drivers/event.h"
@@ -17,6 +19,8 @@
 
 struct emu_state emu;
 
+static void emu_count_locked(const char *name);
+
 #define MAX_COUNTERS 48
 
 static struct {
@@ -24,8 +28,34 @@ static struct {
 	u64 count;
 } counters[MAX_COUNTERS];
 static unsigned ncounters;
+/* Several vCPUs run the emulator at once (they accept memory in parallel). */
+static struct spinlock counters_lock, state_lock;
+
+unsigned emu_cpu(void)
+{
+	unsigned c = smp_cpu_index();
+
+	return c < MAX_CPUS ? c : 0;
+}
+
+void emu_lock(void)
+{
+	spin_lock(&state_lock);
+}
+
+void emu_unlock(void)
+{
+	spin_unlock(&state_lock);
+}
 
 void emu_count(const char *name)
+{
+	spin_lock(&counters_lock);
+	emu_count_locked(name);
+	spin_unlock(&counters_lock);
+}
+
+static void emu_count_locked(const char *name)
 {
 	for (unsigned i = 0; i < ncounters; i++) {
 		/* Names are string literals: comparing pointers first is the common case. */
@@ -127,7 +157,7 @@ static bool on_ud(struct trap_frame *f)
 
 	emu_count("ud_traps");
 	/* From here until the return, port I/O is the emulated host's, not the guest's. */
-	emu.host_side++;
+	emu.host_side[emu_cpu()]++;
 	if (d.insn == INSN_TDCALL && emu.mode == EMU_TDX)
 		emu_tdx_tdcall(f);
 	else if (d.insn == INSN_PVALIDATE && emu.mode == EMU_SNP)
@@ -138,7 +168,7 @@ static bool on_ud(struct trap_frame *f)
 		emu_snp_rmpadjust(f);
 	else
 		d.len = 0;
-	emu.host_side--;
+	emu.host_side[emu_cpu()]--;
 	if (!d.len)
 		return false;	/* a real #UD: the fatal exception report takes it */
 	f->rip += d.len;
@@ -165,7 +195,7 @@ bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
 {
 	unsigned vector = emu.mode == EMU_TDX ? VEC_VE : VEC_VC;
 
-	if ((emu.mode != EMU_TDX && emu.mode != EMU_SNP) || emu.host_side || !idt_loaded())
+	if ((emu.mode != EMU_TDX && emu.mode != EMU_SNP) || emu.host_side[emu_cpu()] || !idt_loaded())
 		return false;
 	emu_count(emu.mode == EMU_TDX ? "port_io_ve" : "port_io_vc");
 	if (!trap_has_handler(vector))
@@ -248,6 +278,9 @@ void emu_setup_model(const struct memmap *m)
 		       &emu.faults, emu.host == EMU_HOST_HUGE);
 	kprintf("emu: page model covers %llu MiB (%llu KiB of state)\n", end >> 20,
 		end >> PAGE_SHIFT >> 10);
+	/* A TD's APs wait in the firmware's mailbox loop before the OS runs. */
+	if (emu.mode == EMU_TDX)
+		emu_tdvf_start_aps();
 }
 
 /*
@@ -261,7 +294,7 @@ void emu_setup_model(const struct memmap *m)
 __noreturn void emu_host_stops_guest(u64 host_code, const char *why)
 {
 	/* The host's own console: whatever the guest kept back is printed too. */
-	emu.host_side++;
+	emu.host_side[emu_cpu()]++;
 	platform_use_plain_io();
 	console_flush_held();
 	kprintf("emu: the host stops the guest: %s\n", why);
@@ -323,7 +356,9 @@ void emu_report(void)
 
 void emu_stage_ve(u32 reason, u64 qual, u64 gla, u64 gpa, u32 len)
 {
-	emu.ve_staged = true;
-	emu.ve_reason = reason, emu.ve_qual = qual, emu.ve_gla = gla, emu.ve_gpa = gpa;
-	emu.ve_len = len;
+	unsigned c = emu_cpu();
+
+	emu.ve[c].staged = true;
+	emu.ve[c].reason = reason, emu.ve[c].qual = qual, emu.ve[c].gla = gla, emu.ve[c].gpa = gpa;
+	emu.ve[c].len = len;
 }

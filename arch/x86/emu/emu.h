@@ -8,6 +8,7 @@
 #include "arch/x86/emu/faults.h"
 #include "arch/x86/emu/model.h"
 #include "include/boot_info.h"
+#include "include/smp.h"
 #include "mm/memmap.h"
 
 /*
@@ -40,13 +41,20 @@ struct emu_state {
 	u32 mode;
 	u32 host;		/* enum emu_host_kind (kernel/cmdline.h): the host being played */
 	bool installed;		/* after ExitBootServices: the trap handlers are in place */
-	u32 host_side;		/* > 0 while the emulated host runs: its port I/O is its own */
+	/* Per vCPU (smp_cpu_index()): > 0 while the emulated host runs on it, whose port
+	 * I/O is then its own. */
+	u32 host_side[MAX_CPUS];
 	struct emu_faults faults;
 	struct emu_model model;	/* the page model (arch/x86/emu/model.h) */
-	/* TDX: a #VE staged by a test case, returned by TDG.VP.VEINFO.GET. */
-	bool ve_staged;
-	u32 ve_reason, ve_len;
-	u64 ve_qual, ve_gla, ve_gpa;
+	/*
+	 * TDX: per vCPU, a #VE staged for TDG.VP.VEINFO.GET (the module keeps the #VE
+	 * information per vCPU, in its VE_INFO area).
+	 */
+	struct {
+		bool staged;
+		u32 reason, len;
+		u64 qual, gla, gpa;
+	} ve[MAX_CPUS];
 	/* SNP: the GHCB MSR's current value and the registered GHCB. */
 	u64 ghcb_msr;
 	u64 ghcb_gpa;
@@ -88,7 +96,16 @@ bool emu_tdx_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 /* CPUID as the emulated VMM answers it (for TDVMCALL<CPUID> and the GHCB CPUID exit). */
 void emu_cpuid_values(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 
-/* Test hook: the next TDG.VP.VEINFO.GET returns this #VE. */
+/* This vCPU's slot in the per-vCPU state (0 before the APs run). */
+unsigned emu_cpu(void);
+/*
+ * The emulated state vCPUs share: the page model and the TDX module's view of it, and
+ * fault-injection counts. Held only briefly, never across guest code.
+ */
+void emu_lock(void);
+void emu_unlock(void);
+
+/* Test hook: this vCPU's next TDG.VP.VEINFO.GET returns this #VE. */
 void emu_stage_ve(u32 reason, u64 qual, u64 gla, u64 gpa, u32 len);
 
 #endif

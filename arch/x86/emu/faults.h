@@ -29,6 +29,13 @@
  *   svsm_busy:N             SNP, emu_svsm=1: the SVSM answers the next N calls BUSY
  *   svsm_not_run            SNP, emu_svsm=1: the host refuses the next Run VMPL request
  *                           (the SVSM never sees the call; call_pending stays set)
+ *   mailbox_ignore@ID       TDX: the AP with APIC ID ID never acknowledges a wakeup
+ *                           command (the host never runs it again)
+ *   mailbox_ack_only@ID     TDX: the AP with APIC ID ID acknowledges its wakeup, then
+ *                           the host never runs it again (it never reaches the vector)
+ *   no_mp_wakeup            TDX: the firmware adds no multiprocessor wakeup structure
+ *   mp_wakeup_bad_mailbox   TDX: the structure's mailbox is ordinary loader memory,
+ *                           not ACPI NVS
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
  * ExitBootServices, as OVMF does when it accepts everything there.)
  * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
@@ -50,6 +57,10 @@ enum emu_fault_kind {
 	FAULT_CPUID_NOVALID,
 	FAULT_SVSM_BUSY,
 	FAULT_SVSM_NOT_RUN,
+	FAULT_MAILBOX_IGNORE,
+	FAULT_NO_MP_WAKEUP,
+	FAULT_MP_WAKEUP_BAD_MAILBOX,
+	FAULT_MAILBOX_ACK_ONLY,
 	FAULT_KIND_COUNT,
 };
 
