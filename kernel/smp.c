@@ -2,6 +2,7 @@
 /* memaccept: which vCPUs memaccept uses, how they were started, and the work loop they run. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/platform.h"
+#include "arch/x86/sev/snp.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
@@ -182,7 +183,21 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 	if (acpi.cpus_enabled > MAX_CPUS && limit == MAX_CPUS)
 		kprintf("smp: the firmware reports %u vCPUs; memaccept uses at most %d\n",
 			acpi.cpus_enabled, MAX_CPUS);
-	if (platform_kind == PLATFORM_TDX || platform_kind == PLATFORM_SNP) {
+	/* SNP: the GHCB AP Creation event with a VMSA per AP (arch/x86/sev/snp_ap.c). */
+	unsigned (*start)(const struct smp_start *s, const char **why) = smp_arch_start;
+	const char *method = "init-sipi";
+
+	if (platform_kind == PLATFORM_SNP && n > 1 && bsp != (u32)-1) {
+		why = snp_ap_start_unavailable();
+		if (why) {
+			kprintf("smp: cannot start the APs on snp: %s; %u vCPU(s) stay parked, memaccept "
+				"runs on the boot CPU\n", why, n - 1);
+			record("none", 0, ids, 1);
+			return;
+		}
+		start = snp_smp_start;
+		method = "snp-ap-create";
+	} else if (platform_kind == PLATFORM_TDX || platform_kind == PLATFORM_SNP) {
 		/*
 		 * A TD starts its APs through the MADT multiprocessor wakeup mailbox, an SNP
 		 * guest through the GHCB AP Creation event with a VMSA; INIT-SIPI does not
@@ -223,7 +238,7 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 		.ap_main = ap_main,
 	};
 
-	smp_arch_start(&s, &why);
+	start(&s, &why);
 	if (why) {
 		kprintf("smp: cannot start the APs: %s; running on the boot CPU\n", why);
 		nslots = 1;
@@ -232,5 +247,5 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 		if (!smp_cpu_online(i))
 			kprintf("smp: vCPU with APIC ID %u did not start within %llu ms; going on "
 				"without it\n", ids[i], AP_START_TIMEOUT_NS / 1000000);
-	record("init-sipi", tsc_now_us() - t0, ids, nslots);
+	record(method, tsc_now_us() - t0, ids, nslots);
 }
