@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: local APIC interprocessor interrupts (Intel SDM vol. 3A, chapter "Advanced Programmable Interrupt Controller"). */
 #include "arch/x86/apic.h"
+#include "arch/x86/emu_hooks.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 
@@ -63,6 +64,7 @@ u32 apic_id(void)
 
 static bool send_ipi(u32 dest, u32 low)
 {
+	emu_guest_ipi(dest, low);
 	if (x2apic) {
 		/* x2APIC ICR writes are not queued: there is no delivery status to wait for. */
 		wrmsr(X2APIC_ICR, ((u64)dest << 32) | low);

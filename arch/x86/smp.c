@@ -68,6 +68,7 @@ _Static_assert(sizeof(struct ap_slot) == 24, "SLOT_SIZE");
 extern const u8 tramp_start[], tramp_end[], tramp_data[], tramp_long_mode[];
 
 static void (*ap_main_fn)(struct percpu *self) __noreturn;
+static bool ap_raw;
 
 void smp_arch_init_bsp(struct percpu *bsp)
 {
@@ -93,6 +94,8 @@ static __noreturn void ap_entry(struct ap_slot *slot)
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		for (;;)
 			__asm__ volatile("cli; hlt");
+	if (ap_raw)
+		ap_main_fn(self);
 	gdt_init_cpu((unsigned)self->index, self->ist_top);
 	wrmsr(MSR_GS_BASE, (u64)(uintptr_t)self);
 	idt_load();
@@ -174,6 +177,7 @@ unsigned smp_arch_start(const struct smp_start *s, const char **why)
 	d->kernel_cr3 = read_cr3();
 	d->entry = (u64)(uintptr_t)ap_entry;
 	ap_main_fn = s->ap_main;
+	ap_raw = s->raw;
 	/* Four stacks per AP in one allocation: its own, and #DF, NMI and #MC (IST). */
 	u64 stacks = s->alloc(s->count * 4 * s->stack_size);
 

@@ -43,6 +43,12 @@ struct smp_start {
 	u64 (*alloc)(u64 size);		/* zeroed, 16-byte aligned, never freed */
 	u64 timeout_ns;			/* per AP, from its STARTUP IPI */
 	void (*ap_main)(struct percpu *self) __noreturn;
+	/*
+	 * Test image only: ap_main runs straight from the start-up code, on its GDT and
+	 * stack, before any per-CPU setup, and sets self->started itself (the SNP
+	 * emulator's VMRUN of a VMSA, arch/x86/emu/emu_snp.c).
+	 */
+	bool raw;
 };
 
 /*

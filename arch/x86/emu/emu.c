@@ -25,12 +25,17 @@ static struct {
 } counters[MAX_COUNTERS];
 static unsigned ncounters;
 
+/* Counted from every vCPU, also outside the emulator lock (SEV MSR accesses, #VC delivery). */
+static struct spinlock count_lock;
+
 void emu_count(const char *name)
 {
+	spin_lock(&count_lock);
 	for (unsigned i = 0; i < ncounters; i++) {
 		/* Names are string literals: comparing pointers first is the common case. */
 		if (counters[i].name == name || strcmp(counters[i].name, name) == 0) {
 			counters[i].count++;
+			spin_unlock(&count_lock);
 			return;
 		}
 	}
@@ -38,6 +43,44 @@ void emu_count(const char *name)
 		counters[ncounters].name = name;
 		counters[ncounters++].count = 1;
 	}
+	spin_unlock(&count_lock);
+}
+
+struct emu_vcpu *emu_self(void)
+{
+	struct cpuid_regs r;
+
+	/* CPUID leaf 1 EBX[31:24]: the initial APIC ID (Intel SDM vol. 2A CPUID; AMD APM vol. 3 E.3.2). */
+	cpuid_raw(1, 0, &r);
+	return &emu.vcpu[r.ebx >> 24];
+}
+
+static struct spinlock big_lock;
+static u32 big_lock_owner;	/* APIC ID + 1 of the holder, 0 = free */
+
+void emu_lock(void)
+{
+	struct cpuid_regs r;
+
+	cpuid_raw(1, 0, &r);
+	spin_lock(&big_lock);
+	__atomic_store_n(&big_lock_owner, (r.ebx >> 24) + 1, __ATOMIC_RELAXED);
+}
+
+void emu_unlock(void)
+{
+	__atomic_store_n(&big_lock_owner, 0, __ATOMIC_RELAXED);
+	spin_unlock(&big_lock);
+}
+
+/* Release the lock if this vCPU holds it (the host is about to stop the guest). */
+static void emu_unlock_if_mine(void)
+{
+	struct cpuid_regs r;
+
+	cpuid_raw(1, 0, &r);
+	if (__atomic_load_n(&big_lock_owner, __ATOMIC_RELAXED) == (r.ebx >> 24) + 1)
+		emu_unlock();
 }
 
 u32 emu_mode(void)
@@ -55,6 +98,7 @@ void boot_emulator_select(struct boot_info *bi)
 	if (!emu_faults_parse(bi->config.emu_fault, &emu.faults, err, sizeof(err)))
 		kprintf("%s; no faults injected\n", err);
 	emu.host = bi->config.emu_host;
+	emu.bi = bi;
 	if (bi->config.platform == PLAT_TDX_EMU)
 		emu.mode = EMU_TDX;
 	else if (bi->config.platform == PLAT_SNP_EMU)
@@ -99,7 +143,7 @@ bool emu_rdmsr(u32 msr, u64 *val)
 		return false;
 	emu_count("rdmsr");
 	/* SEV_STATUS (AMD APM vol. 2, 15.34.10): SEV, SEV-ES and SEV-SNP active. */
-	*val = msr == MSR_SEV_STATUS ? 0x7 : emu.ghcb_msr;
+	*val = msr == MSR_SEV_STATUS ? EMU_SEV_STATUS : emu_self()->ghcb_msr;
 	return true;
 }
 
@@ -109,7 +153,7 @@ bool emu_wrmsr(u32 msr, u64 val)
 		return false;
 	emu_count("wrmsr");
 	if (msr == MSR_SEV_GHCB)
-		emu.ghcb_msr = val;
+		emu_self()->ghcb_msr = val;
 	return true;	/* SEV_STATUS is read-only: the write changes nothing */
 }
 
@@ -125,9 +169,13 @@ static bool on_ud(struct trap_frame *f)
 {
 	struct emu_decoded d = decode_at(f->rip);
 
+	struct emu_vcpu *v = emu_self();
+
+	/* One emulated instruction at a time, whichever vCPU it comes from. */
+	emu_lock();
 	emu_count("ud_traps");
 	/* From here until the return, port I/O is the emulated host's, not the guest's. */
-	emu.host_side++;
+	v->host_side++;
 	if (d.insn == INSN_TDCALL && emu.mode == EMU_TDX)
 		emu_tdx_tdcall(f);
 	else if (d.insn == INSN_PVALIDATE && emu.mode == EMU_SNP)
@@ -138,7 +186,8 @@ static bool on_ud(struct trap_frame *f)
 		emu_snp_rmpadjust(f);
 	else
 		d.len = 0;
-	emu.host_side--;
+	v->host_side--;
+	emu_unlock();
 	if (!d.len)
 		return false;	/* a real #UD: the fatal exception report takes it */
 	f->rip += d.len;
@@ -165,7 +214,7 @@ bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
 {
 	unsigned vector = emu.mode == EMU_TDX ? VEC_VE : VEC_VC;
 
-	if ((emu.mode != EMU_TDX && emu.mode != EMU_SNP) || emu.host_side || !idt_loaded())
+	if ((emu.mode != EMU_TDX && emu.mode != EMU_SNP) || emu_self()->host_side || !idt_loaded())
 		return false;
 	emu_count(emu.mode == EMU_TDX ? "port_io_ve" : "port_io_vc");
 	if (!trap_has_handler(vector))
@@ -203,6 +252,30 @@ bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
 	if (in)
 		*val = (u32)(f.rax & mask);
 	return true;
+}
+
+/*
+ * INIT and STARTUP IPIs (ICR delivery mode 10:8 = 5 and 6, Intel SDM vol. 3A 10.6.1) to an
+ * SNP guest's vCPU: the host cannot load a start address into a vCPU whose state is
+ * encrypted, so a real SNP guest starts its APs with AP Creation and a VMSA (GHCB spec
+ * 4.1.8); what an INIT-SIPI does to an SNP vCPU under KVM is not modelled. The emulator
+ * stops the VM rather than let QEMU start the vCPU in real mode at the guest's
+ * trampoline, which no SNP host would do. The emulator's own INIT-SIPI (its VMRUN
+ * stand-in, host side) is allowed.
+ */
+#define ICR_DELIVERY_MODE(low) (((low) >> 8) & 7)
+#define ICR_MODE_INIT 5
+#define ICR_MODE_STARTUP 6
+
+void emu_guest_ipi(u32 dest, u32 icr_low)
+{
+	u32 mode = ICR_DELIVERY_MODE(icr_low);
+
+	if (emu.mode != EMU_SNP || emu_self()->host_side || (mode != ICR_MODE_INIT && mode != ICR_MODE_STARTUP))
+		return;
+	emu_host_stops_guest(dest, mode == ICR_MODE_INIT
+		? "INIT IPI to a vCPU of an SNP guest: its APs start with AP Creation and a VMSA"
+		: "STARTUP IPI to a vCPU of an SNP guest: its APs start with AP Creation and a VMSA");
 }
 
 static const char *host_name(void)
@@ -260,8 +333,10 @@ void emu_setup_model(const struct memmap *m)
  */
 __noreturn void emu_host_stops_guest(u64 host_code, const char *why)
 {
+	/* Another vCPU may wait for the emulator while it holds the console. */
+	emu_unlock_if_mine();
 	/* The host's own console: whatever the guest kept back is printed too. */
-	emu.host_side++;
+	emu_self()->host_side++;
 	platform_use_plain_io();
 	console_flush_held();
 	kprintf("emu: the host stops the guest: %s\n", why);

@@ -29,6 +29,10 @@
  *   svsm_busy:N             SNP, emu_svsm=1: the SVSM answers the next N calls BUSY
  *   svsm_not_run            SNP, emu_svsm=1: the host refuses the next Run VMPL request
  *                           (the SVSM never sees the call; call_pending stays set)
+ *   ap_create_refused:N     SNP: the host refuses the next N AP Creation requests as
+ *                           KVM refuses a bad one (SW_EXITINFO1 = 2, invalid input)
+ *   ap_create_malformed     SNP: the host answers the next AP Creation with SW_EXITINFO1
+ *                           = 2 and a reason no GHCB spec defines (0x99)
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
  * ExitBootServices, as OVMF does when it accepts everything there.)
  * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
@@ -50,6 +54,8 @@ enum emu_fault_kind {
 	FAULT_CPUID_NOVALID,
 	FAULT_SVSM_BUSY,
 	FAULT_SVSM_NOT_RUN,
+	FAULT_AP_CREATE_REFUSED,
+	FAULT_AP_CREATE_MALFORMED,
 	FAULT_KIND_COUNT,
 };
 
