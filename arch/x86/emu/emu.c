@@ -55,20 +55,34 @@ struct emu_vcpu *emu_self(void)
 	return &emu.vcpu[r.ebx >> 24];
 }
 
+/*
+ * Recursive for its holder: the emulator's own console output (kprintf before it stops
+ * the guest) goes through the guest's console and GHCB, so back into the emulator.
+ */
 static struct spinlock big_lock;
 static u32 big_lock_owner;	/* APIC ID + 1 of the holder, 0 = free */
+static u32 big_lock_depth;
 
 void emu_lock(void)
 {
 	struct cpuid_regs r;
+	u32 me;
 
 	cpuid_raw(1, 0, &r);
+	me = (r.ebx >> 24) + 1;
+	if (__atomic_load_n(&big_lock_owner, __ATOMIC_RELAXED) == me) {
+		big_lock_depth++;
+		return;
+	}
 	spin_lock(&big_lock);
-	__atomic_store_n(&big_lock_owner, (r.ebx >> 24) + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&big_lock_owner, me, __ATOMIC_RELAXED);
+	big_lock_depth = 1;
 }
 
 void emu_unlock(void)
 {
+	if (--big_lock_depth)
+		return;
 	__atomic_store_n(&big_lock_owner, 0, __ATOMIC_RELAXED);
 	spin_unlock(&big_lock);
 }
@@ -79,8 +93,10 @@ static void emu_unlock_if_mine(void)
 	struct cpuid_regs r;
 
 	cpuid_raw(1, 0, &r);
-	if (__atomic_load_n(&big_lock_owner, __ATOMIC_RELAXED) == (r.ebx >> 24) + 1)
+	if (__atomic_load_n(&big_lock_owner, __ATOMIC_RELAXED) == (r.ebx >> 24) + 1) {
+		big_lock_depth = 1;
 		emu_unlock();
+	}
 }
 
 u32 emu_mode(void)
