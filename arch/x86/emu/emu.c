@@ -88,7 +88,7 @@ void emu_unlock(void)
 }
 
 /* Release the lock if this vCPU holds it (the host is about to stop the guest). */
-static void emu_unlock_if_mine(void)
+void emu_unlock_if_mine(void)
 {
 	struct cpuid_regs r;
 

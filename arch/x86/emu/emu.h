@@ -84,6 +84,11 @@ struct emu_vcpu *emu_self(void);
  */
 void emu_lock(void);
 void emu_unlock(void);
+/*
+ * On the way to stopping the guest, before the emulator prints: another vCPU may wait
+ * for the emulator while it holds the console.
+ */
+void emu_unlock_if_mine(void);
 
 /* Called from efi_main before detection: the mode, and the emu_fault= faults (boot/boot.h). */
 void boot_emulator_select(struct boot_info *bi);

@@ -86,14 +86,17 @@ void emu_snp_pvalidate(struct trap_frame *f)
 	 * SVSM cannot pass unnoticed.
 	 */
 	if (emu.svsm != EMU_SVSM_NONE) {
+		emu_unlock_if_mine();
 		kprintf("emu: PVALIDATE of %#llx at VMPL1\n", f->rax);
 		emu_host_stops_guest(0, "PVALIDATE below VMPL0 (the guest must ask its SVSM)");
 	}
 	if (!walk(f->rax, &w)) {
+		emu_unlock_if_mine();
 		kprintf("emu: PVALIDATE of %#llx, which the guest's page tables do not map\n", f->rax);
 		emu_host_stops_guest(0, "PVALIDATE of an unmapped address (#PF on hardware)");
 	}
 	if (!(w.leaf & EMU_CBIT_MASK)) {
+		emu_unlock_if_mine();
 		kprintf("emu: PVALIDATE of %#llx through a mapping without the C-bit (entry %#llx)\n",
 			f->rax, w.leaf);
 		emu_host_stops_guest(0, "PVALIDATE through a mapping without the C-bit");
@@ -122,6 +125,7 @@ void emu_snp_rmpadjust(struct trap_frame *f)
 
 	emu_count("rmpadjust");
 	if (!walk(f->rax, &w) || !(w.leaf & EMU_CBIT_MASK)) {
+		emu_unlock_if_mine();
 		kprintf("emu: RMPADJUST of %#llx, not mapped private\n", f->rax);
 		emu_host_stops_guest(0, "RMPADJUST of an address not mapped private");
 	}
@@ -169,6 +173,7 @@ static __noreturn void terminate(u64 v)
 	 * before it had a GHCB is lost: kernel_exit_reason flushed it through snp_io_out,
 	 * which has nowhere to send it, as on real hardware.)
 	 */
+	emu_unlock_if_mine();
 	platform_use_plain_io();
 	emu_count("msr_terminate");
 	kprintf("emu: the guest requested termination: reason set %#x, code %#x", set, code);
@@ -494,6 +499,7 @@ static void ap_run(u32 apic_id, struct emu_vcpu *t)
 				     "VMSA attribute in the RMP: KVM_EXIT_FAIL_ENTRY, QEMU stops the VM");
 	why = vmsa_invalid((const struct sev_vmsa *)(uintptr_t)t->vmsa_gpa);
 	if (why) {
+		emu_unlock_if_mine();
 		kprintf("emu: VMSA %#llx for APIC ID %u: %s\n", t->vmsa_gpa, apic_id, why);
 		emu_host_stops_guest(t->vmsa_gpa, "VMRUN refused the VMSA's state: KVM_EXIT_FAIL_ENTRY, "
 				     "QEMU stops the VM");
