@@ -8,11 +8,11 @@
 #include "arch/x86/tsc.h"
 #include "boot/boot.h"
 #include "drivers/console.h"
+#include "drivers/event.h"
 #include "drivers/exit.h"
 #include "include/boot_info.h"
 #include "include/exit_codes.h"
 #include "kernel/main.h"
-#include "kernel/report.h"
 #include "lib/string.h"
 
 /* How often ExitBootServices may fail with EFI_INVALID_PARAMETER before we give up. */

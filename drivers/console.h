@@ -26,7 +26,7 @@ void console_set_flush_hook(void (*fn)(void));
 
 /*
  * With more than one CPU: output is serialised by one lock, taken per kprintf and per
- * event (kernel/report.c holds it from ev_begin to ev_end). It is recursive for the
+ * event (drivers/event.c holds it from ev_begin to ev_end). It is recursive for the
  * CPU that holds it, so a panic in the middle of an event still prints. cpu_id names
  * the calling CPU; until it is set (one CPU) nothing is locked.
  */

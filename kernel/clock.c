@@ -5,9 +5,9 @@
 #include "arch/x86/platform.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
+#include "drivers/event.h"
 #include "kernel/clock.h"
 #include "kernel/memory.h"
-#include "kernel/report.h"
 
 /*
  * The PM timer calibration spans efi_main entry to at least this long after it: with

@@ -26,39 +26,6 @@ static void complain(struct parser *p, const char *fmt, ...)
 		p->report(msg);
 }
 
-bool parse_size(const char *s, size_t len, u64 *out)
-{
-	u64 v = 0, mult = 1;
-	size_t i = 0;
-
-	if (len == 0)
-		return false;
-	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-		u64 d = (u64)(s[i] - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	if (i == 0)
-		return false;
-	if (i < len) {
-		switch (s[i] | 0x20) {
-		case 'k': mult = KiB; break;
-		case 'm': mult = MiB; break;
-		case 'g': mult = GiB; break;
-		case 't': mult = TiB; break;
-		default: return false;
-		}
-		if (++i != len)
-			return false;
-	}
-	if (v > UINT64_MAX / mult)
-		return false;
-	*out = v * mult;
-	return true;
-}
-
 static int lookup(const char *const *names, size_t n, const char *val)
 {
 	for (size_t i = 0; i < n; i++)

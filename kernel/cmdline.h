@@ -4,15 +4,9 @@
 #define KERNEL_CMDLINE_H
 
 #include "include/types.h"
+#include "mm/policy.h"
 
 #define CMDLINE_MAX 1024
-
-enum accept_policy {
-	POLICY_LAZY,	/* accept a unit when the allocator runs out (default, Linux's "lazy") */
-	POLICY_EAGER,	/* accept everything before `ready` (Linux's "eager") */
-	POLICY_AHEAD,	/* lazy, but keep accept_ahead bytes accepted and free */
-	POLICY_BACKGROUND,	/* lazy, and after ready the other vCPUs accept the rest */
-};
 
 enum platform_choice {
 	PLAT_AUTO,	/* detect TDX / SEV-SNP; sim if fake_unaccepted_start is set; else none */
@@ -67,8 +61,6 @@ struct config {
 void cmdline_parse(const char *line, struct config *cfg, bool test_image,
 		   void (*report)(const char *msg));
 
-/* "1G", "512M", "4096K", "12345": bytes, no overflow. Returns false on anything else. */
-bool parse_size(const char *s, size_t len, u64 *out);
 
 const char *policy_name(u32 policy);
 const char *platform_choice_name(u32 choice);

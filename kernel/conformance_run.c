@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: workload=conformance: judge what the firmware handed over and print the verdicts. */
+#include "arch/x86/tsc.h"
 #include "drivers/console.h"
+#include "drivers/event.h"
 #include "include/exit_codes.h"
 #include "kernel/conformance.h"
 #include "kernel/main.h"
 #include "kernel/memory.h"
-#include "kernel/report.h"
-#include "arch/x86/tsc.h"
 #include "lib/string.h"
 #include "mm/memmap.h"
 

@@ -2,15 +2,16 @@
 /* memaccept: kernel_main, read top to bottom as the table of contents of a boot. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
+#include "arch/x86/hooks.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
+#include "drivers/event.h"
 #include "drivers/exit.h"
+#include "include/panic.h"
 #include "kernel/clock.h"
 #include "kernel/main.h"
 #include "kernel/memory.h"
-#include "kernel/panic.h"
-#include "kernel/report.h"
 #include "kernel/smp.h"
 #include "kernel/testcase.h"
 #include "kernel/workload.h"
@@ -187,6 +188,13 @@ __noreturn void kernel_main(struct boot_info *bi)
 	 * while the tables are set up reaches the console and the host. (Until idt_init()
 	 * the firmware's IDT, with its own #VE/#VC handlers, is still the one loaded.)
 	 */
+	/* What arch/'s trap handlers ask of the kernel (arch/x86/hooks.h). */
+	arch_hooks = (struct arch_hooks){
+		.stack_contains = kernel_stack_contains,
+		.image_base = kernel_image_base,
+		.in_unaccepted_span = memory_in_unaccepted_span,
+		.unaccepted_access = memory_report_unaccepted_access,
+	};
 	u32 kind = platform_resolve(bi->detected, &bi->config);
 
 	platform_set(kind, bi);

@@ -1,23 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: the kernel's memory bring-up steps, in the order kernel_main runs them. */
 #include "arch/x86/cpu.h"
-#include "arch/x86/paging.h"
-#include "drivers/console.h"
-#include "kernel/main.h"
-#include "kernel/memory.h"
-#include "kernel/panic.h"
-#include "kernel/report.h"
-#include "kernel/smp.h"
 #include "arch/x86/desc.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/tsc.h"
+#include "drivers/console.h"
+#include "drivers/event.h"
+#include "include/panic.h"
+#include "kernel/main.h"
+#include "kernel/memory.h"
+#include "kernel/smp.h"
+#include "lib/muldiv.h"
+#include "lib/spinlock.h"
+#include "lib/string.h"
 #include "mm/bitmap.h"
 #include "mm/early.h"
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
-#include "lib/spinlock.h"
-#include "lib/muldiv.h"
-#include "lib/string.h"
 #ifdef CONFIG_EMULATOR
 #include "arch/x86/emu/emu.h"
 #endif
@@ -379,8 +379,13 @@ void memory_init_allocator(const struct boot_info *bi)
 
 	policy_init(bi->config.policy, bi->config.accept_ahead);
 	/* Eager acceptance is split across every started vCPU. */
-	policy_set_cpus(smp_cpus_started(), smp_cpu_slots(), smp_run, smp_cpu_online,
-			smp_start_work, smp_wait);
+	struct policy_cpus cpus = {
+		.n = smp_cpus_started(), .slots = smp_cpu_slots(), .online = smp_cpu_online,
+		.run_all = smp_run, .start_long = smp_start_long, .wait_long = smp_wait_long,
+		.yield = smp_yield,
+	};
+
+	policy_set_cpus(&cpus);
 	/* Only accept-ahead has work after an allocation: the others keep the fast path bare. */
 	palloc_set_hooks(kernel_refill,
 			 bi->config.policy == POLICY_AHEAD ? policy_after_alloc : NULL);

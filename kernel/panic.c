@@ -3,9 +3,9 @@
 #include <stdarg.h>
 #include "arch/x86/platform.h"
 #include "drivers/console.h"
+#include "drivers/event.h"
 #include "drivers/exit.h"
-#include "kernel/panic.h"
-#include "kernel/report.h"
+#include "include/panic.h"
 #include "lib/format.h"
 
 static bool exiting;

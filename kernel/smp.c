@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: which vCPUs memaccept uses, how they were started, and the work loop they run. */
 #include "arch/x86/cpu.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
+#include "drivers/event.h"
 #include "kernel/conformance.h"
-#include "kernel/report.h"
 #include "kernel/smp.h"
 #include "lib/spinlock.h"
 #include "mm/early.h"
@@ -52,6 +53,17 @@ unsigned smp_cpu_slots(void)
 	return nslots;
 }
 
+/* Run the short item handed over while this CPU was busy (or just finished), if any. */
+static void run_nested(struct percpu *self)
+{
+	u64 seq = atomic_load64(&self->nested_seq);
+
+	if (seq == self->nested_done)
+		return;
+	self->nested((unsigned)self->index, self->nested_arg);
+	atomic_store64(&self->nested_done, seq);
+}
+
 /* An AP's life after start-up: wait for work, do it, say so. Interrupts stay off. */
 static __noreturn void ap_main(struct percpu *self)
 {
@@ -60,21 +72,53 @@ static __noreturn void ap_main(struct percpu *self)
 	for (;;) {
 		u64 seq;
 
-		while ((seq = atomic_load64(&self->work_seq)) == seen)
+		/* An item may be handed over as nested just as a long one ends: run it too. */
+		while ((seq = atomic_load64(&self->work_seq)) == seen) {
+			run_nested(self);
 			cpu_relax();
+		}
 		self->work((unsigned)self->index, self->work_arg);
 		seen = seq;
 		atomic_store64(&self->done_seq, seq);
 	}
 }
 
-void smp_start_work(void (*fn)(unsigned cpu, void *arg), void *arg)
+void smp_yield(void)
 {
-	/* One item at a time per AP: the previous one (background acceptance) ends first. */
-	smp_wait();
+	run_nested(&cpus[smp_this_cpu()]);
+}
+
+/* Which kind of item smp_start_work() last gave each AP: smp_wait() waits for that one. */
+static bool long_running[MAX_CPUS], gave_nested[MAX_CPUS];
+
+static bool item_done(unsigned i)
+{
+	return atomic_load64(&cpus[i].done_seq) == atomic_load64(&cpus[i].work_seq);
+}
+
+static bool nested_done(unsigned i)
+{
+	return atomic_load64(&cpus[i].nested_done) == atomic_load64(&cpus[i].nested_seq);
+}
+
+static void post(void (*fn)(unsigned cpu, void *arg), void *arg, bool is_long)
+{
 	for (unsigned i = 1; i < nslots; i++) {
 		if (!smp_cpu_online(i))
 			continue;
+		gave_nested[i] = long_running[i] && !item_done(i);
+		if (gave_nested[i]) {
+			/* The long item (or, once it ends, the idle loop) runs it. */
+			while (!nested_done(i))
+				cpu_relax();
+			cpus[i].nested = fn;
+			cpus[i].nested_arg = arg;
+			atomic_add64(&cpus[i].nested_seq, 1);
+			continue;
+		}
+		while (!item_done(i))
+			cpu_relax();
+		long_running[i] = is_long;
 		cpus[i].work = fn;
 		cpus[i].work_arg = arg;
 		/* Release: the AP sees fn and arg once it sees the new sequence number. */
@@ -82,10 +126,20 @@ void smp_start_work(void (*fn)(unsigned cpu, void *arg), void *arg)
 	}
 }
 
+void smp_start_work(void (*fn)(unsigned cpu, void *arg), void *arg)
+{
+	post(fn, arg, false);
+}
+
+void smp_start_long(void (*fn)(unsigned cpu, void *arg), void *arg)
+{
+	post(fn, arg, true);
+}
+
 bool smp_work_done(void)
 {
 	for (unsigned i = 1; i < nslots; i++)
-		if (smp_cpu_online(i) && atomic_load64(&cpus[i].done_seq) != atomic_load64(&cpus[i].work_seq))
+		if (smp_cpu_online(i) && !(gave_nested[i] ? nested_done(i) : item_done(i)))
 			return false;
 	return true;
 }
@@ -94,6 +148,13 @@ void smp_wait(void)
 {
 	while (!smp_work_done())
 		cpu_relax();
+}
+
+void smp_wait_long(void)
+{
+	for (unsigned i = 1; i < nslots; i++)
+		while (smp_cpu_online(i) && (!item_done(i) || !nested_done(i)))
+			cpu_relax();
 }
 
 void smp_run(void (*fn)(unsigned cpu, void *arg), void *arg)
@@ -112,15 +173,15 @@ static u64 alloc_stacks(u64 size)
 /* What smp_init() did, for smp_report() after the measured window. */
 static struct {
 	const char *method;
-	u64 us;
+	u64 cycles;		/* TSC cycles: the frequency is final only after ready */
 	u32 ids[MAX_CPUS];
 	unsigned nids;
 } result;
 
-static void record(const char *method, u64 us, const u32 *ids, unsigned nids)
+static void record(const char *method, u64 cycles, const u32 *ids, unsigned nids)
 {
 	result.method = method;
-	result.us = us;
+	result.cycles = cycles;
 	result.nids = nids;
 	for (unsigned i = 0; i < nids; i++)
 		result.ids[i] = ids[i];
@@ -130,6 +191,7 @@ void smp_report(const struct boot_info *bi)
 {
 	u64 started[MAX_CPUS], missing[MAX_CPUS];
 	unsigned ns = 0, nm = 0;
+	u64 us = tsc_cycles_to_ns(result.cycles) / 1000;
 
 	for (unsigned i = 0; i < result.nids; i++) {
 		if (smp_cpu_online(i))
@@ -138,12 +200,12 @@ void smp_report(const struct boot_info *bi)
 			missing[nm++] = result.ids[i];
 	}
 	kprintf("smp: %u of %u vCPUs started (%s) in %llu us\n", ns, acpi.cpus_enabled,
-		result.method, result.us);
+		result.method, us);
 	ev_begin("smp");
 	ev_u64("cpus_reported", acpi.cpus_enabled);
 	ev_u64("cpus_started", ns);
 	ev_str("method", result.method);
-	ev_u64("us", result.us);
+	ev_u64("us", us);
 	ev_u64("cpus_limit", bi->config.cpus);
 	ev_str("madt", acpi_status_name(acpi.madt));
 	ev_u64_array("apic_ids", started, ns);
@@ -156,7 +218,7 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 	u32 ids[MAX_CPUS];
 	struct percpu *aps[MAX_CPUS];
 	unsigned n = 0, limit = bi->config.cpus ? MIN(bi->config.cpus, MAX_CPUS) : MAX_CPUS;
-	u64 t0 = tsc_now_us();
+	u64 t0 = rdtsc_ordered();
 	u32 bsp;
 	const char *why = NULL;
 
@@ -224,6 +286,8 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 		aps[i - 1] = &cpus[i];
 	}
 	nslots = n;
+	/* From here on the page tables may only grow (arch/x86/paging.h). */
+	paging_shared();
 	/* From here on the console serialises its users. */
 	console_set_cpu_id(smp_this_cpu);
 	struct smp_start s = {
@@ -247,5 +311,5 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 		if (!smp_cpu_online(i))
 			kprintf("smp: vCPU with APIC ID %u did not start within %llu ms; going on "
 				"without it\n", ids[i], AP_START_TIMEOUT_NS / 1000000);
-	record(method, tsc_now_us() - t0, ids, nslots);
+	record(method, rdtsc_ordered() - t0, ids, nslots);
 }

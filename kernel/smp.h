@@ -25,11 +25,21 @@ bool smp_cpu_online(unsigned cpu);
 void smp_run(void (*fn)(unsigned cpu, void *arg), void *arg);
 /*
  * Hand fn(cpu, arg) to every started AP and return at once; smp_wait() waits for them.
- * An AP runs one item at a time: this first waits for the previous item to finish.
+ * An AP runs one item at a time: this first waits for the previous item to finish,
+ * except a long item started with smp_start_long(), which runs fn at its next
+ * smp_yield() and then goes on.
  */
 void smp_start_work(void (*fn)(unsigned cpu, void *arg), void *arg);
 void smp_wait(void);
 /* Have the APs finished the last work handed to them? */
 bool smp_work_done(void);
+/*
+ * A long item (background acceptance): fn must call smp_yield() often; smp_wait_long()
+ * waits for it to end.
+ */
+void smp_start_long(void (*fn)(unsigned cpu, void *arg), void *arg);
+void smp_wait_long(void);
+/* On an AP inside a long item: run the item smp_start_work() handed over, if any. */
+void smp_yield(void);
 
 #endif

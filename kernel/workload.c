@@ -2,10 +2,10 @@
 /* memaccept: the workloads and their `workload` events. */
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
+#include "drivers/event.h"
+#include "include/panic.h"
 #include "kernel/cmdline.h"
 #include "kernel/conformance.h"
-#include "kernel/panic.h"
-#include "kernel/report.h"
 #include "kernel/smp.h"
 #include "kernel/workload.h"
 #include "lib/format.h"
@@ -203,6 +203,8 @@ static void step_event(struct step *s, bool ok)
 	ev_str("name", s->name);
 	ev_str("result", ok ? "ok" : "out_of_memory");
 	ev_u64("us", (tsc_now_ns() - s->t0_ns) / 1000);
+	/* When the step ended, as every other time: since efi_main. */
+	ev_u64("end_us", tsc_now_ns() / 1000);
 	ev_u64("free_before", s->free_before);
 	ev_u64("free_after", st->free_bytes);
 	ev_u64("accepted_bytes", accepted);

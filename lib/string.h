@@ -22,4 +22,7 @@ size_t str_copy(char *dst, const char *src, size_t size);
 /* Does s begin with prefix? */
 bool str_starts(const char *s, const char *prefix);
 
+/* "1G", "512M", "4096K", "12345": bytes, no overflow. Returns false on anything else. */
+bool parse_size(const char *s, size_t len, u64 *out);
+
 #endif

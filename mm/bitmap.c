@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: building and querying the unaccepted bitmap (pure logic, host-tested and fuzzed). */
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "lib/bits.h"
 #include "lib/string.h"
 #include "mm/bitmap.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: a bump allocator over firmware-accepted memory, used only while booting. */
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "lib/string.h"
 #include "mm/early.h"
 

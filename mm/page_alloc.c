@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: buddy allocator whose top order is the 2 MiB acceptance unit (pure logic, host-tested). */
-#include "kernel/panic.h"
-#include "lib/string.h"
+#include "include/panic.h"
 #include "lib/bits.h"
 #include "lib/spinlock.h"
+#include "lib/string.h"
 #include "mm/page_alloc.h"
 
 /*

@@ -1,30 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: the acceptance policies on top of the page allocator. */
-#include "kernel/cmdline.h"
+#include "lib/string.h"
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
-#include "lib/string.h"
 
 static u32 policy;
 static u64 ahead;
-static unsigned ncpus = 1, cpu_slots = 1;
-static void (*run_all)(void (*fn)(unsigned cpu, void *arg), void *arg);
-static bool (*cpu_online)(unsigned cpu);
-static void (*start_aps)(void (*fn)(unsigned cpu, void *arg), void *arg);
-static void (*wait_aps)(void);
+static struct policy_cpus cpuset = { .n = 1, .slots = 1 };
 
-void policy_set_cpus(unsigned n, unsigned slots,
-		     void (*run)(void (*fn)(unsigned cpu, void *arg), void *arg),
-		     bool (*online)(unsigned cpu),
-		     void (*start)(void (*fn)(unsigned cpu, void *arg), void *arg),
-		     void (*wait)(void))
+void policy_set_cpus(const struct policy_cpus *c)
 {
-	ncpus = n;
-	cpu_slots = slots;
-	run_all = run;
-	cpu_online = online;
-	start_aps = start;
-	wait_aps = wait;
+	if (c)
+		cpuset = *c;
+	else
+		cpuset = (struct policy_cpus){ .n = 1, .slots = 1 };
 }
 
 /* Parallel eager: CPU c accepts the units in [start[c], end[c]). */
@@ -69,8 +58,8 @@ static unsigned split_shares(bool with_boot_cpu, u64 *start, u64 *end, u64 *per)
 	u64 first[MAX_CPUS + 1];
 	unsigned online[MAX_CPUS], n = 0, j = 0;
 
-	for (unsigned c = with_boot_cpu ? 0 : 1; c < cpu_slots && c < MAX_CPUS; c++)
-		if (cpu_online(c))
+	for (unsigned c = with_boot_cpu ? 0 : 1; c < cpuset.slots && c < MAX_CPUS; c++)
+		if (!cpuset.online || cpuset.online(c))
 			online[n++] = c;
 	if (!n)
 		return 0;
@@ -107,7 +96,7 @@ static void eager_parallel(void (*progress)(u64 done, u64 total))
 	sh.chunk = GiB;
 	while (sh.chunk > UNIT_SIZE && sh.chunk > per * UNIT_SIZE / 10)
 		sh.chunk >>= 1;
-	run_all(eager_share, &sh);
+	cpuset.run_all(eager_share, &sh);
 	if (progress && sh.reported != sh.total)
 		progress(sh.total - palloc_unaccepted_bytes(), sh.total);
 }
@@ -138,6 +127,9 @@ static void background_share(unsigned cpu, void *arg)
 		__atomic_add_fetch(&bg.bytes, palloc_accept_range(a, stop, ACCEPT_BACKGROUND),
 				   __ATOMIC_RELAXED);
 		a = stop;
+		/* Work the boot CPU hands out meanwhile (ptouch) runs here, between runs. */
+		if (cpuset.yield)
+			cpuset.yield();
 	}
 	/* The last AP to finish notes the time: then no unit is unaccepted any more. */
 	if (__atomic_add_fetch(&bg.finished, 1, __ATOMIC_ACQ_REL) == bg.cpus)
@@ -148,7 +140,7 @@ bool policy_background_start(u64 (*now_ns)(void))
 {
 	u64 per;
 
-	if (policy != POLICY_BACKGROUND || !start_aps)
+	if (policy != POLICY_BACKGROUND || !cpuset.start_long)
 		return false;
 	memset(&bg, 0, sizeof(bg));
 	bg.now_ns = now_ns;
@@ -156,7 +148,7 @@ bool policy_background_start(u64 (*now_ns)(void))
 	if (!bg.cpus)
 		return false;
 	bg.running = true;
-	start_aps(background_share, NULL);
+	cpuset.start_long(background_share, NULL);
 	return true;
 }
 
@@ -164,7 +156,7 @@ bool policy_background_wait(u64 *done_ns, u64 *bytes, unsigned *cpus)
 {
 	if (!bg.running)
 		return false;
-	wait_aps();
+	cpuset.wait_long();
 	*done_ns = __atomic_load_n(&bg.done_ns, __ATOMIC_ACQUIRE);
 	*bytes = __atomic_load_n(&bg.bytes, __ATOMIC_RELAXED);
 	*cpus = bg.cpus;
@@ -194,7 +186,7 @@ void policy_boot(void (*progress)(u64 done, u64 total))
 	}
 	if (policy != POLICY_EAGER)
 		return;
-	if (ncpus > 1 && run_all) {
+	if (cpuset.n > 1 && cpuset.run_all) {
 		eager_parallel(progress);
 		return;
 	}

@@ -5,6 +5,15 @@
 
 #include "include/types.h"
 
+/* accept_memory= */
+enum accept_policy {
+	POLICY_LAZY,	/* accept a unit when the allocator runs out (default, Linux's "lazy") */
+	POLICY_EAGER,	/* accept everything before `ready` (Linux's "eager") */
+	POLICY_AHEAD,	/* lazy, but keep accept_ahead bytes accepted and free */
+	POLICY_BACKGROUND,	/* lazy, and after ready the other vCPUs accept the rest */
+};
+
+
 /*
  * lazy  - accept one unit when an allocation finds no free memory (Linux's default).
  * eager - accept every unit before `ready` (accept_memory=eager in Linux).
@@ -14,16 +23,24 @@
  *         each allocation (Linux accepts up to a watermark in the same spirit).
  */
 void policy_init(u32 policy, u64 ahead_bytes);
+/* The CPUs the policies may use, and how to hand them work (kernel/smp.c on the target). */
+struct policy_cpus {
+	unsigned n;		/* started CPUs, the boot CPU included */
+	unsigned slots;		/* CPU indices are 0..slots-1, some possibly absent */
+	bool (*online)(unsigned cpu);
+	/* Run fn(cpu, arg) on every started CPU at once; return when all are done. */
+	void (*run_all)(void (*fn)(unsigned cpu, void *arg), void *arg);
+	/* Hand fn to the APs and return at once; fn calls yield() between steps. */
+	void (*start_long)(void (*fn)(unsigned cpu, void *arg), void *arg);
+	void (*wait_long)(void);
+	void (*yield)(void);
+};
+
 /*
- * More than one CPU: run_all(fn, arg) runs fn(cpu, arg) on each of `ncpus` CPUs (indices
- * 0..slots-1, some possibly absent) at once and returns when all are done. Eager then
- * splits the unaccepted units into one contiguous share per CPU.
+ * More than one CPU: eager splits the unaccepted units into one contiguous share per
+ * CPU (run_all), background into one per AP (start_long). NULL: the boot CPU alone.
  */
-void policy_set_cpus(unsigned ncpus, unsigned slots,
-		     void (*run_all)(void (*fn)(unsigned cpu, void *arg), void *arg),
-		     bool (*online)(unsigned cpu),
-		     void (*start_aps)(void (*fn)(unsigned cpu, void *arg), void *arg),
-		     void (*wait_aps)(void));
+void policy_set_cpus(const struct policy_cpus *cpus);
 /*
  * accept_memory=background, after `ready`: the APs (not the boot CPU) start accepting
  * every unit that is left, one contiguous share each, and the call returns at once.

@@ -83,11 +83,16 @@ def parse_size(text):
 
 
 def qemu_command(esp, mem, smp, qemu=DEFAULT_QEMU, ovmf_code=DEFAULT_CODE,
-                 ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True, disk=None):
+                 ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True, disk=None,
+                 prealloc=False):
     size = parse_size(mem)
+    # reserve=off: a 256 GiB guest only costs the host what the guest touches. prealloc:
+    # the host backs all of guest RAM before the guest starts, so the guest's first write
+    # to a page no longer waits for the host to supply it (QEMU's memory-backend prealloc).
+    backend = "prealloc=on,prealloc-threads=%d" % (os.cpu_count() or 1) if prealloc \
+        else "reserve=off"
     cmd = [qemu, "-machine", "q35,memory-backend=ram", "-accel", "tcg",
-           # reserve=off: a 256 GiB guest only costs the host what the guest touches.
-           "-object", "memory-backend-ram,id=ram,size=%d,reserve=off" % size,
+           "-object", "memory-backend-ram,id=ram,size=%d,%s" % (size, backend),
            "-m", "%dM" % (size >> 20), "-smp", str(smp),
            "-display", "none", "-serial", "stdio", "-monitor", "none",
            "-no-reboot", "-nic", "none",
@@ -115,7 +120,7 @@ def make_esp(efi, args):
 
 def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU,
         ovmf_code=DEFAULT_CODE, ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True,
-        disk=None, thp=False):
+        disk=None, thp=False, prealloc=False):
     """Boot once. echo: a file to copy the console to as it arrives (or None).
     disk: boot this disk image (make image) instead of a fresh ESP with efi and args."""
     res = Result()
@@ -123,7 +128,7 @@ def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU
         no_host_thp()
     esp = None if disk else make_esp(efi, args)
     res.command = qemu_command(esp, mem, smp, qemu, ovmf_code, ovmf_vars, extra, gdb, debug_exit,
-                               disk)
+                               disk, prealloc)
     start = time.monotonic()
     chunks = []
     partial = b""
@@ -178,6 +183,8 @@ def main():
     ap.add_argument("--log", help="also write the console to this file")
     ap.add_argument("--thp", action="store_true",
                     help="leave transparent huge pages on for guest RAM on the host")
+    ap.add_argument("--prealloc", action="store_true",
+                    help="back all guest RAM on the host before the guest starts")
     ap.add_argument("extra", nargs="*", help="more QEMU arguments (after --)")
     o = ap.parse_args()
     if not os.path.exists(o.efi):
@@ -188,7 +195,7 @@ def main():
     print("runqemu: %s, %s RAM, %d vCPU, options: %s" % (o.efi, o.mem, o.smp, o.args or "(none)"),
           flush=True)
     res = run(o.efi, o.args, o.mem, o.smp, o.timeout, sys.stdout, o.qemu, o.ovmf_code,
-              o.ovmf_vars, o.extra, o.gdb, thp=o.thp)
+              o.ovmf_vars, o.extra, o.gdb, thp=o.thp, prealloc=o.prealloc)
     if o.log:
         with open(o.log, "w") as f:
             f.write(res.output)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: the IDT: every vector goes to a stub in isr.asm and then to trap_dispatch(). */
 #include "arch/x86/desc.h"
-#include "kernel/panic.h"
+#include "include/panic.h"
 
 struct idt_gate {
 	u16 offset0;

@@ -2,7 +2,7 @@
 /* memaccept: four-level identity map; 1 GiB, 2 MiB and 4 KiB leaves. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/paging.h"
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "lib/string.h"
 
 #define LEVELS 4
@@ -127,11 +127,22 @@ int paging_map(u64 start, u64 end, enum map_kind kind)
 	return walk(root, LEVELS, start, end, leaf, false);
 }
 
+static bool shared;
+
+void paging_shared(void)
+{
+	shared = true;
+}
+
 int paging_unmap(u64 start, u64 end)
 {
 	if (!IS_ALIGNED(start, PAGE_SIZE) || !IS_ALIGNED(end, PAGE_SIZE) || start >= end)
 		panic("paging_unmap: bad range [%llx, %llx)", (unsigned long long)start,
 		      (unsigned long long)end);
+	/* Other CPUs could keep using the old translations: no silent stale TLBs. */
+	if (shared)
+		panic("paging_unmap: [%llx, %llx) while other CPUs run; they cannot be made to "
+		      "flush their TLBs", (unsigned long long)start, (unsigned long long)end);
 	if (walk(root, LEVELS, start, end, 0, true))
 		return -1;
 	/* A reload of CR3 is simpler than invlpg per page and happens rarely. */

@@ -28,8 +28,19 @@ typedef u64 (*pt_alloc_fn)(void);
 void paging_init(pt_alloc_fn alloc, u64 private_bits, bool use_1g);
 /* Identity-map [start, end) (4 KiB aligned) with the largest pages that fit. 0 or -1. */
 int paging_map(u64 start, u64 end, enum map_kind kind);
-/* Remove [start, end) from the map, splitting large pages; flushes the TLB entries. */
+/*
+ * Remove [start, end) from the map, splitting large pages; flushes this CPU's TLB. Only
+ * while no other CPU runs: memaccept takes no interrupts, so it has no IPI to make other
+ * CPUs flush; once paging_shared() was called this stops the guest instead.
+ */
 int paging_unmap(u64 start, u64 end);
+/*
+ * Other CPUs use the tree from now on. Only adding mappings stays allowed: a CPU
+ * caches no translation and no paging-structure entry from a not-present entry, so
+ * changing P from 0 to 1 needs no invalidation on any CPU (Intel SDM vol. 3A,
+ * 4.10.4.3 "Optional Invalidation"); the map lock orders the write before any use.
+ */
+void paging_shared(void);
 /* Load the new tree into CR3 (wrapped in a PML5 when the firmware runs with LA57). */
 void paging_activate(void);
 /* Is addr mapped? Returns the leaf size in bytes, or 0. */

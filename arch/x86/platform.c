@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: choosing the platform from what boot/ detected and what the command line asked for. */
 #include "arch/x86/platform.h"
-#include "arch/x86/sim.h"
 #include "arch/x86/sev/snp.h"
+#include "arch/x86/sim.h"
 #include "arch/x86/tdx/tdx.h"
-#include "mm/early.h"
-#include "include/boot_info.h"
 #include "drivers/console.h"
 #include "drivers/exit.h"
-#include "kernel/panic.h"
+#include "include/boot_info.h"
+#include "include/panic.h"
+#include "mm/early.h"
 
 const char *fatal_condition_name(u32 condition)
 {

@@ -20,7 +20,7 @@
 /*
  * Intel SDM vol. 3A, "Typical AP Initialization Sequence": INIT, a 10 ms wait, STARTUP,
  * 200 us, a second STARTUP (the first may be lost on older CPUs; a CPU that is already
- * running ignores it).
+ * running ignores it). Current CPUs need no wait after INIT (smp_init_wait_needed()).
  */
 #define INIT_WAIT_NS (10 * 1000 * 1000ULL)
 #define SIPI_WAIT_NS (200 * 1000ULL)
@@ -128,6 +128,20 @@ static bool wait_started(struct ap_slot *slot, u64 deadline)
 	return true;
 }
 
+/* The 10 ms after INIT, on the processors that need it. */
+static u64 init_wait_ns(void)
+{
+	struct cpuid_regs r0, r1;
+	char vendor[12];
+
+	cpu_cpuid(0, 0, &r0);
+	cpu_cpuid(1, 0, &r1);
+	memcpy(vendor, &r0.ebx, 4);
+	memcpy(vendor + 4, &r0.edx, 4);
+	memcpy(vendor + 8, &r0.ecx, 4);
+	return smp_init_wait_needed(vendor, cpu_family(r1.eax)) ? INIT_WAIT_NS : 0;
+}
+
 static void delay_ns(u64 ns)
 {
 	for (u64 t0 = tsc_now_ns(); tsc_now_ns() - t0 < ns;)
@@ -196,7 +210,7 @@ unsigned smp_arch_start(const struct smp_start *s, const char **why)
 
 	for (unsigned i = 0; i < s->count; i++)
 		apic_send_init(s->apic_ids[i]);
-	delay_ns(INIT_WAIT_NS);
+	delay_ns(init_wait_ns());
 	for (unsigned i = 0; i < s->count; i++)
 		apic_send_startup(s->apic_ids[i], (u8)(tramp >> PAGE_SHIFT));
 	delay_ns(SIPI_WAIT_NS);

@@ -18,6 +18,14 @@ struct percpu {
 	void *work_arg;
 	u64 work_seq;		/* bumped by the boot CPU for each new work item */
 	u64 done_seq;		/* set to work_seq by this CPU when the item is done */
+	/*
+	 * A short item handed over while a long one that yields (background acceptance)
+	 * runs: the long one runs it at its next yield point, an idle CPU at once.
+	 */
+	void (*nested)(unsigned cpu, void *arg);
+	void *nested_arg;
+	u64 nested_seq;
+	u64 nested_done;
 	u64 ist_top[3];		/* double fault, NMI, machine check stacks */
 } __aligned(64);
 
@@ -28,6 +36,36 @@ static inline unsigned smp_cpu_index(void)
 
 	__asm__ volatile("mov %%gs:8, %0" : "=r"(i));
 	return (unsigned)i;
+}
+
+/*
+ * The CPU family from CPUID leaf 1 EAX: the base family (bits 11:8), plus the extended
+ * family (bits 27:20) when the base is 0xF (Intel SDM vol. 2A, CPUID, "Family ID").
+ */
+static inline u32 cpu_family(u32 leaf1_eax)
+{
+	u32 base = (leaf1_eax >> 8) & 0xf;
+
+	return base == 0xf ? base + ((leaf1_eax >> 20) & 0xff) : base;
+}
+
+/*
+ * Does a processor of this vendor (CPUID leaf 0's 12 characters) and family need the
+ * 10 ms wait between INIT and STARTUP? The MultiProcessor Specification 1.4's sequence
+ * has it; Linux leaves it out on Intel family 6, AMD family 0xF and later and Hygon
+ * family 0x18 and later (arch/x86/kernel/smpboot.c, smp_quirk_init_udelay), which
+ * covers every x86 CPU a confidential VM or a current hypervisor presents. Anything
+ * else keeps the wait.
+ */
+static inline bool smp_init_wait_needed(const char vendor[12], u32 family)
+{
+	if (!__builtin_memcmp(vendor, "GenuineIntel", 12))
+		return family != 6;
+	if (!__builtin_memcmp(vendor, "AuthenticAMD", 12))
+		return family < 0xf;
+	if (!__builtin_memcmp(vendor, "HygonGenuine", 12))
+		return family < 0x18;
+	return true;
 }
 
 /* The boot CPU's per-CPU data; GS base set (after gdt_init, which clears it). */
@@ -52,9 +90,9 @@ struct smp_start {
 };
 
 /*
- * Start the APs with INIT-SIPI-SIPI: all INITs, one 10 ms wait, all STARTUPs. Returns
- * how many checked in before their timeout; an AP that did not is abandoned (it parks
- * itself if it ever arrives). NULL or an error text in *why when none could be tried.
+ * Start the APs with INIT-SIPI-SIPI: all INITs, the 10 ms wait where the CPU needs it,
+ * all STARTUPs. Returns how many checked in before their timeout; an AP that did not is
+ * abandoned (it parks itself if it ever arrives). NULL or an error text in *why when none could be tried.
  */
 unsigned smp_arch_start(const struct smp_start *s, const char **why);
 /* Read this CPU's APIC ID (after smp_arch_start found the APIC); -1 without an APIC. */

@@ -2,11 +2,11 @@
 /* memaccept: the fatal exception report: readable lines, one JSON event, then exit. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
+#include "arch/x86/hooks.h"
 #include "drivers/console.h"
+#include "drivers/event.h"
 #include "drivers/exit.h"
-#include "kernel/main.h"
-#include "kernel/panic.h"
-#include "kernel/report.h"
+#include "include/panic.h"
 
 static const char *const names[NUM_EXCEPTIONS] = {
 	"#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow",
@@ -20,6 +20,8 @@ static const char *const names[NUM_EXCEPTIONS] = {
 	"#VC VMM communication", "#SX security exception", "reserved 31",
 };
 
+struct arch_hooks arch_hooks;
+
 const char *exception_name(unsigned vector)
 {
 	return vector < NUM_EXCEPTIONS ? names[vector] : "external interrupt";
@@ -30,7 +32,7 @@ unsigned backtrace(u64 rbp, u64 *out, unsigned max)
 	unsigned n = 0;
 
 	/* Follow saved frame pointers only while they stay inside the kernel stack. */
-	while (n < max && kernel_stack_contains(rbp, 16) && IS_ALIGNED(rbp, 8)) {
+	while (n < max && arch_stack_contains(rbp, 16) && IS_ALIGNED(rbp, 8)) {
 		const u64 *fp = (const u64 *)(uintptr_t)rbp;
 
 		if (!fp[1])
@@ -91,7 +93,7 @@ __noreturn void trap_report_fatal(const struct trap_frame *f, const char *why, i
 	for (unsigned i = 0; i < nbt; i++)
 		kprintf(" %016llx", (unsigned long long)bt[i]);
 	kprintf("\n  (image base %016llx: subtract it for addresses in build/*.elf)\n",
-		(unsigned long long)kernel_image_base());
+		(unsigned long long)arch_image_base());
 
 	ev_begin("exception");
 	ev_str("why", why);
@@ -101,7 +103,7 @@ __noreturn void trap_report_fatal(const struct trap_frame *f, const char *why, i
 	ev_u64("rip", f->rip);
 	ev_u64("cr2", cr2);
 	ev_u64("rsp", f->rsp);
-	ev_u64("image_base", kernel_image_base());
+	ev_u64("image_base", arch_image_base());
 	ev_u64_array("backtrace", bt, nbt);
 	ev_end();
 	kernel_exit(code);

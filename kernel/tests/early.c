@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: test cases for the moment the kernel's IDT is loaded, before the rest of the platform set-up. */
 #include "drivers/console.h"
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "kernel/testcase.h"
 #include "lib/string.h"
 

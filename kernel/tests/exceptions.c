@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: test cases that fault on purpose, to check the exception report. */
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "kernel/testcase.h"
 
 /* Each case must not return: the exception handler reports and exits with EXIT_EXCEPTION. */

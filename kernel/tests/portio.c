@@ -2,7 +2,7 @@
 /* memaccept: raw IN/OUT on an emulated TD or SNP guest raise #VE or #VC, and the handlers finish them. */
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/platform.h"
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "kernel/testcase.h"
 
 /* The 16550's scratch register (COM1 + 7): a port that reads back what was written. */

@@ -7,7 +7,7 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/sev/snp.h"
 #include "drivers/console.h"
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "kernel/testcase.h"
 #include "mm/page_alloc.h"
 

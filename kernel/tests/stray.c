@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: test cases that touch unaccepted memory on purpose, to check that it is caught. */
 #include "arch/x86/paging.h"
-#include "kernel/panic.h"
+#include "include/panic.h"
+#include "kernel/smp.h"
 #include "kernel/testcase.h"
 #include "mm/page_alloc.h"
 
@@ -38,4 +39,18 @@ TESTCASE(stray_cross, "an unaligned read across the end of accepted memory into 
 	testcase_announce_stray(unit);
 	read_u64(unit - 3);
 	return EXIT_TEST_FAILED;
+}
+
+/*
+ * Unmapping while the APs run would leave their TLBs stale (nothing can make them flush:
+ * memaccept takes no interrupts), so paging_unmap() stops the guest instead.
+ */
+TESTCASE(unmap_while_aps_run, "unmapping a page while other CPUs run stops the guest")
+{
+	u64 page = palloc_alloc(0);
+
+	CHECK(smp_cpus_started() > 1);
+	CHECK(page != 0);
+	paging_unmap(page, page + PAGE_SIZE);
+	return EXIT_TEST_FAILED;	/* not reached: paging_unmap panics */
 }

@@ -4,7 +4,7 @@
 #include "arch/x86/platform.h"
 #include "arch/x86/tdx/tdx.h"
 #include "drivers/exit.h"
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "kernel/testcase.h"
 #include "mm/page_alloc.h"
 

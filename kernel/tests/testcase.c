@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: runs one in-guest test case and states its verdict once. */
 #include "drivers/console.h"
-#include "kernel/panic.h"
-#include "kernel/report.h"
+#include "drivers/event.h"
+#include "include/panic.h"
 #include "kernel/testcase.h"
 #include "lib/string.h"
 

@@ -15,7 +15,7 @@ BENCH_BINS := $(BENCH_DIR)/bench_bitmap $(BENCH_DIR)/bench_palloc
 .PHONY: bench-host-bitmap bench-host-palloc
 
 $(BENCH_DIR)/bench_bitmap: tests/bench/bench_bitmap.c tests/bench/bench_host.c mm/bitmap.c \
-		tests/bench/bench.mk $(wildcard tests/bench/*.h mm/*.h include/*.h kernel/panic.h lib/*.h)
+		tests/bench/bench.mk $(wildcard tests/bench/*.h mm/*.h include/*.h include/panic.h lib/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	$(Q)$(HOSTCC) $(BENCH_CFLAGS) -o $@ tests/bench/bench_bitmap.c tests/bench/bench_host.c mm/bitmap.c

@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kernel/panic.h"
-#include "tests/bench/bench_host.h"
+#include "include/panic.h"
 #include "mm/bitmap.h"
+#include "tests/bench/bench_host.h"
 
 /*
  * Two questions the allocator asks, over a whole span:

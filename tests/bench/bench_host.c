@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "tests/bench/bench_host.h"
 
 __noreturn void panic(const char *fmt, ...)

@@ -9,12 +9,12 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "include/panic.h"
 #include "kernel/cmdline.h"
-#include "kernel/panic.h"
-#include "tests/bench/bench_host.h"
 #include "mm/bitmap.h"
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
+#include "tests/bench/bench_host.h"
 
 /*
  * Steady state only: all memory is accepted before timing starts and the free lists are

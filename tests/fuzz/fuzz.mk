@@ -18,7 +18,7 @@ FUZZ_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -fsanitize=fuzzer,address,undefine
 
 fuzz-build: $(FUZZ_BIN)
 
-$(FUZZ_BIN): $(FUZZ_SRCS) $(wildcard mm/*.h include/*.h kernel/panic.h lib/*.h) tests/fuzz/fuzz.mk
+$(FUZZ_BIN): $(FUZZ_SRCS) $(wildcard mm/*.h include/*.h include/panic.h lib/*.h) tests/fuzz/fuzz.mk
 	@$(DEPS) fuzz
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $@"

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "mm/bitmap.h"
 #include "mm/memmap.h"
 

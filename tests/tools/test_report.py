@@ -397,6 +397,56 @@ class BenchMatrix(unittest.TestCase):
             # The host rule: eager never above 16G.
             self.assertFalse(c.policy == "eager" and c.mem_bytes > 16 * GIB, c.name)
 
+    def test_smp_cells(self):
+        import bench
+        cells, _ = bench.matrix_cells(quick=False)
+        c = [x for x in cells if x.matrix == "c"]
+        d = [x for x in cells if x.matrix == "d"]
+        # Eager 8G: 3 backed boots on each of 1 and 2 vCPUs, alternating, then one of each
+        # on first touch; background against lazy on 2 vCPUs, 3 each.
+        self.assertEqual([(x.smp, x.prealloc) for x in c], [(1, True), (2, True)] * 3 +
+                         [(1, False), (2, False)])
+        self.assertEqual(sorted((x.policy, x.smp) for x in d),
+                         [("background", 2)] * 3 + [("lazy", 2)] * 3)
+        self.assertTrue(all("accept_memory=background" in x.args for x in d
+                            if x.policy == "background"))
+
+    def test_smp_goals(self):
+        import bench
+
+        class FakeBoot:
+            def __init__(self, ready, p99=None, left=0, done=None):
+                self.ready_us, self.summary = ready, {"unaccepted_bytes": left,
+                                                      "accepted_by_cpu": [1, 1]}
+                self.workloads = [{"name": n, "alloc_all": {"p99_ns": p99, "p999_ns": p99}}
+                                  for n in ("touch", "alloc2m")] if p99 else []
+                self.events = [{"event": "background", "done_us": done}] if done else []
+
+        def cells(eager2, bg_p99, bg_left):
+            out = []
+            for smp, ready in ((1, 3000000), (2, eager2)):
+                for r in (1, 2, 3):
+                    c = bench.Cell("c", "eager", "8G", "workload=none", r, 3, smp, prealloc=True)
+                    c.status, c.boot = "ok", FakeBoot(ready)
+                    out.append(c)
+            for policy, p99, left in (("lazy", 900000, 0), ("background", bg_p99, bg_left)):
+                c = bench.Cell("d", policy, "4G", "workload=touch:auto", smp=2)
+                c.status, c.boot = "ok", FakeBoot(20000, p99, left, 900000 if policy != "lazy" else None)
+                out.append(c)
+            return out
+
+        texts = bench.smp_goal_texts(bench.smp_results(cells(1800000, 100000, 0)))
+        self.assertIn("0.600 of the 1-vCPU time, 1.67x; goal at most 0.625: MET", texts[0])
+        self.assertIn("first touch): not measured", texts[1])
+        self.assertIn(": MET; everything accepted in the end: yes.", texts[2])
+        self.assertIn("touch p99 100.0 against 900.0 us (lower)", texts[3])
+        texts = bench.smp_goal_texts(bench.smp_results(cells(1900000, 100000, 4096)))
+        self.assertIn("0.633 of the 1-vCPU time", texts[0])
+        self.assertIn("NOT MET", texts[0])
+        self.assertIn("everything accepted in the end: no", texts[2])
+        texts = bench.smp_goal_texts(bench.smp_results(cells(1800000, 950000, 0)))
+        self.assertIn("alloc2m p99 950.0 against 900.0 us (NOT lower)", texts[3])
+
     def test_ready_order_rounds_shuffled(self):
         import bench
         cells, _ = bench.matrix_cells(quick=False)

@@ -2,6 +2,7 @@
 /* memaccept: host tests of the command-line parser (kernel/cmdline.c). */
 #include <string.h>
 #include "kernel/cmdline.h"
+#include "lib/string.h"
 #include "tests/unit/unit.h"
 
 static int reports;

@@ -378,9 +378,12 @@ TEST(parallel_eager_splits_units_across_cpus)
 {
 	setup();
 	policy_init(POLICY_EAGER, 0);
-	policy_set_cpus(THREADS - 1, THREADS, run_all_threads, all_online, NULL, NULL);
+	struct policy_cpus cpus = { .n = THREADS - 1, .slots = THREADS, .online = all_online,
+				    .run_all = run_all_threads };
+
+	policy_set_cpus(&cpus);
 	policy_boot(NULL);
-	policy_set_cpus(1, 1, NULL, NULL, NULL, NULL);
+	policy_set_cpus(NULL);
 	check_after();
 	EXPECT_EQ(bitmap_count(&fx.bm), 0);
 	/* Three online CPUs, 256 units: 86 + 86 + 84, contiguous shares; none for slot 2. */

@@ -3,7 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <string.h>
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "tests/unit/unit.h"
 
 #define MAX_TESTS 256

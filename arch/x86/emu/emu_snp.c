@@ -9,8 +9,8 @@
 #include "arch/x86/smp.h"
 #include "mm/early.h"
 #include "drivers/console.h"
+#include "drivers/event.h"
 #include "include/exit_codes.h"
-#include "kernel/report.h"
 #include "lib/string.h"
 
 /*

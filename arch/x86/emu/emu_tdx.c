@@ -4,7 +4,7 @@
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/tdx/tdx.h"
 #include "drivers/console.h"
-#include "kernel/report.h"
+#include "drivers/event.h"
 #include "lib/bits.h"
 #include "lib/string.h"
 

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept (test image): parsing and consuming emu_fault= (pure logic, host-tested). */
 #include "arch/x86/emu/faults.h"
-#include "kernel/cmdline.h"
 #include "lib/format.h"
 #include "lib/string.h"
 

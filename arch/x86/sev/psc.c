@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: SNP Page State Change batching and PVALIDATE fallback (pure logic, host-tested). */
 #include "arch/x86/sev/snp.h"
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "lib/string.h"
 
 /* How many exits may pass without the hypervisor processing an entry before we give up. */

@@ -2,17 +2,17 @@
 /* memaccept: the AMD SEV-SNP backend: GHCB, accept = Page State Change + PVALIDATE, #VC, termination. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu_hooks.h"
+#include "arch/x86/hooks.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/sev/svsm.h"
 #include "arch/x86/sev/vmsa.h"
 #include "arch/x86/smp.h"
 #include "drivers/console.h"
-#include "include/boot_info.h"
+#include "drivers/event.h"
 #include "drivers/exit.h"
-#include "kernel/memory.h"
-#include "kernel/panic.h"
-#include "kernel/report.h"
+#include "include/boot_info.h"
+#include "include/panic.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"
 
@@ -562,8 +562,7 @@ bool snp_vc(struct trap_frame *f)
 	case SVM_EXIT_PAGE_NOT_VALIDATED: {
 		u64 addr = read_cr2();
 
-		if (memory_in_unaccepted_span(addr))
-			memory_report_unaccepted_access(f, addr, "#VC (page not validated)");
+		arch_check_unaccepted(f, addr, "#VC (page not validated)");
 		break;
 	}
 	default:

@@ -9,7 +9,7 @@
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "include/exit_codes.h"
-#include "kernel/panic.h"
+#include "include/panic.h"
 #include "lib/string.h"
 
 #define MSR_GS_BASE 0xc0000101
@@ -22,7 +22,8 @@
  * when the hypervisor runs that vCPU (GHCB spec 4.1.8; Linux wakeup_cpu_via_vmgexit).
  * Per AP, on the boot CPU:
  *  1. allocate 8 KiB and take the 4 KiB page of it that is not 2 MiB aligned (vmsa.h);
- *  2. give the AP a GHCB page (shared, mapped without the C-bit); the AP registers it;
+ *  2. give the AP a GHCB page (shared, mapped without the C-bit; all of them before
+ *     the first AP runs); the AP registers it;
  *  3. fill the VMSA with the boot CPU's 64-bit state, the AP's entry, stack and GS base;
  *  4. RMPADJUST it with the VMSA attribute (at VMPL0, naming VMPL1 as the target, as
  *     Linux snp_set_vmsa does: RMPADJUST may only change a higher VMPL's permissions);
@@ -127,19 +128,27 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 	/* Four stacks per AP in one allocation: its own, and #DF, NMI and #MC (IST). */
 	u64 stacks = s->alloc(s->count * 4 * s->stack_size);
 
+	/*
+	 * Every AP's GHCB page is made shared (its mapping changed) before the first AP
+	 * runs: a changed mapping must be flushed on every CPU that may cache it, and
+	 * memaccept has no IPI to make a running CPU flush (arch/x86/paging.h).
+	 */
+	for (unsigned i = 0; i < s->count; i++) {
+		u64 ghcb = alloc_pages_aligned(s, 1);
+
+		snp_ghcb_prepare(ghcb);
+		ap_ghcb[s->cpus[i]->index] = ghcb;
+	}
 	for (unsigned i = 0; i < s->count; i++) {
 		struct percpu *pc = s->cpus[i];
 		unsigned cpu = (unsigned)pc->index;
 		u64 base = stacks + i * 4 * s->stack_size;
 		u64 vmsa = snp_vmsa_pick(alloc_pages_aligned(s, 2));
-		u64 ghcb = alloc_pages_aligned(s, 1);
 		u64 info1, info2;
 		u32 rc;
 
 		for (unsigned k = 0; k < 3; k++)
 			pc->ist_top[k] = base + (k + 2) * s->stack_size;
-		snp_ghcb_prepare(ghcb);
-		ap_ghcb[cpu] = ghcb;
 		st.rsp = base + s->stack_size - 8;
 		st.gs_base = (u64)(uintptr_t)pc;
 		memset((void *)(uintptr_t)vmsa, 0, PAGE_SIZE);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: PVALIDATE through an SVSM (SVSM Core protocol call 1), pure logic, host-tested. */
 #include "arch/x86/sev/svsm.h"
-#include "kernel/panic.h"
+#include "include/panic.h"
 
 /* UNIT_SIZE and PAGE_SIZE come with types.h: 2 MiB and 4 KiB. */
 #define PAGES_PER_UNIT (UNIT_SIZE / PAGE_SIZE)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: TDX accept splitting and status handling (pure logic, host-tested with a mock TDCALL). */
 #include "arch/x86/tdx/tdx.h"
-#include "kernel/panic.h"
+#include "include/panic.h"
 
 /*
  * One piece at one level, with the reaction to every status the TDX module can give

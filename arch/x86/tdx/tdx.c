@@ -2,12 +2,12 @@
 /* memaccept: the Intel TDX backend: accept, paravirtual port I/O and HLT, #VE, fatal reports. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
+#include "arch/x86/hooks.h"
 #include "arch/x86/tdx/tdx.h"
 #include "drivers/console.h"
+#include "drivers/event.h"
 #include "drivers/exit.h"
-#include "kernel/memory.h"
-#include "kernel/panic.h"
-#include "kernel/report.h"
+#include "include/panic.h"
 #include "lib/format.h"
 #include "lib/string.h"
 
@@ -195,8 +195,8 @@ static bool tdx_ve(struct trap_frame *f)
 
 	switch (reason) {
 	case EXIT_REASON_EPT_VIOLATION:
-		if (!(gpa & shared_bit) && memory_in_unaccepted_span(gpa))
-			memory_report_unaccepted_access(f, gpa, "#VE (EPT violation)");
+		if (!(gpa & shared_bit))
+			arch_check_unaccepted(f, gpa, "#VE (EPT violation)");
 		break;
 	case EXIT_REASON_HLT:
 		tdx_halt();

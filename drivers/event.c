@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: the JSON event writer. */
 #include "drivers/console.h"
-#include "kernel/report.h"
+#include "drivers/event.h"
 #include "lib/format.h"
 #include "lib/string.h"
 

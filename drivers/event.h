@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: JSON Lines events on the console: one object per line, starting {"event":. */
-#ifndef KERNEL_REPORT_H
-#define KERNEL_REPORT_H
+#ifndef DRIVERS_EVENT_H
+#define DRIVERS_EVENT_H
 
 #include "include/types.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: the ways out of the kernel: a verdict, a panic, a fatal platform condition. */
-#ifndef KERNEL_PANIC_H
-#define KERNEL_PANIC_H
+#ifndef INCLUDE_PANIC_H
+#define INCLUDE_PANIC_H
 
 #include "include/exit_codes.h"
 #include "include/types.h"
