@@ -134,6 +134,8 @@ bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 	 * after ExitBootServices, guest code must not run it (the #VC path asks the emulated
 	 * hypervisor directly). The trap cannot happen under QEMU, so the emulator says so.
 	 */
+	if (emu.mode == EMU_SNP && emu.installed && emu_self()->host_side)
+		return false;	/* the emulated host's own code (AP start-up): the real CPU's answer */
 	if (emu.mode == EMU_SNP && emu.installed)
 		emu_host_stops_guest(leaf, "CPUID after ExitBootServices on SNP: real "
 				     "hardware raises #VC here; read CPU facts in boot/");
