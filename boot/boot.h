@@ -49,6 +49,8 @@ void boot_emulator_select(struct boot_info *bi);
 void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi);
 /* ... and its map change before ExitBootServices when the guest did not opt in. */
 void boot_test_before_ebs(u32 attempt);
+/* Test image, platform=tdx-emu: TDVF's MADT wakeup structure and mailbox. */
+void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi);
 #else
 static inline void boot_test_before_ebs(u32 attempt)
 {
@@ -59,6 +61,10 @@ static inline void boot_emulator_select(struct boot_info *bi)
 	(void)bi;
 }
 static inline void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
+{
+	(void)st, (void)bi;
+}
+static inline void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 {
 	(void)st, (void)bi;
 }

@@ -188,6 +188,8 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 
 	/* What the firmware handed over, for workload=conformance (cheap: no map walk). */
 	boot_conformance_capture(st, &bi);
+	/* Test image, tdx-emu: what TDVF adds for the TD's APs (it needs the RSDP). */
+	boot_test_tdx_standin(st, &bi);
 	bi.step_tsc[BOOT_STEP_PLATFORM] = rdtsc_ordered();
 
 	/* 6. Memory to start the other vCPUs from (the kernel reads the MADT itself). */

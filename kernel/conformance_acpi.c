@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: a defensive walk of the firmware's ACPI tables (pure logic, host-tested). */
 #include "kernel/conformance_acpi.h"
+#include "include/mp_wakeup.h"
 #include "lib/string.h"
 
 /*
@@ -20,7 +21,6 @@
 #define SDT_HEADER_LEN 36
 #define SDT_OFF_LENGTH 4
 #define MADT_OFF_ENTRIES 44		/* header, local APIC address, flags */
-#define MP_WAKEUP_MIN_LEN 16		/* type, length, version, reserved, mailbox address */
 #define MADT_OFF_LAPIC_ADDR 36		/* u32 local APIC address */
 /*
  * Processor entries (ACPI 6.4 sections 5.2.12.2, 5.2.12.8, 5.2.12.12): local APIC {uid u8
@@ -130,7 +130,7 @@ static void scan_madt(const struct acpi_reader *r, struct acpi_facts *f)
 	}
 	f->lapic_addr = le32(la);
 	for (u32 off = MADT_OFF_ENTRIES; off < len;) {
-		u8 e[MP_WAKEUP_MIN_LEN];
+		u8 e[MP_WAKEUP_LEN_V0];
 		u32 elen;
 
 		if (len - off < 2 || !rd(r, f->madt_addr + off, e, 2)) {
@@ -158,13 +158,14 @@ static void scan_madt(const struct acpi_reader *r, struct acpi_facts *f)
 			add_cpu_entry(f, e);
 		}
 		if (e[0] == MADT_TYPE_MP_WAKEUP) {
-			if (elen < MP_WAKEUP_MIN_LEN || !rd(r, f->madt_addr + off, e, sizeof(e))) {
+			if (elen < MP_WAKEUP_LEN_V0 || !rd(r, f->madt_addr + off, e, sizeof(e))) {
 				f->madt = ACPI_BAD_ENTRY;
 				return;
 			}
 			if (!f->mp_wakeup++) {
-				f->mp_wakeup_version = (u32)e[2] | (u32)e[3] << 8;
-				f->mp_wakeup_mailbox = le64(e + 8);
+				f->mp_wakeup_version = (u32)e[MP_WAKEUP_OFF_VERSION] |
+						      (u32)e[MP_WAKEUP_OFF_VERSION + 1] << 8;
+				f->mp_wakeup_mailbox = le64(e + MP_WAKEUP_OFF_MAILBOX);
 			}
 		}
 		off += elen;

@@ -9,13 +9,16 @@
 #include "drivers/console.h"
 #include "drivers/event.h"
 #include "kernel/conformance.h"
+#include "kernel/memory.h"
+#include "kernel/mp_wakeup.h"
 #include "kernel/smp.h"
 #include "lib/spinlock.h"
 #include "mm/early.h"
 
 /* Each AP's stacks (its own, and three IST stacks). */
 #define AP_STACK_SIZE (32 * KiB)
-/* An AP that has not checked in this long after its STARTUP IPIs is given up on. */
+/* An AP that has not checked in this long after its STARTUP IPIs (or, in a TD, after its
+ * wakeup command) is given up on. */
 #define AP_START_TIMEOUT_NS (1000 * 1000 * 1000ULL)
 /* smp_phantom=N (test image): APIC IDs from here, which no QEMU vCPU has. */
 #define PHANTOM_APIC_BASE 0xf0
@@ -213,14 +216,97 @@ void smp_report(const struct boot_info *bi)
 	ev_end();
 }
 
+/*
+ * Start ids[1 .. n) with INIT-SIPI-SIPI, or through the MADT wakeup mailbox (mailbox:
+ * in a TD), and record the outcome. ids[0] is the boot CPU.
+ */
+/* How the APs are started: INIT-SIPI, the TDX mailbox, SNP AP Creation (arch/x86/sev/snp_ap.c). */
+enum { START_INIT_SIPI, START_MAILBOX, START_SNP };
+
+static void start_aps(const struct boot_info *bi, const u32 *ids, unsigned n, unsigned how, u64 t0)
+{
+	static const char *ap_why[MAX_CPUS];
+	struct percpu *aps[MAX_CPUS];
+	bool mailbox = how == START_MAILBOX;
+	const char *method = mailbox ? "madt-wakeup" : how == START_SNP ? "snp-ap-create" : "init-sipi";
+	const char *why = NULL;
+
+	if (n == 1) {
+		record("none", 0, ids, 1);
+		return;
+	}
+	if (ids[0] == (u32)-1) {
+		kprintf("smp: the local APIC is disabled; running on the boot CPU\n");
+		record("none", 0, ids, 1);
+		return;
+	}
+	if (mailbox) {
+		const char *bad = mp_wakeup_problem(&acpi, &kernel_memmap);
+
+		/* Without a usable mailbox a TD cannot start its APs at all: one CPU. */
+		if (bad) {
+			kprintf("smp: cannot start the APs of this TD: %s; running on the boot CPU\n",
+				bad);
+			record("none", 0, ids, 1);
+			return;
+		}
+		kprintf("smp: MADT wakeup mailbox at %#llx (version %u)\n", acpi.mp_wakeup_mailbox,
+			acpi.mp_wakeup_version);
+	}
+	for (unsigned i = 1; i < n; i++) {
+		cpus[i].self = &cpus[i];
+		cpus[i].index = i;
+		cpus[i].apic_id = ids[i];
+		aps[i - 1] = &cpus[i];
+		ap_why[i - 1] = NULL;
+	}
+	nslots = n;
+	/* From here on the page tables may only grow (arch/x86/paging.h). */
+	paging_shared();
+	/* From here on the console serialises its users. */
+	console_set_cpu_id(smp_this_cpu);
+	struct smp_start s = {
+		.trampoline = bi->smp_trampoline,
+		.lapic_base = acpi.lapic_addr,
+		.apic_ids = ids + 1,
+		.count = n - 1,
+		.cpus = aps,
+		.stack_size = AP_STACK_SIZE,
+		.alloc = alloc_stacks,
+		.timeout_ns = AP_START_TIMEOUT_NS,
+		.ap_main = ap_main,
+		.ap_why = ap_why,
+	};
+
+	if (mailbox)
+		smp_arch_start_mailbox(&s, acpi.mp_wakeup_mailbox, &why);
+	else if (how == START_SNP)
+		snp_smp_start(&s, &why);
+	else
+		smp_arch_start(&s, &why);
+	if (why) {
+		kprintf("smp: cannot start the APs: %s; running on the boot CPU\n", why);
+		nslots = 1;
+	}
+	for (unsigned i = 1; i < nslots; i++) {
+		if (smp_cpu_online(i))
+			continue;
+		if (ap_why[i - 1])
+			kprintf("smp: vCPU with APIC ID %u %s (waited up to %llu ms); going on "
+				"without it\n", ids[i], ap_why[i - 1], AP_START_TIMEOUT_NS / 1000000);
+		else
+			kprintf("smp: vCPU with APIC ID %u did not start within %llu ms; going on "
+				"without it\n", ids[i], AP_START_TIMEOUT_NS / 1000000);
+	}
+	record(method, rdtsc_ordered() - t0, ids, nslots);
+}
+
 void smp_init(const struct boot_info *bi, u32 platform_kind)
 {
 	u32 ids[MAX_CPUS];
-	struct percpu *aps[MAX_CPUS];
 	unsigned n = 0, limit = bi->config.cpus ? MIN(bi->config.cpus, MAX_CPUS) : MAX_CPUS;
 	u64 t0 = rdtsc_ordered();
 	u32 bsp;
-	const char *why = NULL;
 
 	/*
 	 * The MADT lists the CPUs (ACPI 6.4 section 5.2.12), read with the same defensive
@@ -245,71 +331,23 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 	if (acpi.cpus_enabled > MAX_CPUS && limit == MAX_CPUS)
 		kprintf("smp: the firmware reports %u vCPUs; memaccept uses at most %d\n",
 			acpi.cpus_enabled, MAX_CPUS);
-	/* SNP: the GHCB AP Creation event with a VMSA per AP (arch/x86/sev/snp_ap.c). */
-	unsigned (*start)(const struct smp_start *s, const char **why) = smp_arch_start;
-	const char *method = "init-sipi";
+	if (platform_kind == PLATFORM_TDX) {
+		/* A TD has no INIT-SIPI: the MADT multiprocessor wakeup mailbox instead. */
+		start_aps(bi, ids, n, START_MAILBOX, t0);
+		return;
+	}
+	if (platform_kind == PLATFORM_SNP) {
+		/* SNP: the GHCB AP Creation event with a VMSA per AP, where it can be had. */
+		const char *why = n > 1 && ids[0] != (u32)-1 ? snp_ap_start_unavailable() : NULL;
 
-	if (platform_kind == PLATFORM_SNP && n > 1 && bsp != (u32)-1) {
-		why = snp_ap_start_unavailable();
 		if (why) {
 			kprintf("smp: cannot start the APs on snp: %s; %u vCPU(s) stay parked, memaccept "
 				"runs on the boot CPU\n", why, n - 1);
 			record("none", 0, ids, 1);
 			return;
 		}
-		start = snp_smp_start;
-		method = "snp-ap-create";
-	} else if (platform_kind == PLATFORM_TDX || platform_kind == PLATFORM_SNP) {
-		/*
-		 * A TD starts its APs through the MADT multiprocessor wakeup mailbox, an SNP
-		 * guest through the GHCB AP Creation event with a VMSA; INIT-SIPI does not
-		 * exist there. Neither is implemented yet: the boot CPU does all the work.
-		 */
-		if (n > 1)
-			kprintf("smp: starting APs on %s (%s) is not implemented yet; %u vCPU(s) stay "
-				"parked, memaccept runs on the boot CPU\n", platform->name,
-				platform_kind == PLATFORM_TDX ? "MADT wakeup mailbox" : "SNP AP Creation",
-				n - 1);
-		record("none", 0, ids, 1);
+		start_aps(bi, ids, n, START_SNP, t0);
 		return;
 	}
-	if (n == 1 || bsp == (u32)-1) {
-		if (bsp == (u32)-1)
-			kprintf("smp: the local APIC is disabled; running on the boot CPU\n");
-		record("none", 0, ids, 1);
-		return;
-	}
-	for (unsigned i = 1; i < n; i++) {
-		cpus[i].self = &cpus[i];
-		cpus[i].index = i;
-		cpus[i].apic_id = ids[i];
-		aps[i - 1] = &cpus[i];
-	}
-	nslots = n;
-	/* From here on the page tables may only grow (arch/x86/paging.h). */
-	paging_shared();
-	/* From here on the console serialises its users. */
-	console_set_cpu_id(smp_this_cpu);
-	struct smp_start s = {
-		.trampoline = bi->smp_trampoline,
-		.lapic_base = acpi.lapic_addr,
-		.apic_ids = ids + 1,
-		.count = n - 1,
-		.cpus = aps,
-		.stack_size = AP_STACK_SIZE,
-		.alloc = alloc_stacks,
-		.timeout_ns = AP_START_TIMEOUT_NS,
-		.ap_main = ap_main,
-	};
-
-	start(&s, &why);
-	if (why) {
-		kprintf("smp: cannot start the APs: %s; running on the boot CPU\n", why);
-		nslots = 1;
-	}
-	for (unsigned i = 1; i < nslots; i++)
-		if (!smp_cpu_online(i))
-			kprintf("smp: vCPU with APIC ID %u did not start within %llu ms; going on "
-				"without it\n", ids[i], AP_START_TIMEOUT_NS / 1000000);
-	record(method, rdtsc_ordered() - t0, ids, nslots);
+	start_aps(bi, ids, n, START_INIT_SIPI, t0);
 }

@@ -3,6 +3,7 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/emu_hooks.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/emu_hooks.h"
 #include "arch/x86/tsc.h"
 
 /* IA32_APIC_BASE (MSR 0x1B): bit 11 APIC global enable, bit 10 x2APIC mode (SDM vol. 3A, "Local APIC Status and Location", "x2APIC"). */
@@ -21,6 +22,7 @@
 /* ICR fields (SDM vol. 3A, "Interrupt Command Register (ICR)"). */
 #define ICR_DELIVERY_INIT (5u << 8)
 #define ICR_DELIVERY_STARTUP (6u << 8)
+#define ICR_DELIVERY_MASK (7u << 8)
 #define ICR_DELIVERY_PENDING (1u << 12)	/* xAPIC only: send pending */
 #define ICR_LEVEL_ASSERT (1u << 14)
 
@@ -64,7 +66,10 @@ u32 apic_id(void)
 
 static bool send_ipi(u32 dest, u32 low)
 {
-	emu_guest_ipi(dest, low);
+	u32 mode = low & ICR_DELIVERY_MASK;
+
+	/* Test image: a TD has no INIT-SIPI; the emulated host says so (emu_tdvf.c). */
+	emu_guest_ipi(dest, mode == ICR_DELIVERY_INIT || mode == ICR_DELIVERY_STARTUP);
 	if (x2apic) {
 		/* x2APIC ICR writes are not queued: there is no delivery status to wait for. */
 		wrmsr(X2APIC_ICR, ((u64)dest << 32) | low);

@@ -26,8 +26,8 @@ void emu_observe_accept(u64 start, u64 end);
  * what an IN read); false: let the instruction run.
  */
 bool emu_guest_port_io(u16 port, int size, bool in, u32 *val);
-/* An IPI the guest sends (ICR low word): the emulator may stop the VM over it. */
-void emu_guest_ipi(u32 dest, u32 icr_low);
+/* The guest sends an IPI (INIT or STARTUP: init_or_startup); in an emulated TD this ends the VM. */
+void emu_guest_ipi(u32 dest, bool init_or_startup);
 #else
 static inline bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
@@ -53,9 +53,9 @@ static inline bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
 	(void)port, (void)size, (void)in, (void)val;
 	return false;
 }
-static inline void emu_guest_ipi(u32 dest, u32 icr_low)
+static inline void emu_guest_ipi(u32 dest, bool init_or_startup)
 {
-	(void)dest, (void)icr_low;
+	(void)dest, (void)init_or_startup;
 }
 #endif
 

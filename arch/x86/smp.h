@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: starting the other CPUs of a normal VM (INIT-SIPI-SIPI), and per-CPU data. */
+/* memaccept: starting the other CPUs (INIT-SIPI-SIPI, or the MADT wakeup mailbox in a TD), and per-CPU data. */
 #ifndef ARCH_X86_SMP_H
 #define ARCH_X86_SMP_H
 
@@ -81,12 +81,7 @@ struct smp_start {
 	u64 (*alloc)(u64 size);		/* zeroed, 16-byte aligned, never freed */
 	u64 timeout_ns;			/* per AP, from its STARTUP IPI */
 	void (*ap_main)(struct percpu *self) __noreturn;
-	/*
-	 * Test image only: ap_main runs straight from the start-up code, on its GDT and
-	 * stack, before any per-CPU setup, and sets self->started itself (the SNP
-	 * emulator's VMRUN of a VMSA, arch/x86/emu/emu_snp.c).
-	 */
-	bool raw;
+	const char **ap_why;		/* mailbox start: per AP, NULL or why it did not start */
 };
 
 /*
@@ -95,6 +90,22 @@ struct smp_start {
  * abandoned (it parks itself if it ever arrives). NULL or an error text in *why when none could be tried.
  */
 unsigned smp_arch_start(const struct smp_start *s, const char **why);
+/*
+ * Start the APs through the ACPI multiprocessor wakeup mailbox at `mailbox` (checked by
+ * the caller: 4 KiB of ACPI NVS memory), one at a time, each with s->timeout_ns for the
+ * firmware's acknowledgement and its check-in. After the first AP that fails, no other
+ * is woken (a command that was never acknowledged cannot be withdrawn). Returns how many
+ * started; s->ap_why says why each other one did not.
+ */
+unsigned smp_arch_start_mailbox(const struct smp_start *s, u64 mailbox, const char **why);
+/*
+ * Test image (the emulated TD firmware): fill a copy of the trampoline at tramp (below
+ * 1 MiB) so that the CPUs in apic_ids, started with INIT-SIPI-SIPI, run entry(slot) in
+ * long mode under cr3 (below 4 GiB), on stack_tops[i]; slot points at a u32 APIC ID, and
+ * at offset 16 the u64 args[i]. Returns tramp.
+ */
+u64 smp_arch_tramp_install(u64 tramp, u32 cr3, u64 entry, const u32 *apic_ids, const u64 *stack_tops,
+			   const u64 *args, unsigned n);
 /* Read this CPU's APIC ID (after smp_arch_start found the APIC); -1 without an APIC. */
 u32 smp_arch_bsp_apic_id(u64 lapic_base);
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: TDX test cases on the emulator (platform=tdx-emu): staged #VEs, raw port I/O, a level-2 accept. */
+/* memaccept: TDX test cases on the emulator (platform=tdx-emu): staged #VEs, raw port I/O, a level-2 accept, a guest INIT. */
+#include "arch/x86/apic.h"
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/tdx/tdx.h"
@@ -74,3 +75,11 @@ TESTCASE(tdx_accept_level_1g, "TDG.MEM.PAGE.ACCEPT at level 2 (1 GiB) answers OP
 	return EXIT_OK;
 }
 
+
+TESTCASE(tdx_init_sipi, "INIT to another vCPU of a TD: KVM blocks it, the emulated host ends the VM")
+{
+	CHECK(emu_mode() == EMU_TDX);
+	/* APIC ID 1: the second vCPU QEMU creates. Reaching the next line is the failure. */
+	apic_send_init(1);
+	return EXIT_TEST_FAILED;
+}

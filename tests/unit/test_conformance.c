@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: host tests of the firmware conformance rules and the ACPI walk on crafted maps and tables. */
+#include <stdio.h>
 #include <string.h>
 #include "kernel/conformance.h"
+#include "kernel/mp_wakeup.h"
 #include "mm/memmap.h"
 #include "tests/unit/unit.h"
 
@@ -767,4 +769,131 @@ TEST(acpi_madt_cpu_list)
 		acpi_scan(&reader, RSDP_AT, &af);
 		EXPECT_EQ(af.madt, ACPI_BAD_ENTRY);
 	}
+}
+
+/* ---------------------------------------------------------------- MADT wakeup mailbox (issue 13) */
+
+/* A wakeup entry of `len` bytes with mailbox version `version` at `mailbox`. */
+static void wakeup_tables(u8 len, u8 version, u64 mailbox)
+{
+	u8 *w;
+
+	good_tables();
+	madt_len = 44;
+	madt_entry(MADT_TYPE_LOCAL_APIC, 8, 1);
+	madt_entry(MADT_TYPE_MP_WAKEUP, len, 0);
+	w = at(MADT_AT) + madt_len - len;
+	w[2] = version;
+	if (len >= 16)
+		put64(w + 8, mailbox);
+	seal();
+}
+
+TEST(acpi_mp_wakeup_entries)
+{
+	/* ACPI 6.6 (TDVF): 24 bytes, version 1, a reset vector after the mailbox. */
+	wakeup_tables(24, 1, 0x7f7c4000);
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.madt, ACPI_OK);
+	EXPECT_EQ(af.mp_wakeup, 1);
+	EXPECT_EQ(af.mp_wakeup_version, 1);
+	EXPECT_EQ(af.mp_wakeup_mailbox, 0x7f7c4000);
+
+	/* One byte short of the mailbox address: malformed, no mailbox taken. */
+	wakeup_tables(15, 0, 0);
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.madt, ACPI_BAD_ENTRY);
+	EXPECT_EQ(af.mp_wakeup_mailbox, 0);
+
+	/* Longer than any version defines: the known fields are read, the rest skipped. */
+	wakeup_tables(40, 0, 0x7e000000);
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.madt, ACPI_OK);
+	EXPECT_EQ(af.mp_wakeup_mailbox, 0x7e000000);
+
+	/* Two wakeup entries: the first one counts. */
+	good_tables();
+	madt_len = 44;
+	madt_entry(MADT_TYPE_MP_WAKEUP, 16, 0);
+	put64(at(MADT_AT) + 44 + 8, 0x1000);
+	madt_entry(MADT_TYPE_MP_WAKEUP, 16, 0);
+	put64(at(MADT_AT) + 60 + 8, 0x2000);
+	seal();
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.madt, ACPI_OK);
+	EXPECT_EQ(af.mp_wakeup, 2);
+	EXPECT_EQ(af.mp_wakeup_mailbox, 0x1000);
+
+	/* An entry that claims more than the table holds. */
+	wakeup_tables(16, 0, 0x7e000000);
+	at(MADT_AT)[44 + 8 + 1] = 32;
+	seal();
+	acpi_scan(&reader, RSDP_AT, &af);
+	EXPECT_EQ(af.madt, ACPI_BAD_ENTRY);
+}
+
+/* The reason, or "(null)": EXPECT on strcmp, with the text in the failure message. */
+static int same(const char *got, const char *want)
+{
+	if (got && strcmp(got, want) == 0)
+		return 1;
+	printf("  got \"%s\", want \"%s\"\n", got ? got : "(null)", want);
+	return 0;
+}
+#define EXPECT_STR(got, want) EXPECT(same((got), (want)))
+
+/* A final map: usable RAM, an ACPI NVS page at 0x7f000000, ACPI reclaim after it. */
+static struct mem_range wk_ranges[4];
+static struct memmap wk_map = { .ranges = wk_ranges, .cap = 4 };
+
+static void wakeup_map(void)
+{
+	wk_ranges[0] = (struct mem_range){ 0x100000, 0x7f000000, RANGE_USABLE, EFI_CONVENTIONAL_MEMORY };
+	wk_ranges[1] = (struct mem_range){ 0x7f000000, 0x7f002000, RANGE_ACPI, EFI_ACPI_MEMORY_NVS };
+	wk_ranges[2] = (struct mem_range){ 0x7f002000, 0x7f003000, RANGE_ACPI, EFI_ACPI_RECLAIM_MEMORY };
+	wk_ranges[3] = (struct mem_range){ 0x7f003000, 0x7f005000, RANGE_ACPI, 0xffffffff };
+	wk_map.nranges = 4;
+	memset(&af, 0, sizeof(af));
+	af.madt = ACPI_OK;
+	af.mp_wakeup = 1;
+	af.mp_wakeup_version = 1;
+	af.mp_wakeup_mailbox = 0x7f001000;
+}
+
+TEST(mp_wakeup_mailbox_checks)
+{
+	wakeup_map();
+	EXPECT(mp_wakeup_problem(&af, &wk_map) == NULL);
+	af.mp_wakeup_version = 0;		/* ACPI 6.4 */
+	EXPECT(mp_wakeup_problem(&af, &wk_map) == NULL);
+	af.mp_wakeup_mailbox = 0x7f003000;	/* NVS merged with reclaim: accepted */
+	EXPECT(mp_wakeup_problem(&af, &wk_map) == NULL);
+
+	wakeup_map();
+	af.madt = ACPI_BAD_CHECKSUM;
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "no usable MADT");
+	wakeup_map();
+	af.mp_wakeup = 0;
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the MADT has no multiprocessor wakeup structure (type 0x10)");
+	wakeup_map();
+	af.mp_wakeup_version = 2;
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "unknown multiprocessor wakeup mailbox version");
+	wakeup_map();
+	af.mp_wakeup_mailbox = 0;
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox address is 0");
+	af.mp_wakeup_mailbox = 0x7f000800;
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox is not 4 KiB aligned");
+	af.mp_wakeup_mailbox = 0xfffffffffffff000ULL;
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox address wraps around");
+	af.mp_wakeup_mailbox = 0x200000;	/* ordinary RAM the allocator hands out */
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox is not in ACPI NVS memory");
+	af.mp_wakeup_mailbox = 0x7f002000;	/* ACPI reclaim: the OS may reuse it */
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox is in ACPI reclaimable memory, not ACPI NVS");
+	af.mp_wakeup_mailbox = 0x80000000;	/* beyond the map */
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox is outside the memory map");
+	wk_ranges[1].end = 0x7f001800;		/* the page straddles the end of the NVS range */
+	wk_ranges[1].start = 0x7f000000;
+	af.mp_wakeup_mailbox = 0x7f001000;
+	wk_ranges[2].start = 0x7f001800;
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox is not in ACPI NVS memory");
 }

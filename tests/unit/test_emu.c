@@ -87,6 +87,16 @@ TEST(faults_parse_all_kinds)
 	EXPECT_EQ(fs.f[0].kind, FAULT_SVSM_BUSY);
 	EXPECT_EQ(fs.f[0].count, 4);
 	EXPECT_EQ(fs.f[1].kind, FAULT_SVSM_NOT_RUN);
+	EXPECT(emu_faults_parse("mailbox_ignore@2,no_mp_wakeup,mp_wakeup_bad_mailbox", &fs, err, sizeof(err)));
+	EXPECT_EQ(fs.n, 3);
+	EXPECT_EQ(fs.f[0].kind, FAULT_MAILBOX_IGNORE);
+	EXPECT_EQ(fs.f[0].addr, 2);
+	EXPECT_EQ(fs.f[1].kind, FAULT_NO_MP_WAKEUP);
+	EXPECT_EQ(fs.f[2].kind, FAULT_MP_WAKEUP_BAD_MAILBOX);
+	EXPECT(!emu_faults_parse("mailbox_ignore", &fs, err, sizeof(err)));
+	EXPECT(emu_faults_parse("mailbox_ack_only@0x3", &fs, err, sizeof(err)));
+	EXPECT_EQ(fs.f[0].kind, FAULT_MAILBOX_ACK_ONLY);
+	EXPECT_EQ(fs.f[0].addr, 3);
 	EXPECT(emu_faults_parse("", &fs, err, sizeof(err)));
 	EXPECT_EQ(fs.n, 0);
 }

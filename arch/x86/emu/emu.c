@@ -3,9 +3,11 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu/decode.h"
 #include "arch/x86/emu/emu.h"
+#include "arch/x86/emu/tdvf.h"
 #include "arch/x86/emu_hooks.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/sev/snp.h"
+#include "arch/x86/smp.h"
 #include "arch/x86/tdx/tdx.h"
 #include "drivers/console.h"
 #include "drivers/event.h"
@@ -17,6 +19,8 @@
 
 struct emu_state emu;
 
+static void emu_count_locked(const char *name);
+
 #define MAX_COUNTERS 48
 
 static struct {
@@ -24,18 +28,39 @@ static struct {
 	u64 count;
 } counters[MAX_COUNTERS];
 static unsigned ncounters;
+/* Several vCPUs run the emulator at once (they accept memory in parallel). */
+static struct spinlock counters_lock, state_lock;
 
-/* Counted from every vCPU, also outside the emulator lock (SEV MSR accesses, #VC delivery). */
-static struct spinlock count_lock;
+unsigned emu_cpu(void)
+{
+	unsigned c = smp_cpu_index();
+
+	return c < MAX_CPUS ? c : 0;
+}
+
+void emu_lock(void)
+{
+	spin_lock(&state_lock);
+}
+
+void emu_unlock(void)
+{
+	spin_unlock(&state_lock);
+}
 
 void emu_count(const char *name)
 {
-	spin_lock(&count_lock);
+	spin_lock(&counters_lock);
+	emu_count_locked(name);
+	spin_unlock(&counters_lock);
+}
+
+static void emu_count_locked(const char *name)
+{
 	for (unsigned i = 0; i < ncounters; i++) {
 		/* Names are string literals: comparing pointers first is the common case. */
 		if (counters[i].name == name || strcmp(counters[i].name, name) == 0) {
 			counters[i].count++;
-			spin_unlock(&count_lock);
 			return;
 		}
 	}
@@ -43,7 +68,6 @@ void emu_count(const char *name)
 		counters[ncounters].name = name;
 		counters[ncounters++].count = 1;
 	}
-	spin_unlock(&count_lock);
 }
 
 struct emu_vcpu *emu_self(void)
@@ -56,14 +80,15 @@ struct emu_vcpu *emu_self(void)
 }
 
 /*
- * Recursive for its holder: the emulator's own console output (kprintf before it stops
+ * SNP: one lock around every emulated instruction (the RMP and page model, faults, AP
+ * Creation). Recursive for its holder: the emulator's own console output (kprintf before it stops
  * the guest) goes through the guest's console and GHCB, so back into the emulator.
  */
 static struct spinlock big_lock;
 static u32 big_lock_owner;	/* APIC ID + 1 of the holder, 0 = free */
 static u32 big_lock_depth;
 
-void emu_lock(void)
+void emu_snp_lock(void)
 {
 	struct cpuid_regs r;
 	u32 me;
@@ -79,7 +104,7 @@ void emu_lock(void)
 	big_lock_depth = 1;
 }
 
-void emu_unlock(void)
+void emu_snp_unlock(void)
 {
 	if (--big_lock_depth)
 		return;
@@ -95,7 +120,7 @@ void emu_unlock_if_mine(void)
 	cpuid_raw(1, 0, &r);
 	if (__atomic_load_n(&big_lock_owner, __ATOMIC_RELAXED) == (r.ebx >> 24) + 1) {
 		big_lock_depth = 1;
-		emu_unlock();
+		emu_snp_unlock();
 	}
 }
 
@@ -134,7 +159,7 @@ bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 	 * after ExitBootServices, guest code must not run it (the #VC path asks the emulated
 	 * hypervisor directly). The trap cannot happen under QEMU, so the emulator says so.
 	 */
-	if (emu.mode == EMU_SNP && emu.installed && emu_self()->host_side)
+	if (emu.mode == EMU_SNP && emu.installed && emu.host_side[emu_cpu()])
 		return false;	/* the emulated host's own code (AP start-up): the real CPU's answer */
 	if (emu.mode == EMU_SNP && emu.installed)
 		emu_host_stops_guest(leaf, "CPUID after ExitBootServices on SNP: real "
@@ -186,14 +211,14 @@ static struct emu_decoded decode_at(u64 rip)
 static bool on_ud(struct trap_frame *f)
 {
 	struct emu_decoded d = decode_at(f->rip);
+	bool snp = emu.mode == EMU_SNP;
 
-	struct emu_vcpu *v = emu_self();
-
-	/* One emulated instruction at a time, whichever vCPU it comes from. */
-	emu_lock();
+	/* SNP: one emulated instruction at a time, whichever vCPU it comes from. */
+	if (snp)
+		emu_snp_lock();
 	emu_count("ud_traps");
 	/* From here until the return, port I/O is the emulated host's, not the guest's. */
-	v->host_side++;
+	emu.host_side[emu_cpu()]++;
 	if (d.insn == INSN_TDCALL && emu.mode == EMU_TDX)
 		emu_tdx_tdcall(f);
 	else if (d.insn == INSN_PVALIDATE && emu.mode == EMU_SNP)
@@ -204,8 +229,9 @@ static bool on_ud(struct trap_frame *f)
 		emu_snp_rmpadjust(f);
 	else
 		d.len = 0;
-	v->host_side--;
-	emu_unlock();
+	emu.host_side[emu_cpu()]--;
+	if (snp)
+		emu_snp_unlock();
 	if (!d.len)
 		return false;	/* a real #UD: the fatal exception report takes it */
 	f->rip += d.len;
@@ -232,7 +258,7 @@ bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
 {
 	unsigned vector = emu.mode == EMU_TDX ? VEC_VE : VEC_VC;
 
-	if ((emu.mode != EMU_TDX && emu.mode != EMU_SNP) || emu_self()->host_side || !idt_loaded())
+	if ((emu.mode != EMU_TDX && emu.mode != EMU_SNP) || emu.host_side[emu_cpu()] || !idt_loaded())
 		return false;
 	emu_count(emu.mode == EMU_TDX ? "port_io_ve" : "port_io_vc");
 	if (!trap_has_handler(vector))
@@ -273,7 +299,7 @@ bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
 }
 
 /*
- * INIT and STARTUP IPIs (ICR delivery mode 10:8 = 5 and 6, Intel SDM vol. 3A 10.6.1) to an
+ * INIT and STARTUP IPIs to an
  * SNP guest's vCPU: the host cannot load a start address into a vCPU whose state is
  * encrypted, so a real SNP guest starts its APs with AP Creation and a VMSA (GHCB spec
  * 4.1.8); what an INIT-SIPI does to an SNP vCPU under KVM is not modelled. The emulator
@@ -281,19 +307,13 @@ bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
  * trampoline, which no SNP host would do. The emulator's own INIT-SIPI (its VMRUN
  * stand-in, host side) is allowed.
  */
-#define ICR_DELIVERY_MODE(low) (((low) >> 8) & 7)
-#define ICR_MODE_INIT 5
-#define ICR_MODE_STARTUP 6
-
-void emu_guest_ipi(u32 dest, u32 icr_low)
+void emu_snp_guest_ipi(u32 dest, bool init_or_startup)
 {
-	u32 mode = ICR_DELIVERY_MODE(icr_low);
-
-	if (emu.mode != EMU_SNP || emu_self()->host_side || (mode != ICR_MODE_INIT && mode != ICR_MODE_STARTUP))
+	if (emu.mode != EMU_SNP || emu.host_side[emu_cpu()] || !init_or_startup)
 		return;
-	emu_host_stops_guest(dest, mode == ICR_MODE_INIT
-		? "INIT IPI to a vCPU of an SNP guest: its APs start with AP Creation and a VMSA"
-		: "STARTUP IPI to a vCPU of an SNP guest: its APs start with AP Creation and a VMSA");
+	emu_count("guest_init_sipi");
+	emu_host_stops_guest(dest, "INIT or STARTUP IPI to a vCPU of an SNP guest: its APs start "
+			     "with AP Creation and a VMSA");
 }
 
 static const char *host_name(void)
@@ -339,6 +359,9 @@ void emu_setup_model(const struct memmap *m)
 		       &emu.faults, emu.host == EMU_HOST_HUGE);
 	kprintf("emu: page model covers %llu MiB (%llu KiB of state)\n", end >> 20,
 		end >> PAGE_SHIFT >> 10);
+	/* A TD's APs wait in the firmware's mailbox loop before the OS runs. */
+	if (emu.mode == EMU_TDX)
+		emu_tdvf_start_aps();
 }
 
 /*
@@ -354,7 +377,7 @@ __noreturn void emu_host_stops_guest(u64 host_code, const char *why)
 	/* Another vCPU may wait for the emulator while it holds the console. */
 	emu_unlock_if_mine();
 	/* The host's own console: whatever the guest kept back is printed too. */
-	emu_self()->host_side++;
+	emu.host_side[emu_cpu()]++;
 	platform_use_plain_io();
 	console_flush_held();
 	kprintf("emu: the host stops the guest: %s\n", why);
@@ -416,7 +439,9 @@ void emu_report(void)
 
 void emu_stage_ve(u32 reason, u64 qual, u64 gla, u64 gpa, u32 len)
 {
-	emu.ve_staged = true;
-	emu.ve_reason = reason, emu.ve_qual = qual, emu.ve_gla = gla, emu.ve_gpa = gpa;
-	emu.ve_len = len;
+	unsigned c = emu_cpu();
+
+	emu.ve[c].staged = true;
+	emu.ve[c].reason = reason, emu.ve[c].qual = qual, emu.ve[c].gla = gla, emu.ve[c].gpa = gpa;
+	emu.ve[c].len = len;
 }

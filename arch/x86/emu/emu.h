@@ -8,6 +8,7 @@
 #include "arch/x86/emu/faults.h"
 #include "arch/x86/emu/model.h"
 #include "include/boot_info.h"
+#include "include/smp.h"
 #include "mm/memmap.h"
 
 /*
@@ -46,7 +47,6 @@ enum emu_mode {
  */
 #define EMU_MAX_VCPUS 256
 struct emu_vcpu {
-	u32 host_side;		/* > 0 while the emulated host runs: its port I/O is its own */
 	/* SNP: the GHCB MSR's current value and this vCPU's registered GHCB. */
 	u64 ghcb_msr;
 	u64 ghcb_gpa;
@@ -60,13 +60,22 @@ struct emu_state {
 	u32 host;		/* enum emu_host_kind (kernel/cmdline.h): the host being played */
 	bool installed;		/* after ExitBootServices: the trap handlers are in place */
 	const struct boot_info *bi;	/* for the AP start-up page (SNP AP Creation) */
+	/* SNP: per vCPU by APIC ID (emu_self): GHCB MSR, registered GHCB, VMSA. */
 	struct emu_vcpu vcpu[EMU_MAX_VCPUS];
+	/* Per vCPU (smp_cpu_index()): > 0 while the emulated host runs on it, whose port
+	 * I/O is then its own. */
+	u32 host_side[MAX_CPUS];
 	struct emu_faults faults;
 	struct emu_model model;	/* the page model (arch/x86/emu/model.h) */
-	/* TDX: a #VE staged by a test case, returned by TDG.VP.VEINFO.GET. */
-	bool ve_staged;
-	u32 ve_reason, ve_len;
-	u64 ve_qual, ve_gla, ve_gpa;
+	/*
+	 * TDX: per vCPU, a #VE staged for TDG.VP.VEINFO.GET (the module keeps the #VE
+	 * information per vCPU, in its VE_INFO area).
+	 */
+	struct {
+		bool staged;
+		u32 reason, len;
+		u64 qual, gla, gpa;
+	} ve[MAX_CPUS];
 	/* SNP below VMPL0 (emu_svsm=): enum emu_svsm_kind (at EMU_SVSM_GUEST_VMPL), the calling area. */
 	u32 svsm;
 	u64 svsm_caa;
@@ -77,13 +86,14 @@ extern struct emu_state emu;
 /* The vCPU the emulator runs on (by its initial APIC ID, CPUID leaf 1). */
 struct emu_vcpu *emu_self(void);
 /*
- * One lock for the whole emulated host: the page model (RMP), fault injection, the
- * counters and the per-vCPU records change under it. Taken around every emulated
- * instruction (the #UD handler); released by emu_host_stops_guest so that a vCPU
- * waiting for it while it holds the console lock lets the verdict be printed.
+ * SNP: one lock for the emulated host: the page model (RMP), fault injection and the
+ * per-vCPU records change under it. Taken around every emulated instruction (the #UD
+ * handler), recursive for its holder (the emulator's own console output re-enters it).
  */
-void emu_lock(void);
-void emu_unlock(void);
+void emu_snp_lock(void);
+void emu_snp_unlock(void);
+/* SNP: the guest sent INIT or STARTUP (from emu_guest_ipi): stops the VM. */
+void emu_snp_guest_ipi(u32 dest, bool init_or_startup);
 /*
  * On the way to stopping the guest, before the emulator prints: another vCPU may wait
  * for the emulator while it holds the console.
@@ -121,7 +131,16 @@ bool emu_tdx_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 /* CPUID as the emulated VMM answers it (for TDVMCALL<CPUID> and the GHCB CPUID exit). */
 void emu_cpuid_values(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 
-/* Test hook: the next TDG.VP.VEINFO.GET returns this #VE. */
+/* This vCPU's slot in the per-vCPU state (0 before the APs run). */
+unsigned emu_cpu(void);
+/*
+ * The emulated state vCPUs share: the page model and the TDX module's view of it, and
+ * fault-injection counts. Held only briefly, never across guest code.
+ */
+void emu_lock(void);
+void emu_unlock(void);
+
+/* Test hook: this vCPU's next TDG.VP.VEINFO.GET returns this #VE. */
 void emu_stage_ve(u32 reason, u64 qual, u64 gla, u64 gpa, u32 len);
 
 #endif

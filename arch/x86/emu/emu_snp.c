@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept (test image): a model of the SEV-SNP RMP and of the hypervisor behind the GHCB. */
+#include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/emu_hooks.h"
@@ -7,6 +8,7 @@
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/sev/vmsa.h"
 #include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
 #include "mm/early.h"
 #include "drivers/console.h"
 #include "drivers/event.h"
@@ -436,14 +438,14 @@ struct dtr {
 } __attribute__((packed));
 
 /*
- * On the new vCPU, from the emulator's start-up code (arch/x86/smp.c in raw mode): what
+ * On the new vCPU, from the start-up code (arch/x86/smp.c smp_arch_tramp_install): what
  * the hardware's VMRUN of the VMSA does, loading the state the guest put there: CR4,
  * CR3, EFER (without SVME, which only the hypervisor's view has), PAT, XCR0, GDTR,
  * IDTR, the data segments and FS/GS bases, then SS:RSP, RFLAGS and CS:RIP through IRETQ.
  * Not loaded: the general registers (zero in memaccept's VMSA), debug registers, x87/SSE
  * state beyond its reset values, TR and LDTR (the guest loads its own), CR0 (checked).
  */
-static __noreturn void vmrun_entry(struct percpu *pc)
+static __noreturn void vmrun_entry(void *slot)
 {
 	struct emu_vcpu *v = emu_self();
 	const struct sev_vmsa *m = (const struct sev_vmsa *)(uintptr_t)v->vmsa_gpa;
@@ -462,8 +464,8 @@ static __noreturn void vmrun_entry(struct percpu *pc)
 			   "r"(m->gs.selector));
 	wrmsr(MSR_FS_BASE, m->fs.base);
 	wrmsr(MSR_GS_BASE, m->gs.base);
-	v->running = true;
-	__atomic_store_n(&pc->started, 1, __ATOMIC_RELEASE);
+	(void)slot;
+	__atomic_store_n(&v->running, true, __ATOMIC_RELEASE);
 	__asm__ volatile("pushq %0; pushq %1; pushq %2; pushq %3; pushq %4; iretq"
 			 : : "r"((u64)m->ss.selector), "r"(m->rsp), "r"(m->rflags),
 			   "r"((u64)m->cs.selector), "r"(m->rip)
@@ -471,9 +473,37 @@ static __noreturn void vmrun_entry(struct percpu *pc)
 	__builtin_unreachable();
 }
 
-static u64 vmrun_alloc(u64 size)
+/* Intel SDM vol. 3A "Typical AP Initialization Sequence", as arch/x86/smp.c. */
+#define VMRUN_INIT_WAIT_NS (10 * 1000 * 1000ULL)
+#define VMRUN_SIPI_WAIT_NS (200 * 1000ULL)
+
+static void vmrun_delay(u64 ns)
 {
-	return early_alloc(size, PAGE_SIZE);
+	for (u64 t0 = tsc_now_ns(); tsc_now_ns() - t0 < ns;)
+		cpu_relax();
+}
+
+/* Start QEMU's vCPU apic_id in the start-up code at vmrun_entry; true once it loaded the VMSA. */
+static bool vmrun_start(u32 apic_id, struct emu_vcpu *t)
+{
+	u64 tramp = emu.bi ? emu.bi->smp_trampoline : 0, cr3 = read_cr3();
+	u64 stack = early_alloc(VMRUN_STACK, PAGE_SIZE), top = stack + VMRUN_STACK, arg = 0;
+
+	if (!tramp || !stack || cr3 >> 32)
+		return false;
+	smp_arch_tramp_install(tramp, (u32)cr3, (u64)(uintptr_t)vmrun_entry, &apic_id, &top, &arg, 1);
+	apic_send_init(apic_id);
+	vmrun_delay(VMRUN_INIT_WAIT_NS);
+	apic_send_startup(apic_id, (u8)(tramp >> PAGE_SHIFT));
+	vmrun_delay(VMRUN_SIPI_WAIT_NS);
+	if (!__atomic_load_n(&t->running, __ATOMIC_ACQUIRE))
+		apic_send_startup(apic_id, (u8)(tramp >> PAGE_SHIFT));
+	for (u64 t0 = tsc_now_ns(); !__atomic_load_n(&t->running, __ATOMIC_ACQUIRE);) {
+		if (tsc_now_ns() - t0 > VMRUN_TIMEOUT_NS)
+			return false;
+		cpu_relax();
+	}
+	return true;
 }
 
 /*
@@ -482,7 +512,7 @@ static u64 vmrun_alloc(u64 size)
  * guest-private) and VMRUN loads it, which fails for a page the RMP does not mark as a
  * VMSA: KVM_EXIT_FAIL_ENTRY, which QEMU reports as "entry failed, hardware error" and
  * stops the VM on (target/i386/kvm/kvm.c kvm_arch_handle_exit). Here the real QEMU vCPU
- * is started with INIT-SIPI into the emulator's own start-up code, which plays VMRUN.
+ * is started with INIT-SIPI into the start-up code, at vmrun_entry, which plays VMRUN.
  */
 static void ap_run(u32 apic_id, struct emu_vcpu *t)
 {
@@ -504,21 +534,7 @@ static void ap_run(u32 apic_id, struct emu_vcpu *t)
 		emu_host_stops_guest(t->vmsa_gpa, "VMRUN refused the VMSA's state: KVM_EXIT_FAIL_ENTRY, "
 				     "QEMU stops the VM");
 	}
-	struct percpu *pc = (struct percpu *)(uintptr_t)early_alloc(sizeof(*pc), 64);
-	const char *no;
-	struct smp_start s = {
-		.trampoline = emu.bi ? emu.bi->smp_trampoline : 0,
-		.apic_ids = &apic_id,
-		.count = 1,
-		.cpus = &pc,
-		.stack_size = VMRUN_STACK,
-		.alloc = vmrun_alloc,
-		.timeout_ns = VMRUN_TIMEOUT_NS,
-		.ap_main = vmrun_entry,
-		.raw = true,
-	};
-
-	if (!pc || smp_arch_start(&s, &no) != 1)
+	if (!vmrun_start(apic_id, t))
 		emu_host_stops_guest(apic_id, "the emulator could not start QEMU's vCPU for the VMSA");
 	emu_count("ap_started");
 }

@@ -2,6 +2,7 @@
 /* memaccept (test image): the TDX module 1.5, KVM and QEMU as a TD guest sees them, each behaviour with its source. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu/emu.h"
+#include "arch/x86/emu/tdvf.h"
 #include "arch/x86/tdx/tdx.h"
 #include "drivers/console.h"
 #include "drivers/event.h"
@@ -10,7 +11,6 @@
 
 /* What the model tells the guest about itself. */
 #define EMU_TDX_GPAW 48
-#define EMU_TDX_VCPUS 1
 /* TDG.VP.VMCALL statuses in R10 (GHCI; Linux arch/x86/include/asm/shared/tdx.h). */
 #define TDVMCALL_STATUS_INVALID_OPERAND 0x8000000000000000ULL
 #define TDVMCALL_STATUS_SUBFUNC_UNSUPPORTED 0x8000000000000003ULL
@@ -36,7 +36,11 @@ bool emu_tdx_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 /* The module zeroes what it accepts: the guest's allocator contract relies on it. */
 static u64 page_accept(u64 rcx)
 {
+	/* The model and the faults it consumes are shared by all vCPUs. */
+	emu_lock();
 	u64 st = emu_model_tdx_accept(&emu.model, rcx);
+
+	emu_unlock();
 
 	if (st == EMU_TDX_EPT_VIOLATION_EXIT)
 		emu_host_stops_guest(rcx, "TDG.MEM.PAGE.ACCEPT of a GPA that is not guest RAM: the module "
@@ -208,24 +212,29 @@ void emu_tdx_tdcall(struct trap_frame *f)
 		f->rdx = (emu_fault_find(&emu.faults, FAULT_NO_SEPT_VE_DISABLE, 0, 0) ? 0
 									   : TDX_ATTR_SEPT_VE_DISABLE) |
 			 (emu_fault_find(&emu.faults, FAULT_DEBUG_TD, 0, 0) ? TDX_ATTR_DEBUG : 0);
-		f->r8 = ((u64)EMU_TDX_VCPUS << 32) | EMU_TDX_VCPUS;
-		f->r9 = 0;
+		/* R8: vCPUs (31:0) and the maximum (63:32); R9: this vCPU's index. */
+		f->r8 = ((u64)emu_tdvf_vcpus() << 32) | emu_tdvf_vcpus();
+		f->r9 = emu_cpu();
 		f->r10 = 0;
 		f->r11 = 0;
 		return;
 	case TDG_VP_VEINFO_GET:
 		emu_count("tdcall_veinfo_get");
 		/* tdg_vp_veinfo_get.c: nothing valid to return -> TDX_NO_VALID_VE_INFO. */
-		if (!emu.ve_staged) {
+	{
+		unsigned c = emu_cpu();
+
+		if (!emu.ve[c].staged) {
 			f->rax = TDX_STATUS(TDX_NO_VALID_VE_INFO, 0);
 			return;
 		}
 		/* Read once: the module marks the information invalid again. */
-		emu.ve_staged = false;
+		emu.ve[c].staged = false;
 		f->rax = 0;
-		f->rcx = emu.ve_reason, f->rdx = emu.ve_qual, f->r8 = emu.ve_gla;
-		f->r9 = emu.ve_gpa, f->r10 = emu.ve_len;
+		f->rcx = emu.ve[c].reason, f->rdx = emu.ve[c].qual, f->r8 = emu.ve[c].gla;
+		f->r9 = emu.ve[c].gpa, f->r10 = emu.ve[c].len;
 		return;
+	}
 	case TDG_MEM_PAGE_ACCEPT:
 		emu_count("tdcall_accept");
 		f->rax = page_accept(f->rcx);

@@ -33,6 +33,13 @@
  *                           KVM refuses a bad one (SW_EXITINFO1 = 2, invalid input)
  *   ap_create_malformed     SNP: the host answers the next AP Creation with SW_EXITINFO1
  *                           = 2 and a reason no GHCB spec defines (0x99)
+ *   mailbox_ignore@ID       TDX: the AP with APIC ID ID never acknowledges a wakeup
+ *                           command (the host never runs it again)
+ *   mailbox_ack_only@ID     TDX: the AP with APIC ID ID acknowledges its wakeup, then
+ *                           the host never runs it again (it never reaches the vector)
+ *   no_mp_wakeup            TDX: the firmware adds no multiprocessor wakeup structure
+ *   mp_wakeup_bad_mailbox   TDX: the structure's mailbox is ordinary loader memory,
+ *                           not ACPI NVS
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
  * ExitBootServices, as OVMF does when it accepts everything there.)
  * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
@@ -56,6 +63,10 @@ enum emu_fault_kind {
 	FAULT_SVSM_NOT_RUN,
 	FAULT_AP_CREATE_REFUSED,
 	FAULT_AP_CREATE_MALFORMED,
+	FAULT_MAILBOX_IGNORE,
+	FAULT_NO_MP_WAKEUP,
+	FAULT_MP_WAKEUP_BAD_MAILBOX,
+	FAULT_MAILBOX_ACK_ONLY,
 	FAULT_KIND_COUNT,
 };
 

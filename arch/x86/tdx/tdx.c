@@ -45,6 +45,12 @@ static struct platform_counter counters[C_COUNT] = {
 static u64 shared_bit;
 static u32 warnings;
 
+/* The APs call into the TDX backend too (they accept in parallel): counts are atomic. */
+static void count(unsigned which, u64 n)
+{
+	__atomic_add_fetch(&counters[which].count, n, __ATOMIC_RELAXED);
+}
+
 /* ------------------------------------------------------------------ TDVMCALL */
 
 static u64 tdvmcall(struct tdx_regs *r, u64 subfn)
@@ -62,7 +68,7 @@ static void tdx_io_out(u16 port, u32 val, int size)
 {
 	struct tdx_regs r = { .r12 = (u64)size, .r13 = TDVMCALL_IO_OUT, .r14 = port, .r15 = val };
 
-	counters[C_VMCALL_IO].count++;
+	count(C_VMCALL_IO, 1);
 	tdvmcall(&r, TDVMCALL_IO);
 }
 
@@ -70,7 +76,7 @@ static u32 tdx_io_in(u16 port, int size)
 {
 	struct tdx_regs r = { .r12 = (u64)size, .r13 = TDVMCALL_IO_IN, .r14 = port };
 
-	counters[C_VMCALL_IO].count++;
+	count(C_VMCALL_IO, 1);
 	/* A port the VMM refuses reads as all ones, like a port with nothing behind it. */
 	if (tdvmcall(&r, TDVMCALL_IO))
 		return ~0u;
@@ -82,7 +88,7 @@ static void tdx_halt(void)
 	/* R12 = 1: interrupts are blocked, so the VMM must not wake us for one. */
 	struct tdx_regs r = { .r12 = 1 };
 
-	counters[C_VMCALL_HLT].count++;
+	count(C_VMCALL_HLT, 1);
 	tdvmcall(&r, TDVMCALL_HLT);
 }
 
@@ -101,7 +107,7 @@ static __noreturn void tdx_terminate(u32 reason)
 		   fatal_condition_name(FATAL_REASON_CONDITION(reason)), FATAL_REASON_CODE(reason),
 		   kernel_exit_message());
 	tdx_fatal_regs(&r, reason, msg);
-	counters[C_VMCALL_FATAL].count++;
+	count(C_VMCALL_FATAL, 1);
 	tdx_tdcall(&r);
 	/* A VMM that resumes a TD after its fatal report gets nothing more from it. */
 	for (;;)
@@ -133,7 +139,7 @@ static void accept_fatal(u32 condition, const char *what, u64 status, u64 gpa, u
 static void accept_warn(const char *what, u64 gpa, unsigned level)
 {
 	/* Say it a few times, then only count it. */
-	if (warnings++ < 8)
+	if (__atomic_fetch_add(&warnings, 1, __ATOMIC_RELAXED) < 8)
 		kprintf("tdx: %s: GPA %#llx (%s)\n", what, gpa, level_names[level]);
 }
 
@@ -149,12 +155,12 @@ static int tdx_accept(u64 start, u64 end)
 	struct tdx_accept_stats st = { 0 };
 
 	tdx_accept_range(start, end, &accept_ops, &st);
-	counters[C_ACCEPT].count += st.tdcalls;
-	counters[C_ACCEPT_2M].count += st.accepted[TDX_LEVEL_2M];
-	counters[C_ACCEPT_4K].count += st.accepted[TDX_LEVEL_4K];
-	counters[C_BUSY_RETRIES].count += st.busy_retries;
-	counters[C_SIZE_MISMATCH].count += st.size_mismatch;
-	counters[C_ALREADY_ACCEPTED].count += st.already_accepted;
+	count(C_ACCEPT, st.tdcalls);
+	count(C_ACCEPT_2M, st.accepted[TDX_LEVEL_2M]);
+	count(C_ACCEPT_4K, st.accepted[TDX_LEVEL_4K]);
+	count(C_BUSY_RETRIES, st.busy_retries);
+	count(C_SIZE_MISMATCH, st.size_mismatch);
+	count(C_ALREADY_ACCEPTED, st.already_accepted);
 	return 0;
 }
 
@@ -177,7 +183,7 @@ static bool tdx_ve(struct trap_frame *f)
 	struct tdx_regs r = { .rax = TDG_VP_VEINFO_GET };
 	u64 status = tdx_tdcall(&r);
 
-	counters[C_VE].count++;
+	count(C_VE, 1);
 	/*
 	 * NO_VALID_VE_INFO: vector 20 arrived without a #VE behind it (the module marks its
 	 * #VE information invalid once the guest read it: Linux arch/x86/coco/tdx/tdx.c
@@ -218,7 +224,7 @@ static bool tdx_ve(struct trap_frame *f)
 	case EXIT_REASON_CPUID: {
 		struct tdx_regs c = { .r12 = (u32)f->rax, .r13 = (u32)f->rcx };
 
-		counters[C_VMCALL_CPUID].count++;
+		count(C_VMCALL_CPUID, 1);
 		if (tdvmcall(&c, TDVMCALL_CPUID))
 			break;
 		f->rax = (u32)c.r12, f->rbx = (u32)c.r13, f->rcx = (u32)c.r14, f->rdx = (u32)c.r15;
@@ -255,7 +261,7 @@ void tdx_setup(void)
 	bool warn_only;
 	const char *problem;
 
-	counters[C_VP_INFO].count++;
+	count(C_VP_INFO, 1);
 	if (status)
 		fatal_reason(EXIT_PLATFORM_FATAL, FC_ACCEPT_STATUS, "TDG.VP.INFO failed (status %#llx)",
 			     status);

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept (test image): TDVF's AP mailbox loop, run by QEMU's other vCPUs under platform=tdx-emu. */
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/emu/emu.h"
+#include "arch/x86/emu/tdvf.h"
+#include "arch/x86/emu_hooks.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
+#include "drivers/console.h"
+#include "include/mp_wakeup.h"
+#include "lib/string.h"
+
+struct emu_tdvf emu_tdvf;
+
+/* TDVF's broadcast APIC ID (OvmfPkg TdxCommondefs.inc MailboxApicidBroadcast). */
+#define MB_APIC_ID_BROADCAST 0xfffffffeu
+
+/* TDVF's mailbox GDT (TdxAcpiTable.c mGdtEntries): its 64-bit code is 0x10, data 0x18. */
+#define TDVF_CS64 0x10
+#define TDVF_DS 0x18
+
+/* Intel SDM vol. 3A, "Typical AP Initialization Sequence" (as arch/x86/smp.c). */
+#define INIT_WAIT_NS (10 * 1000 * 1000ULL)
+#define SIPI_WAIT_NS (200 * 1000ULL)
+
+u32 emu_tdvf_vcpus(void)
+{
+	return 1 + emu_tdvf.naps;
+}
+
+/*
+ * TDVF's MailBoxWakeUp: the vector, then the acknowledgement (a 64-bit store of 0 at the
+ * command, which also clears ApicId), then `jmp rax` with RBX = the mailbox and R8 = its
+ * APIC ID, in 64-bit mode on the firmware's page tables and GDT, interrupts off.
+ */
+static __noreturn void jump_to_os(u64 vector, u64 mailbox, u32 apic_id)
+{
+	const u8 *gdtr = (const u8 *)(uintptr_t)(emu_tdvf.area + TDVF_PAGE_GDT * PAGE_SIZE);
+
+	__asm__ volatile("lgdt (%0)\n\t"
+			 "pushq %1\n\t"
+			 "leaq 1f(%%rip), %%rax\n\t"
+			 "pushq %%rax\n\t"
+			 "lretq\n"
+			 "1:\n\t"
+			 "movl %2, %%eax\n\t"
+			 "movl %%eax, %%ds\n\t"
+			 "movl %%eax, %%es\n\t"
+			 "movl %%eax, %%ss\n\t"
+			 "movl %%eax, %%fs\n\t"
+			 "movl %%eax, %%gs\n\t"
+			 "movq %3, %%rax\n\t"
+			 "movq %4, %%rbx\n\t"
+			 "movl %5, %%r8d\n\t"
+			 "jmp *%%rax"
+			 :
+			 : "r"(gdtr), "i"(TDVF_CS64), "i"(TDVF_DS), "m"(vector), "m"(mailbox),
+			   "m"(apic_id)
+			 : "rax", "rbx", "r8", "memory");
+	__builtin_unreachable();
+}
+
+/* A fault of this kind for this AP: counted as fired, so a test sees it took effect. */
+static bool fault_for(u32 kind, u32 apic_id)
+{
+	bool hit = false;
+
+	emu_lock();
+	for (unsigned i = 0; i < emu.faults.n; i++) {
+		struct emu_fault *f = &emu.faults.f[i];
+
+		if (f->kind == kind && f->addr == apic_id) {
+			f->fired++;
+			hit = true;
+		}
+	}
+	emu_unlock();
+	return hit;
+}
+
+/*
+ * An AP of the emulated firmware, from the trampoline (slot: its APIC ID first). It runs
+ * TDVF's AsmRelocateApMailBoxLoop: spin while the command is noop; skip a command for
+ * another APIC ID (unless broadcast); on wakeup acknowledge and jump; ignore commands it
+ * does not know (TDVF also has test and sleep, which memaccept never sends).
+ */
+static __noreturn void tdvf_ap_loop(const u32 *slot)
+{
+	const u32 me = slot[0];
+	u8 *mb = (u8 *)(uintptr_t)emu_tdvf.mailbox;
+
+	__atomic_add_fetch(&emu_tdvf.in_loop, 1, __ATOMIC_RELEASE);
+	for (;;) {
+		/* TDVF compares 32 bits at the command (cmp dword [rbx + CommandOffset]). */
+		u32 cmd = __atomic_load_n((u32 *)(mb + MP_MAILBOX_OFF_COMMAND), __ATOMIC_ACQUIRE);
+		u32 id;
+
+		if (cmd == MP_MAILBOX_CMD_NOOP) {
+			cpu_relax();
+			continue;
+		}
+		id = __atomic_load_n((u32 *)(mb + MP_MAILBOX_OFF_APIC_ID), __ATOMIC_ACQUIRE);
+		if ((id != me && id != MB_APIC_ID_BROADCAST) || cmd != MP_MAILBOX_CMD_WAKEUP) {
+			cpu_relax();
+			continue;
+		}
+		/*
+		 * emu_fault=mailbox_ignore@ID: the host never runs this vCPU again (a VMM may
+		 * postpone a vCPU indefinitely: Linux madt_wakeup.c acpi_wakeup_cpu). It never
+		 * acknowledges.
+		 */
+		if (fault_for(FAULT_MAILBOX_IGNORE, me))
+			for (;;)
+				__asm__ volatile("cli; hlt");
+		u64 vector = __atomic_load_n((u64 *)(mb + MP_MAILBOX_OFF_VECTOR), __ATOMIC_ACQUIRE);
+
+		emu_count("tdvf_mailbox_wakeups");
+		__atomic_store_n((u64 *)(mb + MP_MAILBOX_OFF_COMMAND), 0, __ATOMIC_RELEASE);
+		/* emu_fault=mailbox_ack_only@ID: acknowledged, then the host stops running it. */
+		if (fault_for(FAULT_MAILBOX_ACK_ONLY, me))
+			for (;;)
+				__asm__ volatile("cli; hlt");
+		jump_to_os(vector, emu_tdvf.mailbox, me);
+	}
+}
+
+static void delay_ns(u64 ns)
+{
+	for (u64 t0 = tsc_now_ns(); tsc_now_ns() - t0 < ns;)
+		cpu_relax();
+}
+
+/*
+ * On a real TD the APs are in TDVF's loop before the OS runs. Under QEMU they sit in
+ * OVMF's own AP loop (OVMF parks them again at ExitBootServices), so the emulator, in the
+ * role of the firmware, starts them with INIT-SIPI-SIPI into the trampoline copied to
+ * its own ACPI NVS page below 1 MiB, under its own identity tables in the loop area: all
+ * memory the kernel never hands out.
+ */
+void emu_tdvf_start_aps(void)
+{
+	u64 stacks[MAX_CPUS], args[MAX_CPUS];
+	u32 pml4 = (u32)(emu_tdvf.area + TDVF_PAGE_PML4 * PAGE_SIZE);
+
+	if (!emu_tdvf.area || !emu_tdvf.sipi_page || !emu_tdvf.naps)
+		return;
+	/* The loop runs in this image, under tables that map the first 4 GiB only. */
+	if ((u64)(uintptr_t)tdvf_ap_loop >= 4 * GiB || (u64)(uintptr_t)&emu_tdvf >= 4 * GiB ||
+	    (u64)(uintptr_t)&emu >= 4 * GiB) {
+		kprintf("emu: the test image lies above 4 GiB; the emulated firmware's APs stay where "
+			"they are\n");
+		return;
+	}
+	if (!apic_init(0)) {
+		kprintf("emu: no local APIC; the emulated firmware's APs stay where they are\n");
+		return;
+	}
+	for (unsigned i = 0; i < emu_tdvf.naps; i++) {
+		stacks[i] = emu_tdvf.area + (TDVF_PAGE_STACKS + i + 1) * PAGE_SIZE;
+		args[i] = 0;
+	}
+	smp_arch_tramp_install(emu_tdvf.sipi_page, pml4, (u64)(uintptr_t)tdvf_ap_loop, emu_tdvf.ap_ids,
+			       stacks, args, emu_tdvf.naps);
+	emu_tdvf.sending = true;
+	for (unsigned i = 0; i < emu_tdvf.naps; i++)
+		apic_send_init(emu_tdvf.ap_ids[i]);
+	delay_ns(INIT_WAIT_NS);
+	for (unsigned i = 0; i < emu_tdvf.naps; i++)
+		apic_send_startup(emu_tdvf.ap_ids[i], (u8)(emu_tdvf.sipi_page >> PAGE_SHIFT));
+	delay_ns(SIPI_WAIT_NS);
+	for (unsigned i = 0; i < emu_tdvf.naps; i++)
+		apic_send_startup(emu_tdvf.ap_ids[i], (u8)(emu_tdvf.sipi_page >> PAGE_SHIFT));
+	emu_tdvf.sending = false;
+	kprintf("emu: %u AP(s) of the emulated TD firmware sent to its mailbox loop (mailbox %#llx)\n",
+		emu_tdvf.naps, emu_tdvf.mailbox);
+}
+
+/*
+ * The guest sends INIT or STARTUP. KVM blocks both for a TD vCPU
+ * (arch/x86/kvm/vmx/main.c vt_apic_init_signal_blocked: "INIT and SIPI are always
+ * blocked for TDX"; vt_vcpu_reset), so on a real TD the AP would never start and the
+ * guest would wait in vain. The emulator makes that mistake loud: it ends the VM.
+ */
+void emu_guest_ipi(u32 dest, bool init_or_startup)
+{
+	if (emu.mode == EMU_SNP) {
+		emu_snp_guest_ipi(dest, init_or_startup);	/* emu.c */
+		return;
+	}
+	if (emu.mode != EMU_TDX || emu_tdvf.sending || !init_or_startup)
+		return;
+	emu_count("guest_init_sipi");
+	emu_host_stops_guest(dest, "the TD sent INIT or STARTUP to another vCPU: KVM blocks INIT and "
+				   "SIPI for TD vCPUs, a real TD never starts one this way");
+}

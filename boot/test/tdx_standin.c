@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept (test image): what TDVF adds for starting a TD's APs (MADT wakeup structure, mailbox), under platform=tdx-emu. */
+#include "arch/x86/emu/emu.h"
+#include "arch/x86/emu/tdvf.h"
+#include "boot/boot.h"
+#include "drivers/console.h"
+#include "include/mp_wakeup.h"
+#include "kernel/conformance_acpi.h"
+#include "lib/string.h"
+
+/*
+ * TDVF (edk2 OvmfPkg/TdxDxe/TdxAcpiTable.c) before the OS runs:
+ * - RelocateMailbox: allocates EfiACPIMemoryNVS pages, the mailbox first and the AP
+ *   loop after it, sets the mailbox to noop and moves its APs into that loop;
+ * - AlterAcpiTable: copies QEMU's MADT, appends a multiprocessor wakeup structure
+ *   (type 0x10, length 24, MailBoxVersion 1, the mailbox address, a reset vector) and
+ *   installs the copy in place of the original through the ACPI table protocol.
+ * The stand-in does the same with plain OVMF's tables: the new MADT in ACPI memory, and
+ * the XSDT entry that named the old one pointed at it (the table protocol's result).
+ * The reset vector (ACPI 6.6, for an OS that hands its APs back) is 0: memaccept never
+ * hands them back and the emulator has no loop to return to.
+ */
+#define SDT_OFF_LENGTH 4
+#define SDT_OFF_CHECKSUM 9
+#define SDT_HEADER_LEN 36
+/* Real mode reaches only the first MiB: the STARTUP IPI's vector is a page number there. */
+#define SIPI_MAX_ADDRESS 0x9ffff
+#define BELOW_4G 0xffffffffULL
+/* 2 MiB page-table entries: present, writable, page size. */
+#define PTE_P 1ULL
+#define PTE_W 2ULL
+#define PTE_PS 0x80ULL
+/* TDVF's mailbox GDT (TdxAcpiTable.c mGdtEntries): null, 32-bit code, 64-bit code, data, null. */
+static const u64 tdvf_gdt[] = {
+	0, 0x00cf9b000000ffffULL, 0x00af9b000000ffffULL, 0x00cf93000000ffffULL, 0,
+};
+
+/* The firmware reads its own tables: no bounds but the tables' own. */
+static bool fw_read(void *ctx, u64 addr, void *dst, u64 len)
+{
+	(void)ctx;
+	memcpy(dst, (const void *)(uintptr_t)addr, len);
+	return true;
+}
+
+static void fix_checksum(u8 *table, u32 len)
+{
+	u8 sum = 0;
+
+	table[SDT_OFF_CHECKSUM] = 0;
+	for (u32 i = 0; i < len; i++)
+		sum = (u8)(sum + table[i]);
+	table[SDT_OFF_CHECKSUM] = (u8)-sum;
+}
+
+static bool alloc(EFI_SYSTEM_TABLE *st, EFI_MEMORY_TYPE type, u64 max, u64 pages, u64 *out)
+{
+	EFI_PHYSICAL_ADDRESS a = max;
+
+	if (EFI_ERROR(st->BootServices->AllocatePages(AllocateMaxAddress, type, pages, &a)))
+		return false;
+	memset((void *)(uintptr_t)a, 0, pages * PAGE_SIZE);
+	*out = a;
+	return true;
+}
+
+/* The loop area's GDT and identity tables (4 GiB in 2 MiB pages, as TDVF's SEC tables). */
+static void build_loop_area(u64 area)
+{
+	u64 *pml4 = (u64 *)(uintptr_t)(area + TDVF_PAGE_PML4 * PAGE_SIZE);
+	u64 *pdpt = (u64 *)(uintptr_t)(area + TDVF_PAGE_PDPT * PAGE_SIZE);
+	u8 *gdt = (u8 *)(uintptr_t)(area + TDVF_PAGE_GDT * PAGE_SIZE);
+	u16 limit = sizeof(tdvf_gdt) - 1;
+	u64 base = (u64)(uintptr_t)(gdt + 16);
+
+	/* GDTR (u16 limit, u64 base) at the start of the page, the GDT at offset 16. */
+	memcpy(gdt, &limit, sizeof(limit));
+	memcpy(gdt + 2, &base, sizeof(base));
+	memcpy(gdt + 16, tdvf_gdt, sizeof(tdvf_gdt));
+	pml4[0] = (area + TDVF_PAGE_PDPT * PAGE_SIZE) | PTE_P | PTE_W;
+	for (u64 g = 0; g < 4; g++) {
+		u64 *pd = (u64 *)(uintptr_t)(area + (TDVF_PAGE_PD + g) * PAGE_SIZE);
+
+		pdpt[g] = (u64)(uintptr_t)pd | PTE_P | PTE_W;
+		for (u64 j = 0; j < 512; j++)
+			pd[j] = (g * GiB + j * 2 * MiB) | PTE_P | PTE_W | PTE_PS;
+	}
+}
+
+/* Point the XSDT entry that names old_madt at new_madt. */
+static bool replace_in_xsdt(const struct acpi_facts *f, u64 old_madt, u64 new_madt)
+{
+	u8 *xsdt = (u8 *)(uintptr_t)f->xsdt_addr;
+	u32 len;
+
+	memcpy(&len, xsdt + SDT_OFF_LENGTH, sizeof(len));
+	for (u32 off = SDT_HEADER_LEN; off + 8 <= len; off += 8) {
+		u64 p;
+
+		memcpy(&p, xsdt + off, sizeof(p));
+		if (p != old_madt)
+			continue;
+		memcpy(xsdt + off, &new_madt, sizeof(new_madt));
+		fix_checksum(xsdt, len);
+		return true;
+	}
+	return false;
+}
+
+void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
+{
+	struct acpi_reader r = { fw_read, NULL };
+	struct acpi_facts f;
+	struct cpuid_regs c;
+	u64 area, sipi, madt, mailbox;
+	u32 len;
+	u8 *e;
+
+	if (bi->config.platform != PLAT_TDX_EMU)
+		return;
+	if (emu_fault_take(&emu.faults, FAULT_NO_MP_WAKEUP, 0, 0)) {
+		kprintf("boot: (test) the stand-in TD firmware adds no multiprocessor wakeup structure\n");
+		return;
+	}
+	acpi_scan(&r, bi->acpi_rsdp, &f);
+	if (f.madt != ACPI_OK || f.xsdt != ACPI_OK) {
+		kprintf("boot: (test) no MADT to add the wakeup structure to (%s)\n",
+			acpi_status_name(f.madt));
+		return;
+	}
+	memcpy(&len, (const u8 *)(uintptr_t)f.madt_addr + SDT_OFF_LENGTH, sizeof(len));
+	if (!alloc(st, EfiACPIMemoryNVS, BELOW_4G, TDVF_PAGES, &area) ||
+	    !alloc(st, EfiACPIMemoryNVS, SIPI_MAX_ADDRESS, 1, &sipi) ||
+	    !alloc(st, EfiACPIReclaimMemory, BELOW_4G, (len + MP_WAKEUP_LEN_V1 + PAGE_SIZE - 1) / PAGE_SIZE,
+		   &madt)) {
+		kprintf("boot: (test) no memory for the stand-in TD firmware's mailbox\n");
+		return;
+	}
+	build_loop_area(area);
+	mailbox = area + TDVF_PAGE_MAILBOX * PAGE_SIZE;
+	/* RelocateMailbox: Command noop, ApicId invalid, WakeUpVector 0. */
+	*(u32 *)(uintptr_t)(mailbox + MP_MAILBOX_OFF_APIC_ID) = TDVF_MAILBOX_APIC_ID_INVALID;
+	/* emu_fault=mp_wakeup_bad_mailbox: the structure names ordinary loader memory. */
+	if (emu_fault_take(&emu.faults, FAULT_MP_WAKEUP_BAD_MAILBOX, 0, 0) &&
+	    !alloc(st, EfiLoaderData, BELOW_4G, 1, &mailbox))
+		return;
+	memcpy((void *)(uintptr_t)madt, (const void *)(uintptr_t)f.madt_addr, len);
+	e = (u8 *)(uintptr_t)madt + len;
+	e[0] = MADT_TYPE_MP_WAKEUP;
+	e[1] = MP_WAKEUP_LEN_V1;
+	e[MP_WAKEUP_OFF_VERSION] = 1;	/* u16 version 1 (ACPI 6.6), u32 reserved 0 */
+	memcpy(e + MP_WAKEUP_OFF_MAILBOX, &mailbox, sizeof(mailbox));
+	len += MP_WAKEUP_LEN_V1;
+	memcpy((u8 *)(uintptr_t)madt + SDT_OFF_LENGTH, &len, sizeof(len));
+	fix_checksum((u8 *)(uintptr_t)madt, len);
+	if (!replace_in_xsdt(&f, f.madt_addr, madt)) {
+		kprintf("boot: (test) the XSDT does not name the MADT; no wakeup structure\n");
+		return;
+	}
+	/* The APs the emulated firmware holds in its loop: every other enabled CPU. */
+	cpuid_raw(1, 0, &c);
+	emu_tdvf.bsp_apic_id = c.ebx >> 24;
+	for (unsigned i = 0; i < f.cpus_listed; i++)
+		if (f.apic_ids[i] != emu_tdvf.bsp_apic_id && emu_tdvf.naps < MAX_CPUS)
+			emu_tdvf.ap_ids[emu_tdvf.naps++] = f.apic_ids[i];
+	emu_tdvf.area = area;
+	emu_tdvf.mailbox = area + TDVF_PAGE_MAILBOX * PAGE_SIZE;
+	emu_tdvf.sipi_page = sipi;
+	kprintf("boot: (test) stand-in TD firmware: MADT with a wakeup structure at %#llx, mailbox "
+		"%#llx, %u AP(s)\n", madt, mailbox, emu_tdvf.naps);
+}
