@@ -120,6 +120,37 @@ static void reserve_trampoline(void)
 	kprintf("boot: AP trampoline at %#llx\n", (unsigned long long)bi.smp_trampoline);
 }
 
+/*
+ * EFI_MP_SERVICES_PROTOCOL (UEFI PI specification 1.8, vol. 2, section 13.4;
+ * edk2 MdePkg/Include/Protocol/MpService.h): its first member is
+ * GetNumberOfProcessors(This, *NumberOfProcessors, *NumberOfEnabledProcessors). The PI
+ * specification requires it on any system with more than one logical processor.
+ */
+#define EFI_MP_SERVICES_GUID \
+	{ 0x3fdda605, 0xa76e, 0x4f46, { 0xad, 0x29, 0x12, 0xf4, 0x53, 0x1b, 0x3d, 0x08 } }
+
+struct efi_mp_services {
+	EFI_STATUS (EFIAPI *get_number_of_processors)(struct efi_mp_services *self, UINTN *total,
+						       UINTN *enabled);
+};
+
+/*
+ * How many vCPUs the firmware runs, from its own count: on a normal VM, 1 spares the
+ * kernel the ACPI walk inside the window. Anything odd leaves 0 (walk the MADT).
+ */
+static void read_cpu_count(void)
+{
+	EFI_GUID guid = EFI_MP_SERVICES_GUID;
+	struct efi_mp_services *mp = NULL;
+	UINTN total = 0, enabled = 0;
+
+	if (st->BootServices->LocateProtocol(&guid, NULL, (void **)&mp) != EFI_SUCCESS || !mp)
+		return;
+	if (mp->get_number_of_processors(mp, &total, &enabled) == EFI_SUCCESS && enabled &&
+	    enabled <= total && total <= UINT32_MAX)
+		bi.efi_cpus = (u32)enabled;
+}
+
 EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab);
 EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 {
@@ -191,6 +222,8 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	/* Test image, tdx-emu: what TDVF adds for the TD's APs (it needs the RSDP). */
 	boot_test_tdx_standin(st, &bi);
 	bi.step_tsc[BOOT_STEP_PLATFORM] = rdtsc_ordered();
+	read_cpu_count();
+	bi.step_tsc[BOOT_STEP_CPU_COUNT] = rdtsc_ordered();
 
 	/* 6. Memory to start the other vCPUs from (the kernel reads the MADT itself). */
 	reserve_trampoline();

@@ -11,7 +11,7 @@
 #define BOOT_MAP_BUFFER (4096 * 40)
 
 /* Bump the version whenever a field changes; kernel_main refuses any other version. */
-#define BOOT_INFO_VERSION 7
+#define BOOT_INFO_VERSION 8
 
 enum cmdline_source {
 	CMDLINE_NONE,		/* defaults only */
@@ -52,6 +52,7 @@ enum boot_step {
 	BOOT_STEP_CONSOLE,	/* console, our own image's protocol */
 	BOOT_STEP_CMDLINE,	/* load options or \memaccept.cfg read through the firmware */
 	BOOT_STEP_PLATFORM,	/* detection, clock, SNP opt-in */
+	BOOT_STEP_CPU_COUNT,	/* the firmware's vCPU count (EFI MP Services) */
 	BOOT_STEP_COUNT,	/* then GetMemoryMap and ExitBootServices, ending at tsc_at_ebs */
 };
 
@@ -156,8 +157,15 @@ struct boot_info {
 	u64 svsm_caa;			/* GPA of the calling area, page aligned (checked) */
 	u32 svsm_max_version;		/* highest SVSM core protocol version */
 	u32 svsm_reserved;
+
+	/*
+	 * Enabled processors by the firmware's EFI MP Services protocol, 0 if it has none
+	 * (boot/efi_main.c): 1 lets a normal VM skip the MADT walk inside the window.
+	 */
+	u32 efi_cpus;
+	u32 efi_cpus_reserved;
 };
 
-_Static_assert(sizeof(struct boot_info) == 1688, "struct boot_info changed: bump BOOT_INFO_VERSION");
+_Static_assert(sizeof(struct boot_info) == 1704, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
 #endif

@@ -112,13 +112,14 @@ static void choose_workload(struct boot_info *bi, struct workload_spec *w)
 
 /*
  * efi_main_to_ebs split: memaccept's own steps, and the firmware's (reading the command
- * line file, GetMemoryMap and ExitBootServices), which it cannot make faster.
+ * line file, the vCPU count, GetMemoryMap and ExitBootServices), which it cannot make
+ * faster.
  */
 static void report_boot_steps(const struct boot_info *bi)
 {
 	static const char *const names[BOOT_STEP_COUNT] = {
 		[BOOT_STEP_CONSOLE] = "console", [BOOT_STEP_CMDLINE] = "cmdline_read",
-		[BOOT_STEP_PLATFORM] = "platform_clock",
+		[BOOT_STEP_PLATFORM] = "platform_clock", [BOOT_STEP_CPU_COUNT] = "cpu_count",
 	};
 	u64 prev = bi->tsc_at_entry;
 
@@ -250,7 +251,7 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* One bit per unaccepted 2 MiB unit, from the final map. */
 	memory_build_bitmap();
 	phase_done("bitmap");
-	/* Boot-services memory becomes free, edges are accepted, the policy runs. */
+	/* Boot-services memory becomes free, the policy runs (partial units wait for it). */
 	memory_init_allocator(bi);
 	/* Ready is the end of the last phase: the phases add up to it exactly. */
 	u64 ready_tsc = phase_done("allocator");

@@ -49,9 +49,17 @@ static u64 map_ns_total;	/* time spent mapping accepted memory, inside the accep
  * Taken inside no other lock; pt_alloc takes the allocator's lock inside it.
  */
 static struct spinlock paging_lock;
-/* Platform counters once the boot-time edges were accepted, to report units separately. */
+/*
+ * Platform calls made for partial units (accepted 4 KiB at a time), left out of the
+ * per-GiB figures of whole units. Taken as the counters' change around each edge's
+ * accept: exact while no other CPU accepts at the same time (at boot, lazy, eager,
+ * which takes the edges after the APs finished); background APs may add a few of their
+ * own unit calls to it.
+ */
 #define MAX_PLATFORM_COUNTERS 32
-static u64 counters_after_edges[MAX_PLATFORM_COUNTERS];
+static u64 edge_counters[MAX_PLATFORM_COUNTERS];
+/* Partial units as found, and the bytes accepted by `ready`, for the bitmap event. */
+static u64 edge_bytes_at_ready, edges_at_boot;
 
 void memory_parse_map(const struct boot_info *bi, bool can_accept, bool fake_allowed)
 {
@@ -275,14 +283,21 @@ void memory_report_bitmap(void)
 	u64 bytes = bitmap_bytes;
 
 	kprintf("bitmap: %llu units of 2 MiB in %u segment(s), %llu bytes, %llu MiB unaccepted, "
-		"%llu KiB in partial units accepted at boot\n", bitmap.units, bitmap.nsegs, bytes,
-		bitmap_unaccepted_at_build >> 20, bitmap.edge_bytes >> 10);
+		"%llu KiB in %u partial units (%llu KiB accepted by ready)\n", bitmap.units,
+		bitmap.nsegs, bytes, bitmap_unaccepted_at_build >> 20, bitmap.edge_bytes >> 10, nedges,
+		edge_bytes_at_ready >> 10);
+	if (edges_at_boot)
+		kprintf("bitmap: %llu partial units did not fit the allocator's table of %d; "
+			"accepted at boot\n", edges_at_boot, PALLOC_MAX_EDGES);
 	ev_begin("bitmap");
 	ev_u64("base", bitmap.nsegs ? bitmap.segs[0].base : 0);
 	ev_u64("units", bitmap.units);
 	ev_u64("bytes", bytes);
 	ev_u64("unaccepted_bytes", bitmap_unaccepted_at_build);
-	ev_u64("edge_accepted_bytes", bitmap.edge_bytes);
+	/* Partial units: all of them, and what was accepted by `ready` (eager, a full table). */
+	ev_u64("edge_bytes", bitmap.edge_bytes);
+	ev_u64("edge_ranges", nedges);
+	ev_u64("edge_accepted_bytes", edge_bytes_at_ready);
 	ev_u64("segments", bitmap.nsegs);
 	ev_arr_begin("segment_bases");
 	for (unsigned i = 0; i < bitmap.nsegs; i++)
@@ -309,8 +324,17 @@ static int accept_backend(void *ctx, u64 start, u64 end)
 		fatal(EXIT_OUT_OF_MEMORY, "accept: no memory left for the page tables that map "
 		      "[%llx, %llx)", start, end);
 	atomic_add64(&map_ns_total, tsc_now_ns() - t0);
+	/* A partial unit never has both ends on a unit boundary. */
+	bool edge = !IS_ALIGNED(start, UNIT_SIZE) || !IS_ALIGNED(end, UNIT_SIZE);
+	u64 before[MAX_PLATFORM_COUNTERS];
+	unsigned nc = MIN(platform->ncounters, MAX_PLATFORM_COUNTERS);
+
+	for (unsigned i = 0; edge && i < nc; i++)
+		before[i] = platform->counters[i].count;
 	/* The platform call runs with no lock held: other CPUs accept at the same time. */
 	rc = platform->accept(start, end);
+	for (unsigned i = 0; edge && i < nc; i++)
+		atomic_add64(&edge_counters[i], platform->counters[i].count - before[i]);
 	if (rc) {
 		kprintf("accept: the platform refused [%llx, %llx) (%d); that memory stays unused\n",
 			start, end, rc);
@@ -371,11 +395,16 @@ void memory_init_allocator(const struct boot_info *bi)
 	palloc_populate(&kernel_memmap, res, n);
 	palloc_ready = true;
 
-	/* Round inward: the partial units at range edges are accepted now, byte for byte. */
+	/*
+	 * Round inward: the partial units at range edges have no bit. They wait, unmapped,
+	 * until the policy needs them (after every whole unit; eager takes them at once).
+	 * Only what the allocator's table cannot hold is accepted now.
+	 */
 	for (unsigned i = 0; i < nedges; i++)
-		palloc_accept_edge(edges[i].start, edges[i].end);
-	for (unsigned i = 0; i < platform->ncounters && i < MAX_PLATFORM_COUNTERS; i++)
-		counters_after_edges[i] = platform->counters[i].count;
+		if (!palloc_add_edge(edges[i].start, edges[i].end)) {
+			palloc_accept_edge(edges[i].start, edges[i].end);
+			edges_at_boot++;
+		}
 
 	policy_init(bi->config.policy, bi->config.accept_ahead);
 	/* Eager acceptance is split across every started vCPU. */
@@ -397,12 +426,15 @@ void memory_init_allocator(const struct boot_info *bi)
 	policy_boot(eager_progress);
 	if (ahead)
 		platform->accept_ahead(NULL);
+	policy_boot_edges();
+	edge_bytes_at_ready = palloc_stats()->edge_accepted_bytes;
 }
 
 void memory_report_allocator(void)
 {
-	kprintf("palloc: %llu MiB free, %llu MiB unaccepted, %llu boot-time bytes reserved\n",
-		palloc_stats()->free_bytes >> 20, palloc_stats()->unaccepted_bytes >> 20,
+	kprintf("palloc: %llu MiB free, %llu MiB unaccepted in whole units, %llu KiB in partial "
+		"units, %llu boot-time bytes reserved\n", palloc_stats()->free_bytes >> 20,
+		palloc_stats()->unaccepted_bytes >> 20, palloc_stats()->edge_unaccepted_bytes >> 10,
 		early_bytes());
 }
 
@@ -476,7 +508,9 @@ void memory_report_summary(void)
 	report_series(&s->accepted_over_time);
 	ev_begin("summary");
 	ev_u64("unaccepted_bytes", s->unaccepted_bytes);
+	ev_u64("edge_unaccepted_bytes", s->edge_unaccepted_bytes);
 	ev_u64("accepted_bytes", s->accepted_bytes);
+	ev_u64("edge_accepted_bytes", s->edge_accepted_bytes);
 	ev_u64("free_bytes", s->free_bytes);
 	ev_u64("managed_bytes", s->managed_bytes);
 	ev_u64("initial_free_bytes", s->initial_free_bytes);
@@ -522,21 +556,21 @@ void memory_report_summary(void)
 	ev_obj_end();
 	/*
 	 * Calls per GiB accepted in whole units, the figure to compare across policies
-	 * (rounded; the boot-time edges, accepted page by page, are left out of both sides).
+	 * (rounded; the partial units, accepted page by page, are left out of both sides).
 	 */
-	u64 unit_bytes = s->accepted_bytes - s->accepted_by_path[ACCEPT_BOOT_EDGE];
+	u64 unit_bytes = s->accepted_bytes - s->edge_accepted_bytes;
 
 	ev_obj_begin("platform_calls_per_gib");
 	for (unsigned i = 0; i < platform->ncounters && i < MAX_PLATFORM_COUNTERS && unit_bytes; i++)
 		ev_u64(platform->counters[i].name,
-		       ((platform->counters[i].count - counters_after_edges[i]) * GiB + unit_bytes / 2) /
+		       ((platform->counters[i].count - edge_counters[i]) * GiB + unit_bytes / 2) /
 			       unit_bytes);
 	ev_obj_end();
 	/* The same per TiB (1024 GiB): three more digits for figures like 2.02 exits per GiB. */
 	ev_obj_begin("platform_calls_per_tib");
 	for (unsigned i = 0; i < platform->ncounters && i < MAX_PLATFORM_COUNTERS && unit_bytes; i++)
 		ev_u64(platform->counters[i].name,
-		       ((platform->counters[i].count - counters_after_edges[i]) * (1ULL << 20) +
+		       ((platform->counters[i].count - edge_counters[i]) * (1ULL << 20) +
 			(unit_bytes >> 21)) / (unit_bytes >> 20));
 	ev_obj_end();
 #ifdef CONFIG_EMULATOR
@@ -547,7 +581,7 @@ void memory_report_summary(void)
 
 bool memory_in_unaccepted_span(u64 addr)
 {
-	return bitmap_covers(&bitmap, addr);
+	return bitmap_covers(&bitmap, addr) || palloc_edge_unaccepted(addr);
 }
 
 bool memory_next_unaccepted(u64 from, u64 *unit)
@@ -562,6 +596,7 @@ __noreturn void memory_report_unaccepted_access(const struct trap_frame *f, u64 
 	unsigned nbt = backtrace(f->rbp, bt, ARRAY_SIZE(bt));
 	/* Still unaccepted, or accepted and then lost because the platform refused it. */
 	const char *state = bitmap_test(&bitmap, addr) ? "unaccepted"
+			  : palloc_edge_unaccepted(addr) ? "unaccepted partial unit"
 			  : paging_lookup(addr) ? "accepted" : "not mapped (lost or not RAM)";
 
 	kprintf("\n*** access to unaccepted memory at %016llx (2 MiB unit %016llx, %s), caught by %s\n",

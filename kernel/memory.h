@@ -23,8 +23,8 @@ void memory_report_bitmap(void);
 void memory_report_allocator(void);
 /*
  * Bring up the page allocator: boot-services memory becomes free, the partial units at
- * the edges of unaccepted ranges are accepted, the policy is installed and its boot
- * part runs (eager accepts everything here).
+ * the edges of unaccepted ranges go to its table (accepted on demand), the policy is
+ * installed and its boot part runs (eager accepts everything here).
  */
 void memory_init_allocator(const struct boot_info *bi);
 /* The `summary` event: what acceptance cost. */
@@ -40,7 +40,10 @@ __noreturn void memory_report_unaccepted_access(const struct trap_frame *f, u64 
 						const char *source);
 /* Catch touches of unaccepted memory (a not-present #PF inside the span). */
 void memory_trap_init(void);
-/* Is addr inside a unit the bitmap tracks (unaccepted now or accepted since)? */
+/*
+ * Is addr inside a unit the bitmap tracks (unaccepted now or accepted since), or in a
+ * partial unit's piece that is not accepted yet?
+ */
 bool memory_in_unaccepted_span(u64 addr);
 /* The first unit at or above from that is still unaccepted (its bit set); false if none. */
 bool memory_next_unaccepted(u64 from, u64 *unit);

@@ -26,6 +26,7 @@
 static struct percpu cpus[MAX_CPUS];
 static struct acpi_facts acpi;
 static unsigned nslots = 1;	/* cpus[0 .. nslots) were tried; 0 is the boot CPU */
+static bool madt_skipped;	/* the firmware counted one vCPU: the MADT was not read */
 
 void smp_init_bsp(void)
 {
@@ -210,7 +211,7 @@ void smp_report(const struct boot_info *bi)
 	ev_str("method", result.method);
 	ev_u64("us", us);
 	ev_u64("cpus_limit", bi->config.cpus);
-	ev_str("madt", acpi_status_name(acpi.madt));
+	ev_str("madt", madt_skipped ? "not-read" : acpi_status_name(acpi.madt));
 	ev_u64_array("apic_ids", started, ns);
 	ev_u64_array("not_started", missing, nm);
 	ev_end();
@@ -308,6 +309,20 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 	u64 t0 = rdtsc_ordered();
 	u32 bsp;
 
+	/*
+	 * A normal VM whose firmware counts one enabled vCPU (EFI MP Services, before
+	 * ExitBootServices) has nothing to start: no MADT walk inside the window (under TCG
+	 * its first run alone costs about a millisecond). The boot CPU's APIC ID comes
+	 * from its own APIC, at the address IA32_APIC_BASE gives.
+	 */
+	if (bi->efi_cpus == 1 && !bi->config.smp_phantom && platform_kind != PLATFORM_TDX &&
+	    platform_kind != PLATFORM_SNP) {
+		madt_skipped = true;
+		acpi.cpus_enabled = acpi.cpus_listed = 1;
+		ids[0] = cpus[0].apic_id = smp_arch_bsp_apic_id(0);
+		record("none", 0, ids, 1);
+		return;
+	}
 	/*
 	 * The MADT lists the CPUs (ACPI 6.4 section 5.2.12), read with the same defensive
 	 * walk as the conformance report: only ACPI and runtime memory, every length and

@@ -29,7 +29,7 @@ struct unaccepted_bitmap {
 	u64 nwords;
 	u64 units;		/* bits in all segments */
 	u64 set;		/* bits currently set: unaccepted units */
-	u64 edge_bytes;		/* unaccepted bytes in partial units, accepted at boot */
+	u64 edge_bytes;		/* unaccepted bytes in partial units (no bit: see edge() below) */
 };
 
 struct bitmap_layout {
@@ -47,8 +47,8 @@ static inline u64 bitmap_storage_bytes(struct bitmap_layout l)
 /*
  * Set a bit for every unit that lies entirely inside one unaccepted range ("round
  * inward": a bit never covers accepted memory, which would allow a double accept) and
- * call edge(ctx, start, end) for every unaccepted piece outside such units; the caller
- * accepts those at boot. `storage` holds bitmap_storage_bytes() bytes, 8-byte aligned.
+ * call edge(ctx, start, end) for every unaccepted piece outside such units, in address
+ * order; the caller accepts those separately (mm/page_alloc.h palloc_add_edge). `storage` holds bitmap_storage_bytes() bytes, 8-byte aligned.
  */
 void bitmap_build(struct unaccepted_bitmap *b, const struct memmap *m, void *storage,
 		  void (*edge)(void *ctx, u64 start, u64 end), void *ctx);

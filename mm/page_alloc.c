@@ -61,6 +61,14 @@ struct unit_meta {
 	u8 page[PAGES_PER_UNIT];
 };
 
+/* A partial unit's unaccepted piece, accepted on demand (palloc_add_edge). */
+enum edge_state { E_PENDING, E_ACCEPTING, E_DONE, E_LOST };
+
+struct palloc_edge {
+	u64 start, end;		/* fixed once added; state changes under the lock */
+	u8 state;
+};
+
 struct free_node {
 	u64 next, prev;		/* physical addresses of neighbours, 0 = none */
 };
@@ -95,7 +103,10 @@ struct palloc_state {
 	u64 pending[PENDING_MAX];
 	unsigned npending;
 	u64 accepting;		/* units claimed and not yet accepted (U_ACCEPTING) */
-	u64 accept_generation;	/* bumped whenever claimed units finish */
+	u64 accept_generation;	/* bumped whenever claimed units (or edges) finish */
+	struct palloc_edge edges[PALLOC_MAX_EDGES];	/* partial units, in the order added */
+	unsigned nedges;
+	unsigned edge_cursor;	/* no pending edge below this index */
 	struct palloc_cpu_stats cpu[MAX_CPUS];
 };
 
@@ -854,18 +865,114 @@ u64 palloc_accept_range(u64 start, u64 end, enum accept_path path)
 	return total;
 }
 
+/* ------------------------------------------------------------------ partial units */
+
+bool palloc_add_edge(u64 start, u64 end)
+{
+	u64 unit = ALIGN_DOWN(start, UNIT_SIZE);
+	u16 *info = unit_info(unit);
+
+	/* A piece of one unit, never all of it: a whole unit is the bitmap's. */
+	if (!IS_ALIGNED(start, PAGE_SIZE) || !IS_ALIGNED(end, PAGE_SIZE) || start >= end ||
+	    end - unit > UNIT_SIZE || end - start == UNIT_SIZE || !info ||
+	    UI_STATE(*info) == U_FREE || UI_STATE(*info) == U_USED || bitmap_test(ps.bitmap, unit))
+		panic("palloc_add_edge: [%llx, %llx) is not the unaccepted piece of a partial unit "
+		      "in a zone (unit state %d)", start, end, info ? (int)UI_STATE(*info) : -1);
+	spin_lock(&ps.lock);
+	if (ps.nedges == PALLOC_MAX_EDGES) {
+		spin_unlock(&ps.lock);
+		return false;
+	}
+	/* Two entries for one page would be a double accept. */
+	for (unsigned i = 0; i < ps.nedges; i++)
+		if (start < ps.edges[i].end && ps.edges[i].start < end)
+			panic("palloc_add_edge: [%llx, %llx) overlaps the edge [%llx, %llx)", start, end,
+			      ps.edges[i].start, ps.edges[i].end);
+	ps.edges[ps.nedges++] = (struct palloc_edge){ start, end, E_PENDING };
+	ps.stats.edge_unaccepted_bytes += end - start;
+	spin_unlock(&ps.lock);
+	return true;
+}
+
+/* Under the lock: a partial unit's piece was accepted (rc 0) or refused: free, or lost. */
+static void edge_finished_locked(u64 start, u64 end, enum accept_path path, int rc, u64 t0,
+				 u64 t_end)
+{
+	record_accept(start, end, path, rc, t_end, t_end > t0 ? t_end - t0 : 0);
+	if (rc) {
+		ps.stats.accept_failures++;
+		return;
+	}
+	ps.stats.edge_accepted_bytes += end - start;
+	add_free_locked(start, end);
+}
+
 void palloc_accept_edge(u64 start, u64 end)
 {
 	u64 t_end, t0 = ps.env.now_ns();
 	int rc = timed_accept(start, end, &t_end);
 
 	spin_lock(&ps.lock);
-	record_accept(start, end, ACCEPT_BOOT_EDGE, rc, t_end, t_end > t0 ? t_end - t0 : 0);
-	if (rc)
-		ps.stats.accept_failures++;
-	else
-		add_free_locked(start, end);
+	edge_finished_locked(start, end, ACCEPT_BOOT_EDGE, rc, t0, t_end);
 	spin_unlock(&ps.lock);
+}
+
+/*
+ * Claim the first pending partial unit and accept it, as accept_run does for whole
+ * units: claimed under the lock, accepted without it, freed under it. Returns false
+ * when none is pending; *bytes: what was accepted (0 if the platform refused).
+ */
+static bool accept_next_edge(enum accept_path path, u64 *bytes)
+{
+	struct palloc_edge *e;
+	u64 t_end, t0;
+	int rc;
+
+	spin_lock(&ps.lock);
+	while (ps.edge_cursor < ps.nedges && ps.edges[ps.edge_cursor].state != E_PENDING)
+		ps.edge_cursor++;
+	if (ps.edge_cursor == ps.nedges) {
+		spin_unlock(&ps.lock);
+		return false;
+	}
+	e = &ps.edges[ps.edge_cursor++];
+	e->state = E_ACCEPTING;
+	ps.accepting++;
+	ps.stats.edge_unaccepted_bytes -= e->end - e->start;
+	spin_unlock(&ps.lock);
+
+	t0 = ps.env.now_ns();
+	rc = timed_accept(e->start, e->end, &t_end);
+
+	spin_lock(&ps.lock);
+	if (e->state != E_ACCEPTING)
+		panic("accept_next_edge: edge [%llx, %llx) changed state to %u while being accepted",
+		      e->start, e->end, e->state);
+	e->state = rc ? E_LOST : E_DONE;
+	edge_finished_locked(e->start, e->end, path, rc, t0, t_end);
+	ps.accepting--;
+	atomic_add64(&ps.accept_generation, 1);
+	spin_unlock(&ps.lock);
+	*bytes = rc ? 0 : e->end - e->start;
+	return true;
+}
+
+u64 palloc_accept_edges(enum accept_path path)
+{
+	u64 total = 0, bytes;
+
+	while (accept_next_edge(path, &bytes))
+		total += bytes;
+	return total;
+}
+
+/* Without the lock: the page-fault handler's diagnosis, which may run while it is held. */
+bool palloc_edge_unaccepted(u64 addr)
+{
+	for (unsigned i = 0; i < ps.nedges; i++)
+		if (addr >= ps.edges[i].start && addr < ps.edges[i].end)
+			return __atomic_load_n(&ps.edges[i].state, __ATOMIC_RELAXED) <= E_ACCEPTING;
+	return false;
 }
 
 /*
@@ -880,8 +987,11 @@ bool palloc_accept_next(enum accept_path path)
 
 	spin_lock(&ps.lock);
 	if (!bitmap_next(ps.bitmap, ps.next_cursor, &unit)) {
+		u64 bytes;
+
 		spin_unlock(&ps.lock);
-		return false;
+		/* Partial units last: a page-by-page accept for less than one unit's memory. */
+		return accept_next_edge(path, &bytes);
 	}
 	ps.next_cursor = unit;
 	claim_locked(unit, unit + UNIT_SIZE);

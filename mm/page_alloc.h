@@ -28,7 +28,7 @@
 
 /* Which path accepted memory, for the statistics. */
 enum accept_path {
-	ACCEPT_BOOT_EDGE,	/* partial units at the edges of unaccepted ranges, at boot */
+	ACCEPT_BOOT_EDGE,	/* partial units accepted at boot: only when the edge table is full */
 	ACCEPT_LAZY,		/* an allocation found no free memory */
 	ACCEPT_EAGER,		/* accept_memory=eager, before `ready` */
 	ACCEPT_AHEAD,		/* accept_memory=ahead, keeping the spare topped up */
@@ -47,7 +47,9 @@ struct palloc_stats {
 	u64 accepted_by_path[ACCEPT_PATH_COUNT];
 	u64 accept_calls;	/* platform accept calls made through palloc */
 	u64 accept_failures;	/* units, and partial-unit edges, the platform refused: lost */
-	u64 unaccepted_bytes;	/* what is still unaccepted (Linux's Unaccepted: in /proc/meminfo) */
+	u64 unaccepted_bytes;	/* whole units still unaccepted (Linux's Unaccepted: in /proc/meminfo) */
+	u64 edge_unaccepted_bytes;	/* partial units' unaccepted pieces still pending */
+	u64 edge_accepted_bytes;	/* ... accepted, whatever the path (also counted by path) */
 	struct latency accept_lat;	/* ns per accept call */
 	struct series accepted_over_time;	/* (ns since env.now_ns's origin, accepted_bytes) */
 };
@@ -134,9 +136,26 @@ int palloc_block_order(u64 addr);
  * Returns the bytes this call accepted.
  */
 u64 palloc_accept_range(u64 start, u64 end, enum accept_path path);
-/* Accept a partial unit's unaccepted piece (at boot) and add it as free memory. */
+/*
+ * Partial units: the unaccepted piece [start, end) of a 2 MiB unit that also holds
+ * accepted memory (4 KiB aligned, inside a managed zone) never gets a bitmap bit (round
+ * inward). It waits in a table of at most PALLOC_MAX_EDGES pieces, unmapped and off the
+ * free lists, and is accepted on demand like a whole unit, after every whole unit
+ * (palloc_accept_next) or by palloc_accept_edges. false: the table is full; the caller
+ * accepts the piece at once with palloc_accept_edge.
+ */
+#define PALLOC_MAX_EDGES 256
+bool palloc_add_edge(u64 start, u64 end);
+/* Accept a partial unit's unaccepted piece now (path ACCEPT_BOOT_EDGE), add it as free memory. */
 void palloc_accept_edge(u64 start, u64 end);
-/* Accept the lowest unaccepted unit; false when none is left. */
+/* Accept every pending partial unit (eager, background); returns the bytes this call accepted. */
+u64 palloc_accept_edges(enum accept_path path);
+/* Is addr inside a partial unit's piece that is not accepted (pending or being accepted)? */
+bool palloc_edge_unaccepted(u64 addr);
+/*
+ * Accept the lowest unaccepted unit or, once no whole unit is left, the lowest pending
+ * partial unit; false when neither is left.
+ */
 bool palloc_accept_next(enum accept_path path);
 
 /*

@@ -131,7 +131,9 @@ static void background_share(unsigned cpu, void *arg)
 		if (cpuset.yield)
 			cpuset.yield();
 	}
-	/* The last AP to finish notes the time: then no unit is unaccepted any more. */
+	/* Then the partial units (each claimed once, whichever AP gets there first). */
+	__atomic_add_fetch(&bg.bytes, palloc_accept_edges(ACCEPT_BACKGROUND), __ATOMIC_RELAXED);
+	/* The last AP to finish notes the time: then nothing is unaccepted any more. */
 	if (__atomic_add_fetch(&bg.finished, 1, __ATOMIC_ACQ_REL) == bg.cpus)
 		__atomic_store_n(&bg.done_ns, bg.now_ns(), __ATOMIC_RELEASE);
 }
@@ -217,6 +219,12 @@ void policy_boot(void (*progress)(u64 done, u64 total))
 	}
 	if (progress && total)
 		progress(done, total);
+}
+
+void policy_boot_edges(void)
+{
+	if (policy == POLICY_EAGER)
+		palloc_accept_edges(ACCEPT_EAGER);
 }
 
 bool policy_refill(unsigned order)

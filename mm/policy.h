@@ -51,6 +51,12 @@ bool policy_background_start(u64 (*now_ns)(void));
 bool policy_background_wait(u64 *done_ns, u64 *bytes, unsigned *cpus);
 /* Run the policy's boot-time part; progress(done, total) is called at least every 10%. */
 void policy_boot(void (*progress)(u64 done, u64 total));
+/*
+ * Eager, after policy_boot and after the platform's batching ahead over whole units
+ * has ended: the partial units (SNP's record of units made private ahead is one
+ * interval of whole units, which may span the hole where a partial unit lies).
+ */
+void policy_boot_edges(void);
 /* palloc's refill hook: accept more because nothing of `order` is free. */
 bool policy_refill(unsigned order);
 /* palloc's after-allocation hook, installed for accept-ahead only: tops up. */

@@ -575,8 +575,8 @@ def goal_text(goal):
     edge = ""
     if goal.get("edge_accept_median_us"):
         edge = (" Lazy %s spends %s ms (median) of its time to ready accepting the partial "
-                "units at range edges (required at boot: a unit shared with firmware memory "
-                "cannot be left to the allocator); the 10%% allowance is %s ms." % (
+                "units at range edges (at boot only when the allocator's table of them is "
+                "full); the 10%% allowance is %s ms." % (
                     goal["size"], ms(goal["edge_accept_median_us"]),
                     ms(goal["lazy_1g_median_us"] * (GOAL_RATIO - 1))))
     return ("Goal: lazy %s within 10%% of lazy 1G. Measured: %s ms against %s ms median, "

@@ -97,7 +97,7 @@ def bitmap_matches_map(case, events, text):
     words = sum(-(-((hi - lo) // UNIT) // 64) for lo, hi in segs)
     want = {
         "unaccepted_bytes": unaccepted,
-        "edge_accepted_bytes": edge,
+        "edge_bytes": edge,
         "units": units,
         "segments": len(segs),
         "base": segs[0][0] if segs else 0,
@@ -137,13 +137,18 @@ def summary_consistent(case, events, text):
         problems.append("accepted_by_path sums to %d, accepted_bytes is %d" % (by_path, s["accepted_bytes"]))
     lost = s["accept_failures"]
     # Every unit that was unaccepted at the bitmap is now accepted, still unaccepted, or lost.
-    units_accepted = (s["accepted_bytes"] - s["accepted_by_path"]["boot_edge"]) // UNIT
+    units_accepted = (s["accepted_bytes"] - s["edge_accepted_bytes"]) // UNIT
     if bm["unaccepted_bytes"] != s["unaccepted_bytes"] + units_accepted * UNIT + lost * UNIT:
         problems.append("bitmap had %d unaccepted bytes; now %d unaccepted + %d accepted + %d lost"
                         % (bm["unaccepted_bytes"], s["unaccepted_bytes"], units_accepted * UNIT, lost * UNIT))
-    if s["accepted_by_path"]["boot_edge"] != bm["edge_accepted_bytes"]:
-        problems.append("boot_edge %d != bitmap edge_accepted_bytes %d"
-                        % (s["accepted_by_path"]["boot_edge"], bm["edge_accepted_bytes"]))
+    # Partial units: each one accepted, still pending, or (when the platform refused it) lost.
+    edges = s["edge_accepted_bytes"] + s["edge_unaccepted_bytes"]
+    if edges > bm["edge_bytes"] or (not lost and edges != bm["edge_bytes"]):
+        problems.append("partial units: %d accepted + %d pending, the bitmap had %d"
+                        % (s["edge_accepted_bytes"], s["edge_unaccepted_bytes"], bm["edge_bytes"]))
+    if not bm["edge_accepted_bytes"] <= s["edge_accepted_bytes"]:
+        problems.append("bitmap edge_accepted_bytes %d (by ready) above the summary's %d"
+                        % (bm["edge_accepted_bytes"], s["edge_accepted_bytes"]))
     hist = sum(s["accept_ns_log2_histogram"])
     if hist != s["accept_calls"]:
         problems.append("histogram counts %d accepts, accept_calls is %d" % (hist, s["accept_calls"]))
@@ -202,10 +207,15 @@ def eager_accepts_everything(case, events, text):
     if s is None or bm is None:
         return ["no summary or bitmap event"]
     problems = []
-    if s["unaccepted_bytes"] != 0:
-        problems.append("%d bytes still unaccepted" % s["unaccepted_bytes"])
-    if s["accepted_by_path"]["eager"] != bm["unaccepted_bytes"]:
-        problems.append("eager accepted %d, the bitmap had %d" % (s["accepted_by_path"]["eager"], bm["unaccepted_bytes"]))
+    if s["unaccepted_bytes"] != 0 or s["edge_unaccepted_bytes"] != 0:
+        problems.append("%d bytes still unaccepted, %d in partial units"
+                        % (s["unaccepted_bytes"], s["edge_unaccepted_bytes"]))
+    if s["accepted_by_path"]["eager"] != bm["unaccepted_bytes"] + bm["edge_bytes"]:
+        problems.append("eager accepted %d, the bitmap had %d and %d in partial units"
+                        % (s["accepted_by_path"]["eager"], bm["unaccepted_bytes"], bm["edge_bytes"]))
+    if bm["edge_accepted_bytes"] != bm["edge_bytes"]:
+        problems.append("only %d of %d bytes in partial units accepted by ready"
+                        % (bm["edge_accepted_bytes"], bm["edge_bytes"]))
     if s["accepted_by_path"]["lazy"]:
         problems.append("lazy acceptance happened after eager: %d bytes" % s["accepted_by_path"]["lazy"])
     steps = len(re.findall(r"^eager: accepted", text, re.M))
@@ -251,14 +261,14 @@ def tdx_calls_match_host(case, events, text):
     Every whole unit is first tried at 2 MiB (never 1 GiB: the TDX 1.5 module rejects
     level 2). kvm maps private memory in 4 KiB pages, so each of those answers
     PAGE_SIZE_MISMATCH and the unit takes 512 4 KiB accepts; huge backs a wholly
-    unaccepted unit with one 2 MiB page, so one call does it. Boot edges are 4 KiB pages
+    unaccepted unit with one 2 MiB page, so one call does it. Partial units are 4 KiB pages
     on either host. Recomputed from the summary's byte counts, not stored numbers."""
     calls, s = _calls(events)
     if s is None:
         return ["no summary"]
     host = _option(case, "emu_host") or "kvm"
-    edge_pages = s["accepted_by_path"]["boot_edge"] // PAGE
-    units = (s["accepted_bytes"] - s["accepted_by_path"]["boot_edge"]) // UNIT
+    edge_pages = s["edge_accepted_bytes"] // PAGE
+    units = (s["accepted_bytes"] - s["edge_accepted_bytes"]) // UNIT
     if host == "kvm":
         want = {"accepted_2m": 0, "size_mismatch": units, "accepted_4k": edge_pages + 512 * units,
                 "tdcall_accept": edge_pages + 513 * units}
@@ -285,7 +295,7 @@ def tdx_size_mismatch_path(case, events, text):
     if s is None:
         return ["no summary"]
     lazy_units = s["accepted_by_path"]["lazy"] // UNIT
-    edge_pages = s["accepted_by_path"]["boot_edge"] // PAGE
+    edge_pages = s["edge_accepted_bytes"] // PAGE
     problems = []
     if calls.get("accepted_4k") != edge_pages + 512:
         problems.append("accepted_4k = %s, expected edges %d + 512" % (calls.get("accepted_4k"), edge_pages))
@@ -390,7 +400,8 @@ def workloads_consistent(case, events, text):
         if n == "bandwidth" and not w.get("write_mib_s"):
             problems.append("bandwidth: no write rate")
         calls += w["accept_calls"]
-    after_boot = s["accepted_bytes"] - s["accepted_by_path"]["boot_edge"]
+    # What was accepted by ready (partial units only, in the cases that run workloads).
+    after_boot = s["accepted_bytes"] - ml.first(events, "bitmap")["edge_accepted_bytes"]
     if sum(w["accepted_bytes"] for w in ws) != after_boot:
         problems.append("workloads accepted %d, the summary says %d after boot"
                         % (sum(w["accepted_bytes"] for w in ws), after_boot))
@@ -438,15 +449,16 @@ def eager_split_across_cpus(case, events, text):
     if sum(by_cpu) != s["accepted_bytes"]:
         problems.append("accepted_by_cpu %r sums to %d, accepted_bytes is %d" % (by_cpu, sum(by_cpu), s["accepted_bytes"]))
     n = smp["cpus_started"]
-    # The boot CPU also accepted the partial units at boot: leave them out of its share.
-    shares = [b - (bm["edge_accepted_bytes"] if i == 0 else 0) for i, b in enumerate(by_cpu)]
+    # The boot CPU also accepted the partial units, after the shares: leave them out of its share.
+    shares = [b - (s["edge_accepted_bytes"] if i == 0 else 0) for i, b in enumerate(by_cpu)]
     shares = [b for b in shares if b]
     if len(shares) != n:
         problems.append("%d vCPUs accepted units, %d started: %r" % (len(shares), n, by_cpu))
     elif max(shares) - min(shares) > n * UNIT:
         problems.append("shares differ by more than %d units: %r" % (n, shares))
-    if s["unaccepted_bytes"] != 0:
-        problems.append("%d bytes still unaccepted" % s["unaccepted_bytes"])
+    if s["unaccepted_bytes"] != 0 or s["edge_unaccepted_bytes"] != 0:
+        problems.append("%d bytes still unaccepted, %d in partial units"
+                        % (s["unaccepted_bytes"], s["edge_unaccepted_bytes"]))
     # Few, large calls: at most one per GiB of each share plus one per share and segment.
     # (sim only: other platforms count their own calls, checked by their own checks)
     if "sim_accept" in s["platform_calls"] and s["accept_calls"] - s["platform_calls"]["sim_accept"] > 0:
@@ -564,8 +576,9 @@ def background_consistent(case, events, text):
     if s is None or bg is None or ready is None:
         return ["no summary, background or ready event"]
     problems = []
-    if s["unaccepted_bytes"] != 0:
-        problems.append("%d bytes still unaccepted after the background pass" % s["unaccepted_bytes"])
+    if s["unaccepted_bytes"] != 0 or s["edge_unaccepted_bytes"] != 0:
+        problems.append("%d bytes still unaccepted (%d in partial units) after the background pass"
+                        % (s["unaccepted_bytes"], s["edge_unaccepted_bytes"]))
     if bg["bytes"] != s["accepted_by_path"].get("background"):
         problems.append("background event says %d bytes, summary's background path %r"
                         % (bg["bytes"], s["accepted_by_path"].get("background")))
@@ -573,8 +586,8 @@ def background_consistent(case, events, text):
         problems.append("the APs accepted nothing")
     if bg["done_us"] < ready["us"]:
         problems.append("last unit accepted at %d us, before ready at %d us" % (bg["done_us"], ready["us"]))
-    # The boot CPU accepted nothing but the boot-time edges and its own on-demand units;
-    # the APs accepted the background bytes, and under ptouch their own on-demand units.
+    # The boot CPU accepted nothing but its own on-demand units; the APs accepted the
+    # background bytes (partial units included), and under ptouch their own on-demand units.
     by_cpu = s.get("accepted_by_cpu") or []
     aps = sum(by_cpu[1:])
     ptouch = any(w.get("name") == "ptouch" for w in ml.all_of(events, "workload"))

@@ -293,9 +293,10 @@ static void fixture_start(void)
 	env.phys_offset = (u64)(uintptr_t)fx.arena - FB;
 	palloc_init(&fx.map, &fx.bm, &env, fx.lat, LAT_CAP);
 	palloc_populate(&fx.map, fx.res, fx.nres);
-	/* Round inward: the partial units at range edges are accepted now (kernel/memory.c). */
+	/* Round inward: the partial units wait in the allocator's table (kernel/memory.c). */
 	for (unsigned i = 0; i < fx.nedges; i++)
-		palloc_accept_edge(fx.edges[i].start, fx.edges[i].end);
+		if (!palloc_add_edge(fx.edges[i].start, fx.edges[i].end))
+			palloc_accept_edge(fx.edges[i].start, fx.edges[i].end);
 }
 
 static void use_policy(u32 policy, u64 ahead)
@@ -472,6 +473,8 @@ static void count_units(u64 *whole, u64 *partial)
  *   [127M, 127.0625M) loader image       never free; the rest of u63 is not RAM
  */
 #define STRESS_SPAN (128 * MiB)
+/* The unaccepted pieces of u3, u20 and u63. */
+#define STRESS_EDGES (1 * MiB + 512 * KiB + 256 * KiB + 1 * MiB)
 
 static void stress_map(void)
 {
@@ -520,6 +523,15 @@ static unsigned pick_order(void)
 
 enum stress_mode { STRESS_LAZY, STRESS_AHEAD, STRESS_EAGER };
 
+/* Is [start, end) exactly one of the partial units bitmap_build reported? */
+static bool is_edge(u64 start, u64 end)
+{
+	for (unsigned i = 0; i < fx.nedges; i++)
+		if (fx.edges[i].start == start && fx.edges[i].end == end)
+			return true;
+	return false;
+}
+
 /* Up to n of the lowest unaccepted units, in order. */
 static unsigned lowest_units(u64 *out, unsigned n)
 {
@@ -562,13 +574,21 @@ static bool stress(u64 ops, enum stress_mode mode, u64 ahead, u64 seed, u64 *oom
 
 			if (mode == STRESS_LAZY && fx.ncalls != calls) {
 				/* Lazy: only when nothing fits, one unit per call, lowest first. */
-				bool ok = EXPECT(!had_block) && EXPECT(fx.ncalls - calls <= nlow);
+				bool ok = EXPECT(!had_block);
 
-				/* A second unit only when the platform refused the first. */
+				/*
+				 * A second unit only when the platform refused the first; the
+				 * partial units only once no whole unit is left, in address order.
+				 */
 				for (u64 c = calls; ok && c < fx.ncalls; c++)
-					ok = EXPECT_EQ(fx.calls[c].start, low[c - calls]) &&
-					     EXPECT_EQ(fx.calls[c].end - fx.calls[c].start, UNIT_SIZE) &&
-					     EXPECT(c + 1 == fx.ncalls || fx.calls[c].rc);
+					if (c - calls < nlow)
+						ok = EXPECT_EQ(fx.calls[c].start, low[c - calls]) &&
+						     EXPECT_EQ(fx.calls[c].end - fx.calls[c].start, UNIT_SIZE) &&
+						     EXPECT(c + 1 == fx.ncalls || fx.calls[c].rc);
+					else
+						ok = EXPECT(nlow < ARRAY_SIZE(low)) &&
+						     EXPECT(is_edge(fx.calls[c].start, fx.calls[c].end)) &&
+						     EXPECT(c == calls + nlow || fx.calls[c].start > fx.calls[c - 1].start);
 				if (!ok)
 					return false;
 			}
@@ -577,6 +597,7 @@ static bool stress(u64 ops, enum stress_mode mode, u64 ahead, u64 seed, u64 *oom
 			if (!a) {
 				/* Out of memory only once everything is accepted and nothing fits. */
 				bool ok = EXPECT_EQ(bitmap_count(&fx.bm), 0) &&
+					  EXPECT_EQ(s->edge_unaccepted_bytes, 0) &&
 					  EXPECT_EQ(s->alloc_failures, fails + 1);
 
 				for (unsigned k = order; ok && k <= PALLOC_MAX_ORDER; k++)
@@ -635,17 +656,25 @@ TEST(palloc_stress_lazy)
 		fixture_start();
 		use_policy(POLICY_LAZY, 0);
 		ASSERT(check_counters());
-		/* Meta pages in u0, u20, u22, u63; whole: u1, u2, u3 (collapsed at boot), u21, u23, u24. */
+		/*
+		 * Meta pages in u0, u3, u20, u22; whole: u1, u2, u21, u23, u24. The edges in
+		 * u3, u20 and u63 wait: u3 stays split and u63 unmanaged until they are accepted.
+		 */
 		ASSERT_EQ(palloc_stats()->meta_bytes, 4 * PAGE_SIZE);
-		ASSERT_EQ(palloc_free_blocks(PALLOC_MAX_ORDER), 6);
+		ASSERT_EQ(palloc_free_blocks(PALLOC_MAX_ORDER), 5);
+		ASSERT_EQ(palloc_stats()->edge_unaccepted_bytes, STRESS_EDGES);
+		ASSERT_EQ(palloc_stats()->accepted_bytes, 0);
 		ASSERT_EQ(bitmap_count(&fx.bm), 16 + 7 + 30);
 		ASSERT(stress(ops / EPOCHS + (e < ops % EPOCHS), STRESS_LAZY, 0, stress_seed() + e, &ooms));
 	}
 	stress_report("lazy stress", ops, ooms, t0);
-	/* Memory ran out several times, so every unit has been reached. */
+	/* Memory ran out several times, so every unit and every edge has been reached. */
 	EXPECT_EQ(bitmap_count(&fx.bm), 0);
 	EXPECT_EQ(palloc_stats()->accept_failures, 1);
-	EXPECT_EQ(palloc_stats()->accepted_by_path[ACCEPT_LAZY], (16 + 7 + 30 - 1) * UNIT_SIZE);
+	EXPECT_EQ(palloc_stats()->edge_unaccepted_bytes, 0);
+	EXPECT_EQ(palloc_stats()->edge_accepted_bytes, STRESS_EDGES);
+	EXPECT_EQ(palloc_stats()->accepted_by_path[ACCEPT_LAZY],
+		  (16 + 7 + 30 - 1) * UNIT_SIZE + STRESS_EDGES);
 	release_all();
 	ASSERT(check_counters());
 	/* Freed units wait to be collapsed until a 2 MiB request needs them; trim does all. */
@@ -701,8 +730,17 @@ static bool boot_eager_and_check(void)
 			abort();
 		from = units[i] + UNIT_SIZE;
 	}
+	u64 edge_bytes = palloc_stats()->edge_unaccepted_bytes, pending[MAX_EDGES][2], npending = 0;
+
+	/* The edges still pending (all but those a full table had accepted at boot). */
+	for (unsigned i = 0; i < fx.nedges; i++)
+		if (!(fx.ps[pg(fx.edges[i].start)] & PS_ASKED)) {
+			pending[npending][0] = fx.edges[i].start;
+			pending[npending++][1] = fx.edges[i].end;
+		}
 	progress_calls = progress_done = progress_gap = 0;
 	policy_boot(on_progress);
+	policy_boot_edges();
 	for (u64 i = 0; ok && i < n; c++) {
 		u64 s = units[i], e = s + UNIT_SIZE;
 
@@ -712,9 +750,14 @@ static bool boot_eager_and_check(void)
 		     EXPECT_EQ(fx.calls[c].end, e);
 	}
 	free(units);
+	/* Then every pending edge, in address order: eager leaves nothing unaccepted. */
+	for (u64 i = 0; ok && i < npending; i++, c++)
+		ok = EXPECT(c < fx.ncalls) && EXPECT_EQ(fx.calls[c].start, pending[i][0]) &&
+		     EXPECT_EQ(fx.calls[c].end, pending[i][1]);
 	ok = ok && EXPECT_EQ(fx.ncalls, c);
 	ok = ok && EXPECT_EQ(bitmap_count(&fx.bm), 0);
-	ok = ok && EXPECT_EQ(palloc_stats()->accepted_by_path[ACCEPT_EAGER], total);
+	ok = ok && EXPECT_EQ(palloc_stats()->edge_unaccepted_bytes, 0);
+	ok = ok && EXPECT_EQ(palloc_stats()->accepted_by_path[ACCEPT_EAGER], total + edge_bytes);
 	/* Progress: the last call reports everything; no stretch of more than 10% plus a chunk. */
 	ok = ok && EXPECT_EQ(progress_done, total);
 	ok = ok && EXPECT(progress_gap <= total / 10 + chunk);
@@ -731,7 +774,7 @@ TEST(palloc_stress_eager)
 	use_policy(POLICY_EAGER, 0);
 	/* 53 units: 8 MiB chunks. */
 	ASSERT(boot_eager_and_check());
-	EXPECT_EQ(fx.ncalls, 3 + 4 + 2 + 8);	/* three boot edges, then the chunks */
+	EXPECT_EQ(fx.ncalls, 4 + 2 + 8 + 3);	/* the chunks, then the three edges */
 	ASSERT(check_counters());
 	ASSERT(stress(stress_ops() / 4, STRESS_EAGER, 0, stress_seed(), &ooms));
 	stress_report("eager stress", stress_ops() / 4, ooms, t0);
@@ -975,15 +1018,17 @@ TEST(block_order_reports_block_heads_only)
 
 /*
  * A unit with usable memory only in part keeps its metadata in its own first free page;
- * a unit completed by a boot edge collapses back into a whole free unit.
+ * a unit completed by an edge collapses back into a whole free unit once the edge is
+ * accepted, which lazy acceptance does only after the last whole unit.
  *   u0: [12K, 1M) usable: meta at page 3      u1: [2M, 3M) usable, upper half not RAM: meta at page 0
  *   u2: one usable page: all meta, nothing free
- *   u3: [6M, 7M) usable + [7M, 10M) unaccepted: edge [7M, 8M) completes u3; u4 in the bitmap
+ *   u3: [6M, 7M) usable + [7M, 10M) unaccepted: meta at page 0 until edge [7M, 8M) completes u3;
+ *   u4 in the bitmap
  */
 TEST(partial_unit_meta_page_is_its_first_free_page)
 {
 	const struct palloc_stats *s = palloc_stats();
-	u64 a, n = 0, meta[3] = { FB + 12 * KiB, FB + 2 * MiB, FB + 4 * MiB }, free0;
+	u64 a, n = 0, meta[4] = { FB + 12 * KiB, FB + 2 * MiB, FB + 4 * MiB, FB + 6 * MiB }, free0;
 
 	map_begin(16 * MiB, true);
 	map_add(0, 12 * KiB, RANGE_RESERVED);
@@ -995,28 +1040,45 @@ TEST(partial_unit_meta_page_is_its_first_free_page)
 	fixture_start();
 	for (unsigned i = 0; i < ARRAY_SIZE(meta); i++)
 		EXPECT_EQ(*(u32 *)va(meta[i]), META_MAGIC);
-	EXPECT_EQ(s->meta_bytes, 3 * PAGE_SIZE);
-	EXPECT_EQ(s->managed_bytes, (1 * MiB - 12 * KiB) + 1 * MiB + 4 * KiB + 2 * MiB);
-	EXPECT_EQ(s->free_bytes, s->managed_bytes - 3 * PAGE_SIZE);
-	EXPECT_EQ(palloc_free_blocks(PALLOC_MAX_ORDER), 1);
-	EXPECT_EQ(s->accepted_by_path[ACCEPT_BOOT_EDGE], 1 * MiB);
+	EXPECT_EQ(s->meta_bytes, 4 * PAGE_SIZE);
+	EXPECT_EQ(s->managed_bytes, (1 * MiB - 12 * KiB) + 1 * MiB + 4 * KiB + 1 * MiB);
+	EXPECT_EQ(s->free_bytes, s->managed_bytes - 4 * PAGE_SIZE);
+	EXPECT_EQ(palloc_free_blocks(PALLOC_MAX_ORDER), 0);
+	/* Nothing was accepted at boot: the edge waits. */
+	EXPECT_EQ(fx.ncalls, 0);
+	EXPECT_EQ(s->edge_unaccepted_bytes, 1 * MiB);
 	ASSERT(check_counters());
 
-	/* Every page except the meta pages (u3 gets its own when split). */
+	/* The whole unit first, then the edge, which completes u3; then nothing is left. */
+	EXPECT(palloc_accept_next(ACCEPT_LAZY));
+	EXPECT_EQ(fx.calls[0].start, FB + 8 * MiB);
+	EXPECT_EQ(s->edge_unaccepted_bytes, 1 * MiB);
+	EXPECT(palloc_accept_next(ACCEPT_LAZY));
+	EXPECT_EQ(fx.calls[1].start, FB + 7 * MiB);
+	EXPECT_EQ(fx.calls[1].end, FB + 8 * MiB);
+	EXPECT(!palloc_accept_next(ACCEPT_LAZY));
+	EXPECT_EQ(fx.ncalls, 2);
+	EXPECT_EQ(s->edge_unaccepted_bytes, 0);
+	EXPECT_EQ(s->edge_accepted_bytes, 1 * MiB);
+	EXPECT_EQ(s->accepted_by_path[ACCEPT_LAZY], 3 * MiB);
+	EXPECT_EQ(s->meta_bytes, 3 * PAGE_SIZE);
+	EXPECT_EQ(palloc_free_blocks(PALLOC_MAX_ORDER), 2);
+	ASSERT(check_counters());
+
+	/* Every page except the meta pages (u3 and u4 get their own when split). */
 	free0 = s->free_bytes;
 	while ((a = palloc_alloc_accepted(0)) != 0) {
 		ASSERT(take(a, 0));
-		for (unsigned i = 0; i < ARRAY_SIZE(meta); i++)
+		for (unsigned i = 0; i < 3; i++)
 			ASSERT(EXPECT(a != meta[i]));
 		n++;
 	}
-	EXPECT_EQ(n * PAGE_SIZE, free0 - PAGE_SIZE);
-	EXPECT_EQ(s->meta_bytes, 4 * PAGE_SIZE);
-	EXPECT_EQ(*(u32 *)va(FB + 6 * MiB), META_MAGIC);
+	EXPECT_EQ(n * PAGE_SIZE, free0 - 2 * PAGE_SIZE);
+	EXPECT_EQ(s->meta_bytes, 5 * PAGE_SIZE);
 	release_all();
 	palloc_trim();
 	EXPECT_EQ(s->meta_bytes, 3 * PAGE_SIZE);
-	EXPECT_EQ(palloc_free_blocks(PALLOC_MAX_ORDER), 1);
+	EXPECT_EQ(palloc_free_blocks(PALLOC_MAX_ORDER), 2);
 	ASSERT(check_counters());
 }
 
@@ -1239,11 +1301,11 @@ TEST(accept_failure_of_a_run_and_of_an_edge)
 	map_fail(10 * MiB, 10 * MiB + 64 * KiB);	/* the edge */
 	map_fail(6 * MiB, 6 * MiB + 4 * KiB);		/* one page of the second unit */
 	fixture_start();
-	EXPECT_EQ(s->accept_failures, 1);
-	EXPECT_EQ(s->accepted_by_path[ACCEPT_BOOT_EDGE], 0);
+	EXPECT_EQ(s->accept_failures, 0);
+	EXPECT_EQ(s->edge_unaccepted_bytes, 64 * KiB);
 	EXPECT_EQ(s->managed_bytes, 2 * MiB);
 	EXPECT_EQ(palloc_accept_range(FB + 4 * MiB, FB + 10 * MiB, ACCEPT_EXPLICIT), 6 * MiB);
-	EXPECT_EQ(s->accept_failures, 1 + 3);
+	EXPECT_EQ(s->accept_failures, 3);
 	EXPECT_EQ(s->accepted_bytes, 0);
 	EXPECT_EQ(s->managed_bytes, 2 * MiB);
 	EXPECT_EQ(bitmap_count(&fx.bm), 1);
@@ -1255,8 +1317,14 @@ TEST(accept_failure_of_a_run_and_of_an_edge)
 	ASSERT(take(palloc_alloc(PALLOC_MAX_ORDER), PALLOC_MAX_ORDER));
 	EXPECT_EQ(live[0].addr, FB);
 	EXPECT_EQ(live[1].addr, FB + 2 * MiB);
+	/* The edge comes last, and is refused: lost, never handed out. */
 	EXPECT_EQ(palloc_alloc(PALLOC_MAX_ORDER), 0);
 	EXPECT_EQ(fx.ncalls, 3);
+	EXPECT_EQ(fx.calls[2].start, FB + 10 * MiB);
+	EXPECT_EQ(s->accept_failures, 3 + 1);
+	EXPECT_EQ(s->edge_unaccepted_bytes, 0);
+	EXPECT_EQ(s->edge_accepted_bytes, 0);
+	EXPECT_EQ(palloc_alloc(0), 0);
 	ASSERT(check_counters());
 }
 
@@ -1318,4 +1386,38 @@ TEST(freed_unit_is_not_collapsed_per_free)
 	EXPECT_EQ(s->meta_bytes, 0);
 	palloc_free(a);
 	EXPECT_EQ(palloc_free_blocks(PALLOC_MAX_ORDER), 1);
+}
+
+/*
+ * The edge table is bounded: once PALLOC_MAX_EDGES pieces wait, palloc_add_edge says no
+ * (the kernel then accepts the piece at once), and nothing it refused is ever accepted
+ * through the table. Pieces that are not a partial unit's, or that overlap one already
+ * in the table, panic: either would be a double accept in the making.
+ */
+TEST(edge_table_is_bounded_and_checks_its_input)
+{
+	map_begin(8 * MiB, true);
+	map_add(0, 2 * MiB, RANGE_USABLE);
+	map_add(2 * MiB, 4 * MiB, RANGE_IMAGE);	/* a managed unit that is never free */
+	map_add(4 * MiB, 8 * MiB, RANGE_UNACCEPTED);
+	fixture_start();
+	for (unsigned i = 0; i < PALLOC_MAX_EDGES; i++)
+		ASSERT(palloc_add_edge(FB + 2 * MiB + i * 8 * KiB, FB + 2 * MiB + i * 8 * KiB + 4 * KiB));
+	EXPECT(!palloc_add_edge(FB + 2 * MiB + 4 * KiB, FB + 2 * MiB + 8 * KiB));
+	EXPECT_EQ(palloc_stats()->edge_unaccepted_bytes, PALLOC_MAX_EDGES * 4 * KiB);
+	CHECK_PANICS(palloc_add_edge(FB + 4 * MiB, FB + 6 * MiB), "not the unaccepted piece");
+	CHECK_PANICS(palloc_add_edge(FB + 4 * MiB, FB + 4 * MiB + 4 * KiB), "not the unaccepted piece");
+	CHECK_PANICS(palloc_add_edge(FB, FB + 4 * KiB), "not the unaccepted piece");
+	CHECK_PANICS(palloc_add_edge(FB + 3 * MiB + 512, FB + 3 * MiB + 4 * KiB), "not the unaccepted piece");
+	CHECK_PANICS(palloc_add_edge(FB + 3 * MiB, FB + 5 * MiB), "not the unaccepted piece");
+}
+
+TEST(edge_overlapping_one_in_the_table_panics)
+{
+	map_begin(8 * MiB, true);
+	map_add(0, 2 * MiB, RANGE_USABLE);
+	map_add(2 * MiB, 4 * MiB, RANGE_IMAGE);
+	fixture_start();
+	ASSERT(palloc_add_edge(FB + 2 * MiB + 64 * KiB, FB + 2 * MiB + 128 * KiB));
+	CHECK_PANICS(palloc_add_edge(FB + 2 * MiB + 124 * KiB, FB + 2 * MiB + 132 * KiB), "overlaps");
 }

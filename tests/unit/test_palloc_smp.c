@@ -27,6 +27,11 @@
 #define ACCEPTED_BYTES (32 * MiB)	/* accepted at boot */
 #define UNITS 256			/* unaccepted after it: 512 MiB */
 #define SPAN (ACCEPTED_BYTES + UNITS * UNIT_SIZE)
+/* After it, a unit the map gives to the loader image: its pieces play partial units. */
+#define EDGE_UNIT (FB + SPAN)
+#define EDGES 64
+#define EDGE_BYTES (16 * KiB)	/* every other 16 KiB of EDGE_UNIT's first half */
+#define ARENA (SPAN + UNIT_SIZE)
 #define THREADS 4
 #define LAT_CAP 4096
 #define ACCEPT_SLEEP_US 100
@@ -41,6 +46,7 @@ static struct {
 	u64 raw_bytes;
 	u32 lat[LAT_CAP];
 	u32 unit_state[UNITS];	/* UNIT_*, atomically */
+	u32 edge_page[UNIT_SIZE / PAGE_SIZE];	/* UNIT_* per page of EDGE_UNIT, atomically */
 	u32 *owner;		/* per page: thread id + 1 holding it, atomically */
 	u64 double_accepts, unaccepted_handouts, double_handouts;	/* atomically */
 	u64 accepted_bytes;	/* by the mock, atomically */
@@ -60,13 +66,23 @@ static u64 unit_index(u64 pa)
 	return (pa - FB - ACCEPTED_BYTES) >> UNIT_SHIFT;
 }
 
+/* The mock's state of the unit, or of the edge page, that holds pa. */
+static u32 *accept_state(u64 pa)
+{
+	return pa >= EDGE_UNIT ? &fx.edge_page[(pa - EDGE_UNIT) >> PAGE_SHIFT]
+			       : &fx.unit_state[unit_index(pa)];
+}
+
 static int mock_accept(void *ctx, u64 start, u64 end)
 {
+	/* Partial units go page by page, as TDX and SNP accept them. */
+	u64 step = start >= EDGE_UNIT ? PAGE_SIZE : UNIT_SIZE;
+
 	(void)ctx;
-	for (u64 u = start; u < end; u += UNIT_SIZE) {
+	for (u64 u = start; u < end; u += step) {
 		u32 expected = UNIT_UNACCEPTED;
 
-		if (!__atomic_compare_exchange_n(&fx.unit_state[unit_index(u)], &expected,
+		if (!__atomic_compare_exchange_n(accept_state(u), &expected,
 						 UNIT_ACCEPTING, false, __ATOMIC_ACQ_REL,
 						 __ATOMIC_ACQUIRE))
 			__atomic_add_fetch(&fx.double_accepts, 1, __ATOMIC_RELAXED);
@@ -76,8 +92,8 @@ static int mock_accept(void *ctx, u64 start, u64 end)
 	/* Accepted memory reads as zero: one word per page is enough for TSan to see. */
 	for (u64 p = start; p < end; p += PAGE_SIZE)
 		*(u64 *)(fx.arena + (p - FB)) = 0;
-	for (u64 u = start; u < end; u += UNIT_SIZE)
-		__atomic_store_n(&fx.unit_state[unit_index(u)], UNIT_DONE, __ATOMIC_RELEASE);
+	for (u64 u = start; u < end; u += step)
+		__atomic_store_n(accept_state(u), UNIT_DONE, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&fx.accepted_bytes, end - start, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -115,10 +131,10 @@ static void setup(void)
 		munmap(fx.raw, fx.raw_bytes);
 	free(fx.owner);
 	memset(&fx, 0, sizeof(fx));
-	fx.raw_bytes = SPAN + UNIT_SIZE;
+	fx.raw_bytes = ARENA + UNIT_SIZE;
 	fx.raw = mmap(NULL, fx.raw_bytes, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	fx.owner = calloc(SPAN >> PAGE_SHIFT, sizeof(u32));
+	fx.owner = calloc(ARENA >> PAGE_SHIFT, sizeof(u32));
 	if (fx.raw == MAP_FAILED || !fx.owner)
 		abort();
 	fx.arena = (u8 *)(uintptr_t)ALIGN_UP((u64)(uintptr_t)fx.raw, UNIT_SIZE);
@@ -126,7 +142,8 @@ static void setup(void)
 	fx.map.cap = ARRAY_SIZE(fx.ranges);
 	fx.ranges[0] = (struct mem_range){ FB, FB + ACCEPTED_BYTES, RANGE_USABLE, 0 };
 	fx.ranges[1] = (struct mem_range){ FB + ACCEPTED_BYTES, FB + SPAN, RANGE_UNACCEPTED, 0 };
-	fx.map.nranges = 2;
+	fx.ranges[2] = (struct mem_range){ EDGE_UNIT, EDGE_UNIT + UNIT_SIZE, RANGE_IMAGE, 0 };
+	fx.map.nranges = 3;
 
 	void *storage = calloc(1, bitmap_storage_bytes(bitmap_layout(&fx.map)) + 8);
 
@@ -145,8 +162,12 @@ static void take(u64 a, unsigned order, unsigned me)
 	u64 size = PAGE_SIZE << order;
 
 	for (u64 u = ALIGN_DOWN(a, UNIT_SIZE); u < a + size; u += UNIT_SIZE)
-		if (u >= FB + ACCEPTED_BYTES &&
+		if (u >= FB + ACCEPTED_BYTES && u < EDGE_UNIT &&
 		    __atomic_load_n(&fx.unit_state[unit_index(u)], __ATOMIC_ACQUIRE) != UNIT_DONE)
+			__atomic_add_fetch(&fx.unaccepted_handouts, 1, __ATOMIC_RELAXED);
+	for (u64 p = a; p < a + size; p += PAGE_SIZE)
+		if (p >= EDGE_UNIT &&
+		    __atomic_load_n(accept_state(p), __ATOMIC_ACQUIRE) != UNIT_DONE)
 			__atomic_add_fetch(&fx.unaccepted_handouts, 1, __ATOMIC_RELAXED);
 	for (u64 p = a; p < a + size; p += PAGE_SIZE) {
 		u32 expected = 0;
@@ -225,7 +246,7 @@ static void *lazy_worker(void *arg)
 static void check_after(void)
 {
 	const struct palloc_stats *s = palloc_stats();
-	u64 by_cpu = 0, done = 0;
+	u64 by_cpu = 0, done = 0, edge_pages = 0;
 
 	EXPECT_EQ(fx.double_accepts, 0);
 	EXPECT_EQ(fx.unaccepted_handouts, 0);
@@ -234,10 +255,13 @@ static void check_after(void)
 		by_cpu += palloc_cpu_stats(c)->accepted_bytes;
 	for (unsigned u = 0; u < UNITS; u++)
 		done += fx.unit_state[u] == UNIT_DONE;
+	for (unsigned p = 0; p < ARRAY_SIZE(fx.edge_page); p++)
+		edge_pages += fx.edge_page[p] == UNIT_DONE;
 	/* The per-CPU counts merge to the allocator's, and both to what the platform did. */
 	EXPECT_EQ(by_cpu, s->accepted_bytes);
 	EXPECT_EQ(s->accepted_bytes, fx.accepted_bytes);
-	EXPECT_EQ(done * UNIT_SIZE, fx.accepted_bytes);
+	EXPECT_EQ(done * UNIT_SIZE + edge_pages * PAGE_SIZE, fx.accepted_bytes);
+	EXPECT_EQ(edge_pages * PAGE_SIZE, s->edge_accepted_bytes);
 	EXPECT_EQ(bitmap_count(&fx.bm) + done, UNITS);
 	EXPECT_EQ(s->unaccepted_bytes, bitmap_count(&fx.bm) * UNIT_SIZE);
 	EXPECT_EQ(palloc_count_free(), s->free_bytes);
@@ -397,4 +421,56 @@ TEST(parallel_eager_splits_units_across_cpus)
 	 */
 	EXPECT(palloc_stats()->accept_calls <= 3 * 12);
 	EXPECT(palloc_stats()->accept_calls >= 3 * 10);
+}
+
+struct edge_job {
+	pthread_t thread;
+	unsigned cpu;
+	u64 accepted;
+};
+
+static void *edge_worker(void *arg)
+{
+	struct edge_job *j = arg;
+
+	thread_cpu = j->cpu;
+	j->accepted = palloc_accept_edges(ACCEPT_BACKGROUND);
+	return NULL;
+}
+
+/*
+ * Partial units: two threads take them all (as background APs do after their shares)
+ * while two others allocate and free, and those get edge pages once they are free.
+ * Each edge is accepted once, by one thread, and no page of it is handed out before.
+ */
+TEST(edges_accepted_once_while_threads_allocate)
+{
+	struct worker w[2];
+	struct edge_job j[2];
+
+	setup();
+	for (unsigned i = 0; i < EDGES; i++)
+		ASSERT(palloc_add_edge(EDGE_UNIT + 2 * i * EDGE_BYTES,
+				       EDGE_UNIT + (2 * i + 1) * EDGE_BYTES));
+	EXPECT_EQ(palloc_stats()->edge_unaccepted_bytes, EDGES * EDGE_BYTES);
+	for (unsigned i = 0; i < 2; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].cpu = i;
+		w[i].seed = 0x5151ULL * (i + 7);
+		j[i] = (struct edge_job){ .cpu = 2 + i };
+		pthread_create(&j[i].thread, NULL, edge_worker, &j[i]);
+		pthread_create(&w[i].thread, NULL, lazy_worker, &w[i]);
+	}
+	for (unsigned i = 0; i < 2; i++) {
+		pthread_join(w[i].thread, NULL);
+		pthread_join(j[i].thread, NULL);
+		EXPECT_EQ(w[i].failures, 0);
+	}
+	check_after();
+	EXPECT_EQ(j[0].accepted + j[1].accepted, EDGES * EDGE_BYTES);
+	EXPECT_EQ(palloc_stats()->edge_unaccepted_bytes, 0);
+	EXPECT_EQ(palloc_stats()->edge_accepted_bytes, EDGES * EDGE_BYTES);
+	EXPECT_EQ(palloc_stats()->accepted_by_path[ACCEPT_BACKGROUND], EDGES * EDGE_BYTES);
+	/* Nothing left to take: a third call accepts nothing. */
+	EXPECT_EQ(palloc_accept_edges(ACCEPT_BACKGROUND), 0);
 }
