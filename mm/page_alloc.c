@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: buddy allocator whose top order is the 2 MiB acceptance unit (pure logic, host-tested). */
+/* memaccept: buddy allocator whose top order is the 2 MiB acceptance unit (pure logic, host-tested); acceptance itself is mm/accept.c. */
 #include "include/panic.h"
 #include "lib/bits.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"
-#include "mm/page_alloc.h"
+#include "mm/palloc_internal.h"
 
 /*
  * Layout of the state:
@@ -32,14 +32,6 @@
 #define PAGES_PER_UNIT (UNIT_SIZE / PAGE_SIZE)
 #define ORDERS (PALLOC_MAX_ORDER + 1)
 
-enum unit_state {
-	U_OUTSIDE = 0,
-	U_FREE = 1,
-	U_USED = 2,
-	U_SPLIT = 3,
-	U_LOST = 4,
-	U_ACCEPTING = 5,	/* claimed by a CPU that is accepting it right now */
-};
 #define UI_STATE(i) ((i) & 0x7)
 #define UI_PENDING (1u << 3)	/* SPLIT: on the pending-collapse stack */
 #define UI_META_SHIFT 4		/* SPLIT: index of the meta page within the unit */
@@ -61,14 +53,6 @@ struct unit_meta {
 	u8 page[PAGES_PER_UNIT];
 };
 
-/* A partial unit's unaccepted piece, accepted on demand (palloc_add_edge). */
-enum edge_state { E_PENDING, E_ACCEPTING, E_DONE, E_LOST };
-
-struct palloc_edge {
-	u64 start, end;		/* fixed once added; state changes under the lock */
-	u8 state;
-};
-
 struct free_node {
 	u64 next, prev;		/* physical addresses of neighbours, 0 = none */
 };
@@ -87,30 +71,22 @@ struct zone {
  * it, and handed to the free map under it again.
  */
 struct palloc_state {
-	struct spinlock lock;
 	struct zone zones[PALLOC_MAX_ZONES];
 	unsigned nzones;
 	const struct zone *last_zone;
 	u64 free_head[ORDERS];
 	u64 free_count[ORDERS];
 	struct palloc_env env;
-	struct unaccepted_bitmap *bitmap;
 	struct palloc_stats stats;
 	bool (*refill_hook)(unsigned order);
 	void (*after_alloc_hook)(void);
-	u64 next_cursor;	/* every unit below this is accepted, being accepted or not RAM */
 	u64 free_unit_hint;	/* no free whole unit lies below this address */
 	u64 pending[PENDING_MAX];
 	unsigned npending;
-	u64 accepting;		/* units claimed and not yet accepted (U_ACCEPTING) */
-	u64 accept_generation;	/* bumped whenever claimed units (or edges) finish */
-	struct palloc_edge edges[PALLOC_MAX_EDGES];	/* partial units, in the order added */
-	unsigned nedges;
-	unsigned edge_cursor;	/* no pending edge below this index */
-	struct palloc_cpu_stats cpu[MAX_CPUS];
 };
 
 static struct palloc_state ps;
+struct spinlock palloc_lock;
 
 static inline void *virt(u64 pa)
 {
@@ -309,10 +285,10 @@ static bool collapse_pending(void)
 
 void palloc_trim(void)
 {
-	spin_lock(&ps.lock);
+	spin_lock(&palloc_lock);
 	while (collapse_pending())
 		;
-	spin_unlock(&ps.lock);
+	spin_unlock(&palloc_lock);
 }
 
 /* Start page-level tracking of a unit; every page starts reserved except what is freed later. */
@@ -439,9 +415,9 @@ static void add_free_locked(u64 start, u64 end)
 
 void palloc_add_free(u64 start, u64 end)
 {
-	spin_lock(&ps.lock);
+	spin_lock(&palloc_lock);
 	add_free_locked(start, end);
-	spin_unlock(&ps.lock);
+	spin_unlock(&palloc_lock);
 }
 
 /* [s, e) minus the sorted, disjoint reserved ranges, handed to palloc_add_free(). */
@@ -463,10 +439,10 @@ void palloc_init(const struct memmap *m, struct unaccepted_bitmap *bm,
 {
 	/* Before any other CPU uses the allocator: no lock needed, and none taken. */
 	memset(&ps, 0, sizeof(ps));
+	palloc_lock = (struct spinlock)SPINLOCK_INIT;
 	ps.env = *e;
-	ps.bitmap = bm;
+	accept_init(bm, e, &ps.stats);
 	ps.last_zone = NULL;
-	ps.next_cursor = 0;
 	ps.free_unit_hint = UINT64_MAX;
 	ps.npending = 0;
 	ps.refill_hook = NULL;
@@ -499,7 +475,7 @@ void palloc_populate(const struct memmap *m, const struct palloc_reserved *reser
 			res[j - 1] = t;
 		}
 
-	spin_lock(&ps.lock);
+	spin_lock(&palloc_lock);
 	for (unsigned i = 0; i < m->nranges; i++) {
 		const struct mem_range *r = &m->ranges[i];
 
@@ -507,7 +483,7 @@ void palloc_populate(const struct memmap *m, const struct palloc_reserved *reser
 			add_free_except(r->start, r->end, res, nres);
 	}
 	ps.stats.initial_free_bytes = ps.stats.free_bytes;
-	spin_unlock(&ps.lock);
+	spin_unlock(&palloc_lock);
 }
 
 /* ------------------------------------------------------------------ allocation */
@@ -570,21 +546,10 @@ u64 palloc_alloc_accepted(unsigned order)
 
 	if (order > PALLOC_MAX_ORDER)
 		panic("palloc_alloc: order %u is above the maximum %d", order, PALLOC_MAX_ORDER);
-	spin_lock(&ps.lock);
+	spin_lock(&palloc_lock);
 	block = alloc_locked(order);
-	spin_unlock(&ps.lock);
+	spin_unlock(&palloc_lock);
 	return block;
-}
-
-/*
- * Wait until some claimed unit has been accepted (or lost), when `generation` was read
- * while units were being accepted; the caller then looks again. Spinning is the whole
- * waiting mechanism: memaccept takes no interrupts and has nothing else to run.
- */
-static void wait_for_accepts(u64 generation)
-{
-	while (atomic_load64(&ps.accept_generation) == generation)
-		spin_relax();
 }
 
 u64 palloc_alloc(unsigned order)
@@ -592,12 +557,12 @@ u64 palloc_alloc(unsigned order)
 	if (order > PALLOC_MAX_ORDER)
 		panic("palloc_alloc: order %u is above the maximum %d", order, PALLOC_MAX_ORDER);
 	for (;;) {
-		spin_lock(&ps.lock);
+		spin_lock(&palloc_lock);
 		u64 block = alloc_locked(order);
-		u64 generation = ps.accept_generation;
-		bool in_flight = ps.accepting != 0;
+		u64 generation;
+		bool in_flight = accept_in_flight_locked(&generation);
 
-		spin_unlock(&ps.lock);
+		spin_unlock(&palloc_lock);
 		if (block) {
 			if (ps.after_alloc_hook)
 				ps.after_alloc_hook();
@@ -607,12 +572,12 @@ u64 palloc_alloc(unsigned order)
 			continue;
 		/* Nothing left to claim, but other CPUs are still accepting: their units come. */
 		if (in_flight) {
-			wait_for_accepts(generation);
+			accept_wait(generation);
 			continue;
 		}
-		spin_lock(&ps.lock);
+		spin_lock(&palloc_lock);
 		ps.stats.alloc_failures++;
-		spin_unlock(&ps.lock);
+		spin_unlock(&palloc_lock);
 		return 0;
 	}
 }
@@ -635,10 +600,10 @@ static int block_order_locked(u64 addr)
 
 int palloc_block_order(u64 addr)
 {
-	spin_lock(&ps.lock);
+	spin_lock(&palloc_lock);
 	int order = block_order_locked(addr);
 
-	spin_unlock(&ps.lock);
+	spin_unlock(&palloc_lock);
 	return order;
 }
 
@@ -693,12 +658,12 @@ static void free_locked(u64 addr)
 
 void palloc_free(u64 addr)
 {
-	spin_lock(&ps.lock);
+	spin_lock(&palloc_lock);
 	free_locked(addr);
-	spin_unlock(&ps.lock);
+	spin_unlock(&palloc_lock);
 }
 
-/* ------------------------------------------------------------------ acceptance */
+/* ------------------------------------------------------------------ for acceptance (accept.c) */
 
 void palloc_set_hooks(bool (*refill)(unsigned order), void (*after_alloc)(void))
 {
@@ -706,51 +671,14 @@ void palloc_set_hooks(bool (*refill)(unsigned order), void (*after_alloc)(void))
 	ps.after_alloc_hook = after_alloc;
 }
 
-static unsigned this_cpu(void)
+int palloc_unit_state(u64 unit)
 {
-	unsigned cpu = ps.env.cpu_id ? ps.env.cpu_id() : 0;
+	u16 *info = unit_info(unit);
 
-	if (cpu >= MAX_CPUS)
-		panic("palloc: CPU index %u is beyond MAX_CPUS (%d)", cpu, MAX_CPUS);
-	return cpu;
+	return info ? (int)UI_STATE(*info) : -1;
 }
 
-/*
- * One timed platform call for [start, end), made WITHOUT the lock: the calling CPU's
- * own counters are updated here (nobody else writes them); the shared statistics by
- * the caller, under the lock (record_accept).
- */
-static int timed_accept(u64 start, u64 end, u64 *ns_out)
-{
-	u64 t0 = ps.env.now_ns();
-	int rc = ps.env.accept(ps.env.ctx, start, end);
-	u64 t1 = ps.env.now_ns();
-	/* A clock that went backwards must not become a 584-year accept. */
-	u64 ns = t1 > t0 ? t1 - t0 : 0;
-	struct palloc_cpu_stats *c = &ps.cpu[this_cpu()];
-
-	c->accept_calls++;
-	c->accept_ns += ns;
-	if (!rc)
-		c->accepted_bytes += end - start;
-	*ns_out = t0 + ns;
-	return rc;
-}
-
-/* Under the lock: the call's latency, bytes (by path) and a point of the series. */
-static void record_accept(u64 start, u64 end, enum accept_path path, int rc, u64 t_end, u64 ns)
-{
-	ps.stats.accept_calls++;
-	latency_add(&ps.stats.accept_lat, ns);
-	if (!rc) {
-		ps.stats.accepted_bytes += end - start;
-		ps.stats.accepted_by_path[path] += end - start;
-		series_add(&ps.stats.accepted_over_time, t_end, ps.stats.accepted_bytes);
-	}
-}
-
-/* Under the lock: take units [start, end) (unaccepted, in a zone) for this CPU to accept. */
-static void claim_locked(u64 start, u64 end)
+void palloc_units_claim_locked(u64 start, u64 end)
 {
 	for (u64 u = start; u < end; u += UNIT_SIZE) {
 		u16 *info = unit_info(u);
@@ -759,33 +687,19 @@ static void claim_locked(u64 start, u64 end)
 			panic("palloc: unaccepted unit %llx is outside every zone", u);
 		if (UI_STATE(*info) != U_OUTSIDE)
 			panic("palloc: unaccepted unit %llx has state %u", u, UI_STATE(*info));
-		/* A cleared bit is never set again, even if the accept fails. */
-		bitmap_clear(ps.bitmap, u);
 		*info = U_ACCEPTING;
 	}
-	ps.accepting += (end - start) >> UNIT_SHIFT;
-	ps.stats.unaccepted_bytes -= end - start;
 }
 
-/*
- * Accept whole units [start, end) that this CPU claimed: the platform call without the
- * lock, then the units go to the free map (or are lost) under it.
- */
-static void accept_run(u64 start, u64 end, enum accept_path path)
+void palloc_units_done_locked(u64 start, u64 end, bool accepted)
 {
-	u64 t_end, t0 = ps.env.now_ns();
-	int rc = timed_accept(start, end, &t_end);
-
-	spin_lock(&ps.lock);
-	record_accept(start, end, path, rc, t_end, t_end > t0 ? t_end - t0 : 0);
 	for (u64 u = start; u < end; u += UNIT_SIZE) {
 		u16 *info = unit_info(u);
 
 		if (UI_STATE(*info) != U_ACCEPTING)
-			panic("accept_run: unit %llx changed state to %u while being accepted", u,
+			panic("palloc: unit %llx changed state to %u while being accepted", u,
 			      UI_STATE(*info));
-		if (rc) {
-			/* The platform reported why; the unit is never used, never retried. */
+		if (!accepted) {
 			*info = U_LOST;
 			ps.stats.accept_failures++;
 			continue;
@@ -793,37 +707,9 @@ static void accept_run(u64 start, u64 end, enum accept_path path)
 		unit_free_push(u, info);
 		ps.stats.managed_bytes += UNIT_SIZE;
 	}
-	ps.accepting -= (end - start) >> UNIT_SHIFT;
-	/* Release: whoever waits on the generation sees the units' new state. */
-	atomic_add64(&ps.accept_generation, 1);
-	spin_unlock(&ps.lock);
 }
 
-/* Largest run accepted in one call: keeps one latency sample from covering a whole guest. */
-#define MAX_RUN (1 * GiB)
-
-/*
- * Under the lock: the first run of unaccepted units at or after `from` and below `end`
- * (contiguous, at most MAX_RUN, not crossing a MAX_RUN boundary), claimed for this CPU.
- * false when there is none.
- */
-static bool claim_run_locked(u64 from, u64 end, u64 *run_start, u64 *run_end)
-{
-	u64 unit, next;
-
-	if (!bitmap_next(ps.bitmap, from, &unit) || unit >= end)
-		return false;
-	next = unit + UNIT_SIZE;
-	while (next < end && !IS_ALIGNED(next, MAX_RUN) && bitmap_test(ps.bitmap, next))
-		next += UNIT_SIZE;
-	claim_locked(unit, next);
-	*run_start = unit;
-	*run_end = next;
-	return true;
-}
-
-/* Under the lock: is a unit of [start, end) still being accepted (by another CPU)? */
-static bool accepting_in_locked(u64 start, u64 end)
+bool palloc_units_claimed_locked(u64 start, u64 end)
 {
 	for (u64 u = start; u < end; u += UNIT_SIZE) {
 		u16 *info = unit_info(u);
@@ -834,170 +720,9 @@ static bool accepting_in_locked(u64 start, u64 end)
 	return false;
 }
 
-u64 palloc_accept_range(u64 start, u64 end, enum accept_path path)
+void palloc_add_free_locked(u64 start, u64 end)
 {
-	u64 total = 0, from = start, rs, re;
-
-	if (!IS_ALIGNED(start, UNIT_SIZE) || !IS_ALIGNED(end, UNIT_SIZE))
-		panic("palloc_accept_range: [%llx, %llx) is not unit aligned", start, end);
-	for (;;) {
-		spin_lock(&ps.lock);
-		bool claimed = claim_run_locked(from, end, &rs, &re);
-
-		spin_unlock(&ps.lock);
-		if (!claimed)
-			break;
-		accept_run(rs, re, path);
-		total += re - rs;
-		from = re;
-	}
-	/* Units other CPUs claimed first: the caller may use the range once they are done. */
-	for (;;) {
-		spin_lock(&ps.lock);
-		bool busy = ps.accepting && accepting_in_locked(start, end);
-		u64 generation = ps.accept_generation;
-
-		spin_unlock(&ps.lock);
-		if (!busy)
-			break;
-		wait_for_accepts(generation);
-	}
-	return total;
-}
-
-/* ------------------------------------------------------------------ partial units */
-
-bool palloc_add_edge(u64 start, u64 end)
-{
-	u64 unit = ALIGN_DOWN(start, UNIT_SIZE);
-	u16 *info = unit_info(unit);
-
-	/* A piece of one unit, never all of it: a whole unit is the bitmap's. */
-	if (!IS_ALIGNED(start, PAGE_SIZE) || !IS_ALIGNED(end, PAGE_SIZE) || start >= end ||
-	    end - unit > UNIT_SIZE || end - start == UNIT_SIZE || !info ||
-	    UI_STATE(*info) == U_FREE || UI_STATE(*info) == U_USED || bitmap_test(ps.bitmap, unit))
-		panic("palloc_add_edge: [%llx, %llx) is not the unaccepted piece of a partial unit "
-		      "in a zone (unit state %d)", start, end, info ? (int)UI_STATE(*info) : -1);
-	spin_lock(&ps.lock);
-	if (ps.nedges == PALLOC_MAX_EDGES) {
-		spin_unlock(&ps.lock);
-		return false;
-	}
-	/* Two entries for one page would be a double accept. */
-	for (unsigned i = 0; i < ps.nedges; i++)
-		if (start < ps.edges[i].end && ps.edges[i].start < end)
-			panic("palloc_add_edge: [%llx, %llx) overlaps the edge [%llx, %llx)", start, end,
-			      ps.edges[i].start, ps.edges[i].end);
-	ps.edges[ps.nedges++] = (struct palloc_edge){ start, end, E_PENDING };
-	ps.stats.edge_unaccepted_bytes += end - start;
-	spin_unlock(&ps.lock);
-	return true;
-}
-
-/* Under the lock: a partial unit's piece was accepted (rc 0) or refused: free, or lost. */
-static void edge_finished_locked(u64 start, u64 end, enum accept_path path, int rc, u64 t0,
-				 u64 t_end)
-{
-	record_accept(start, end, path, rc, t_end, t_end > t0 ? t_end - t0 : 0);
-	if (rc) {
-		ps.stats.accept_failures++;
-		return;
-	}
-	ps.stats.edge_accepted_bytes += end - start;
 	add_free_locked(start, end);
-}
-
-void palloc_accept_edge(u64 start, u64 end)
-{
-	u64 t_end, t0 = ps.env.now_ns();
-	int rc = timed_accept(start, end, &t_end);
-
-	spin_lock(&ps.lock);
-	edge_finished_locked(start, end, ACCEPT_BOOT_EDGE, rc, t0, t_end);
-	spin_unlock(&ps.lock);
-}
-
-/*
- * Claim the first pending partial unit and accept it, as accept_run does for whole
- * units: claimed under the lock, accepted without it, freed under it. Returns false
- * when none is pending; *bytes: what was accepted (0 if the platform refused).
- */
-static bool accept_next_edge(enum accept_path path, u64 *bytes)
-{
-	struct palloc_edge *e;
-	u64 t_end, t0;
-	int rc;
-
-	spin_lock(&ps.lock);
-	while (ps.edge_cursor < ps.nedges && ps.edges[ps.edge_cursor].state != E_PENDING)
-		ps.edge_cursor++;
-	if (ps.edge_cursor == ps.nedges) {
-		spin_unlock(&ps.lock);
-		return false;
-	}
-	e = &ps.edges[ps.edge_cursor++];
-	e->state = E_ACCEPTING;
-	ps.accepting++;
-	ps.stats.edge_unaccepted_bytes -= e->end - e->start;
-	spin_unlock(&ps.lock);
-
-	t0 = ps.env.now_ns();
-	rc = timed_accept(e->start, e->end, &t_end);
-
-	spin_lock(&ps.lock);
-	if (e->state != E_ACCEPTING)
-		panic("accept_next_edge: edge [%llx, %llx) changed state to %u while being accepted",
-		      e->start, e->end, e->state);
-	e->state = rc ? E_LOST : E_DONE;
-	edge_finished_locked(e->start, e->end, path, rc, t0, t_end);
-	ps.accepting--;
-	atomic_add64(&ps.accept_generation, 1);
-	spin_unlock(&ps.lock);
-	*bytes = rc ? 0 : e->end - e->start;
-	return true;
-}
-
-u64 palloc_accept_edges(enum accept_path path)
-{
-	u64 total = 0, bytes;
-
-	while (accept_next_edge(path, &bytes))
-		total += bytes;
-	return total;
-}
-
-/* Without the lock: the page-fault handler's diagnosis, which may run while it is held. */
-bool palloc_edge_unaccepted(u64 addr)
-{
-	for (unsigned i = 0; i < ps.nedges; i++)
-		if (addr >= ps.edges[i].start && addr < ps.edges[i].end)
-			return __atomic_load_n(&ps.edges[i].state, __ATOMIC_RELAXED) <= E_ACCEPTING;
-	return false;
-}
-
-/*
- * The next unit is always the lowest one still unaccepted. Growing accepted memory
- * upward from the bottom keeps it in one contiguous block: fewer page-table pages, and
- * whole naturally aligned 1 GiB runs for eager acceptance. The cursor only moves up,
- * because bits are never set again: O(1) amortised.
- */
-bool palloc_accept_next(enum accept_path path)
-{
-	u64 unit;
-
-	spin_lock(&ps.lock);
-	if (!bitmap_next(ps.bitmap, ps.next_cursor, &unit)) {
-		u64 bytes;
-
-		spin_unlock(&ps.lock);
-		/* Partial units last: a page-by-page accept for less than one unit's memory. */
-		return accept_next_edge(path, &bytes);
-	}
-	ps.next_cursor = unit;
-	claim_locked(unit, unit + UNIT_SIZE);
-	spin_unlock(&ps.lock);
-	accept_run(unit, unit + UNIT_SIZE, path);
-	return true;
 }
 
 /* ------------------------------------------------------------------ reports */
@@ -1014,30 +739,20 @@ struct palloc_stats *palloc_stats_mut(void)
 
 u64 palloc_free_bytes(void)
 {
-	spin_lock(&ps.lock);
+	spin_lock(&palloc_lock);
 	u64 bytes = ps.stats.free_bytes;
 
-	spin_unlock(&ps.lock);
+	spin_unlock(&palloc_lock);
 	return bytes;
 }
 
 u64 palloc_unaccepted_bytes(void)
 {
-	spin_lock(&ps.lock);
+	spin_lock(&palloc_lock);
 	u64 bytes = ps.stats.unaccepted_bytes;
 
-	spin_unlock(&ps.lock);
+	spin_unlock(&palloc_lock);
 	return bytes;
-}
-
-const struct palloc_cpu_stats *palloc_cpu_stats(unsigned cpu)
-{
-	return cpu < MAX_CPUS ? &ps.cpu[cpu] : NULL;
-}
-
-const struct unaccepted_bitmap *palloc_bitmap(void)
-{
-	return ps.bitmap;
 }
 
 u64 palloc_count_free(void)

@@ -21,7 +21,7 @@ $(BENCH_DIR)/bench_bitmap: tests/bench/bench_bitmap.c tests/bench/bench_host.c m
 	$(Q)$(HOSTCC) $(BENCH_CFLAGS) -o $@ tests/bench/bench_bitmap.c tests/bench/bench_host.c mm/bitmap.c
 
 # The allocator and what it calls, nothing else.
-PALLOC_BENCH_SRCS := mm/page_alloc.c mm/bitmap.c mm/memmap.c mm/latency.c mm/policy.c \
+PALLOC_BENCH_SRCS := mm/page_alloc.c mm/accept.c mm/bitmap.c mm/memmap.c mm/latency.c mm/policy.c \
 	mm/series.c lib/string.c lib/format.c lib/sort.c
 
 $(BENCH_DIR)/bench_palloc: tests/bench/bench_palloc.c tests/bench/bench_host.c $(PALLOC_BENCH_SRCS) \

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: what the page allocator (page_alloc.c) and acceptance (accept.c) share; private to mm/. */
+#ifndef MM_PALLOC_INTERNAL_H
+#define MM_PALLOC_INTERNAL_H
+
+#include "lib/spinlock.h"
+#include "mm/bitmap.h"
+#include "mm/page_alloc.h"
+
+/*
+ * One lock over both: claiming a unit (acceptance) and handing it out (the allocator)
+ * must see one state. It is never held across a platform accept call.
+ */
+extern struct spinlock palloc_lock;
+
+/* A 2 MiB unit's state in the allocator (page_alloc.c has the full picture). */
+enum unit_state {
+	U_OUTSIDE = 0,		/* not RAM, used by the firmware or the kernel, or unaccepted */
+	U_FREE = 1,		/* a whole free unit */
+	U_USED = 2,		/* handed out whole */
+	U_SPLIT = 3,		/* carved into smaller blocks */
+	U_LOST = 4,		/* the platform refused to accept it */
+	U_ACCEPTING = 5,	/* claimed by a CPU that is accepting it right now */
+};
+
+/* ---- the allocator, for acceptance */
+
+/* The unit's state, or -1 if no zone holds it. */
+int palloc_unit_state(u64 unit);
+/* Under the lock: units [start, end), each in a zone and U_OUTSIDE, become U_ACCEPTING. */
+void palloc_units_claim_locked(u64 start, u64 end);
+/* Under the lock: claimed units were accepted (free from now on) or refused (lost). */
+void palloc_units_done_locked(u64 start, u64 end, bool accepted);
+/* Under the lock: is a unit of [start, end) claimed and not done yet? */
+bool palloc_units_claimed_locked(u64 start, u64 end);
+/* Under the lock: the accepted pages [start, end) become free memory. */
+void palloc_add_free_locked(u64 start, u64 end);
+
+/* ---- acceptance, for the allocator */
+
+/* palloc_init's part for acceptance: the bitmap, the platform call, the statistics. */
+void accept_init(struct unaccepted_bitmap *bm, const struct palloc_env *env,
+		 struct palloc_stats *stats);
+/* Under the lock: is any CPU accepting now? *generation: what accept_wait() waits on. */
+bool accept_in_flight_locked(u64 *generation);
+/* Wait (spinning) until some accept that was in flight at `generation` has finished. */
+void accept_wait(u64 generation);
+
+#endif
