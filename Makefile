@@ -142,8 +142,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRCS) $(UNIT_TSAN_SRCS
 UNIT_LIB_SRCS := mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/accept.c mm/latency.c mm/policy.c mm/series.c \
 	kernel/cmdline.c lib/format.c lib/string.c lib/sort.c arch/x86/tdx/accept.c arch/x86/tdx/guest_abi.c \
 	arch/x86/emu/decode.c \
-	arch/x86/emu/faults.c arch/x86/emu/model.c arch/x86/sev/psc.c arch/x86/sev/svsm.c kernel/conformance.c \
-	kernel/conformance_acpi.c kernel/mp_wakeup.c \
+	arch/x86/emu/faults.c arch/x86/emu/model.c arch/x86/sev/psc.c arch/x86/sev/svsm.c arch/x86/sev/vmsa.c \
+	kernel/conformance.c kernel/conformance_acpi.c kernel/mp_wakeup.c \
 	arch/x86/acpi.c arch/x86/tsc_cal.c
 UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter

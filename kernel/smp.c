@@ -3,6 +3,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/platform.h"
+#include "arch/x86/sev/snp.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
@@ -220,11 +221,15 @@ void smp_report(const struct boot_info *bi)
  * Start ids[1 .. n) with INIT-SIPI-SIPI, or through the MADT wakeup mailbox (mailbox:
  * in a TD), and record the outcome. ids[0] is the boot CPU.
  */
-static void start_aps(const struct boot_info *bi, const u32 *ids, unsigned n, bool mailbox, u64 t0)
+/* How the APs are started: INIT-SIPI, the TDX mailbox, SNP AP Creation (arch/x86/sev/snp_ap.c). */
+enum { START_INIT_SIPI, START_MAILBOX, START_SNP };
+
+static void start_aps(const struct boot_info *bi, const u32 *ids, unsigned n, unsigned how, u64 t0)
 {
 	static const char *ap_why[MAX_CPUS];
 	struct percpu *aps[MAX_CPUS];
-	const char *method = mailbox ? "madt-wakeup" : "init-sipi";
+	bool mailbox = how == START_MAILBOX;
+	const char *method = mailbox ? "madt-wakeup" : how == START_SNP ? "snp-ap-create" : "init-sipi";
 	const char *why = NULL;
 
 	if (n == 1) {
@@ -276,6 +281,8 @@ static void start_aps(const struct boot_info *bi, const u32 *ids, unsigned n, bo
 
 	if (mailbox)
 		smp_arch_start_mailbox(&s, acpi.mp_wakeup_mailbox, &why);
+	else if (how == START_SNP)
+		snp_smp_start(&s, &why);
 	else
 		smp_arch_start(&s, &why);
 	if (why) {
@@ -341,22 +348,21 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 			acpi.cpus_enabled, MAX_CPUS);
 	if (platform_kind == PLATFORM_TDX) {
 		/* A TD has no INIT-SIPI: the MADT multiprocessor wakeup mailbox instead. */
-		start_aps(bi, ids, n, true, t0);
+		start_aps(bi, ids, n, START_MAILBOX, t0);
 		return;
 	}
-	if (platform_kind == PLATFORM_TDX || platform_kind == PLATFORM_SNP) {
-		/*
-		 * A TD starts its APs through the MADT multiprocessor wakeup mailbox, an SNP
-		 * guest through the GHCB AP Creation event with a VMSA; INIT-SIPI does not
-		 * exist there. Neither is implemented yet: the boot CPU does all the work.
-		 */
-		if (n > 1)
-			kprintf("smp: starting APs on %s (%s) is not implemented yet; %u vCPU(s) stay "
-				"parked, memaccept runs on the boot CPU\n", platform->name,
-				platform_kind == PLATFORM_TDX ? "MADT wakeup mailbox" : "SNP AP Creation",
-				n - 1);
-		record("none", 0, ids, 1);
+	if (platform_kind == PLATFORM_SNP) {
+		/* SNP: the GHCB AP Creation event with a VMSA per AP, where it can be had. */
+		const char *why = n > 1 && ids[0] != (u32)-1 ? snp_ap_start_unavailable() : NULL;
+
+		if (why) {
+			kprintf("smp: cannot start the APs on snp: %s; %u vCPU(s) stay parked, memaccept "
+				"runs on the boot CPU\n", why, n - 1);
+			record("none", 0, ids, 1);
+			return;
+		}
+		start_aps(bi, ids, n, START_SNP, t0);
 		return;
 	}
-	start_aps(bi, ids, n, false, t0);
+	start_aps(bi, ids, n, START_INIT_SIPI, t0);
 }

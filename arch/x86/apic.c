@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: local APIC interprocessor interrupts (Intel SDM vol. 3A, chapter "Advanced Programmable Interrupt Controller"). */
 #include "arch/x86/apic.h"
+#include "arch/x86/emu_hooks.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu_hooks.h"
 #include "arch/x86/tsc.h"

@@ -146,10 +146,10 @@ TESTCASE(snp_pvalidate_shared_mapping, "PVALIDATE through a mapping without the 
 
 TESTCASE(snp_ghcb_mapped_private, "a GHCB mapped with the C-bit is caught at the next exit")
 {
-	CHECK(emu_mode() == EMU_SNP && emu.ghcb_gpa);
-	kprintf("test: mapping the GHCB at %#llx with the C-bit\n", emu.ghcb_gpa);
-	CHECK(paging_map(emu.ghcb_gpa, emu.ghcb_gpa + PAGE_SIZE, MAP_RAM) == 0);
-	invlpg(emu.ghcb_gpa);
+	CHECK(emu_mode() == EMU_SNP && emu_self()->ghcb_gpa);
+	kprintf("test: mapping the GHCB at %#llx with the C-bit\n", emu_self()->ghcb_gpa);
+	CHECK(paging_map(emu_self()->ghcb_gpa, emu_self()->ghcb_gpa + PAGE_SIZE, MAP_RAM) == 0);
+	invlpg(emu_self()->ghcb_gpa);
 	/* Console output is an IOIO exit through the GHCB. */
 	kprintf("test: the platform let an exit through a private GHCB\n");
 	return EXIT_TEST_FAILED;

@@ -70,6 +70,60 @@ static void emu_count_locked(const char *name)
 	}
 }
 
+struct emu_vcpu *emu_self(void)
+{
+	struct cpuid_regs r;
+
+	/* CPUID leaf 1 EBX[31:24]: the initial APIC ID (Intel SDM vol. 2A CPUID; AMD APM vol. 3 E.3.2). */
+	cpuid_raw(1, 0, &r);
+	return &emu.vcpu[r.ebx >> 24];
+}
+
+/*
+ * SNP: one lock around every emulated instruction (the RMP and page model, faults, AP
+ * Creation). Recursive for its holder: the emulator's own console output (kprintf before it stops
+ * the guest) goes through the guest's console and GHCB, so back into the emulator.
+ */
+static struct spinlock big_lock;
+static u32 big_lock_owner;	/* APIC ID + 1 of the holder, 0 = free */
+static u32 big_lock_depth;
+
+void emu_snp_lock(void)
+{
+	struct cpuid_regs r;
+	u32 me;
+
+	cpuid_raw(1, 0, &r);
+	me = (r.ebx >> 24) + 1;
+	if (__atomic_load_n(&big_lock_owner, __ATOMIC_RELAXED) == me) {
+		big_lock_depth++;
+		return;
+	}
+	spin_lock(&big_lock);
+	__atomic_store_n(&big_lock_owner, me, __ATOMIC_RELAXED);
+	big_lock_depth = 1;
+}
+
+void emu_snp_unlock(void)
+{
+	if (--big_lock_depth)
+		return;
+	__atomic_store_n(&big_lock_owner, 0, __ATOMIC_RELAXED);
+	spin_unlock(&big_lock);
+}
+
+/* Release the lock if this vCPU holds it (the host is about to stop the guest). */
+void emu_unlock_if_mine(void)
+{
+	struct cpuid_regs r;
+
+	cpuid_raw(1, 0, &r);
+	if (__atomic_load_n(&big_lock_owner, __ATOMIC_RELAXED) == (r.ebx >> 24) + 1) {
+		big_lock_depth = 1;
+		emu_snp_unlock();
+	}
+}
+
 u32 emu_mode(void)
 {
 	return emu.mode;
@@ -85,6 +139,7 @@ void boot_emulator_select(struct boot_info *bi)
 	if (!emu_faults_parse(bi->config.emu_fault, &emu.faults, err, sizeof(err)))
 		kprintf("%s; no faults injected\n", err);
 	emu.host = bi->config.emu_host;
+	emu.bi = bi;
 	if (bi->config.platform == PLAT_TDX_EMU)
 		emu.mode = EMU_TDX;
 	else if (bi->config.platform == PLAT_SNP_EMU)
@@ -104,6 +159,8 @@ bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 	 * after ExitBootServices, guest code must not run it (the #VC path asks the emulated
 	 * hypervisor directly). The trap cannot happen under QEMU, so the emulator says so.
 	 */
+	if (emu.mode == EMU_SNP && emu.installed && emu.host_side[emu_cpu()])
+		return false;	/* the emulated host's own code (AP start-up): the real CPU's answer */
 	if (emu.mode == EMU_SNP && emu.installed)
 		emu_host_stops_guest(leaf, "CPUID after ExitBootServices on SNP: real "
 				     "hardware raises #VC here; read CPU facts in boot/");
@@ -129,7 +186,7 @@ bool emu_rdmsr(u32 msr, u64 *val)
 		return false;
 	emu_count("rdmsr");
 	/* SEV_STATUS (AMD APM vol. 2, 15.34.10): SEV, SEV-ES and SEV-SNP active. */
-	*val = msr == MSR_SEV_STATUS ? 0x7 : emu.ghcb_msr;
+	*val = msr == MSR_SEV_STATUS ? EMU_SEV_STATUS : emu_self()->ghcb_msr;
 	return true;
 }
 
@@ -139,7 +196,7 @@ bool emu_wrmsr(u32 msr, u64 val)
 		return false;
 	emu_count("wrmsr");
 	if (msr == MSR_SEV_GHCB)
-		emu.ghcb_msr = val;
+		emu_self()->ghcb_msr = val;
 	return true;	/* SEV_STATUS is read-only: the write changes nothing */
 }
 
@@ -154,7 +211,11 @@ static struct emu_decoded decode_at(u64 rip)
 static bool on_ud(struct trap_frame *f)
 {
 	struct emu_decoded d = decode_at(f->rip);
+	bool snp = emu.mode == EMU_SNP;
 
+	/* SNP: one emulated instruction at a time, whichever vCPU it comes from. */
+	if (snp)
+		emu_snp_lock();
 	emu_count("ud_traps");
 	/* From here until the return, port I/O is the emulated host's, not the guest's. */
 	emu.host_side[emu_cpu()]++;
@@ -169,6 +230,8 @@ static bool on_ud(struct trap_frame *f)
 	else
 		d.len = 0;
 	emu.host_side[emu_cpu()]--;
+	if (snp)
+		emu_snp_unlock();
 	if (!d.len)
 		return false;	/* a real #UD: the fatal exception report takes it */
 	f->rip += d.len;
@@ -235,6 +298,24 @@ bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
 	return true;
 }
 
+/*
+ * INIT and STARTUP IPIs to an
+ * SNP guest's vCPU: the host cannot load a start address into a vCPU whose state is
+ * encrypted, so a real SNP guest starts its APs with AP Creation and a VMSA (GHCB spec
+ * 4.1.8); what an INIT-SIPI does to an SNP vCPU under KVM is not modelled. The emulator
+ * stops the VM rather than let QEMU start the vCPU in real mode at the guest's
+ * trampoline, which no SNP host would do. The emulator's own INIT-SIPI (its VMRUN
+ * stand-in, host side) is allowed.
+ */
+void emu_snp_guest_ipi(u32 dest, bool init_or_startup)
+{
+	if (emu.mode != EMU_SNP || emu.host_side[emu_cpu()] || !init_or_startup)
+		return;
+	emu_count("guest_init_sipi");
+	emu_host_stops_guest(dest, "INIT or STARTUP IPI to a vCPU of an SNP guest: its APs start "
+			     "with AP Creation and a VMSA");
+}
+
 static const char *host_name(void)
 {
 	return emu.host == EMU_HOST_HUGE ? "huge" : "kvm";
@@ -293,6 +374,8 @@ void emu_setup_model(const struct memmap *m)
  */
 __noreturn void emu_host_stops_guest(u64 host_code, const char *why)
 {
+	/* Another vCPU may wait for the emulator while it holds the console. */
+	emu_unlock_if_mine();
 	/* The host's own console: whatever the guest kept back is printed too. */
 	emu.host_side[emu_cpu()]++;
 	platform_use_plain_io();

@@ -31,16 +31,37 @@ enum emu_mode {
 	EMU_SNP,
 };
 
+/* SEV_STATUS (AMD APM vol. 2, 15.34.10): SEV, SEV-ES and SEV-SNP active, no other features. */
+#define EMU_SEV_STATUS 0x7ULL
+
 /* The VMPL the guest plays with emu_svsm=1 or absent (the SVSM, if any, has VMPL0). */
 #define EMU_SVSM_GUEST_VMPL 1
 
 /* The model covers RAM below this; larger guests are not emulated (host memory). */
 #define EMU_MODEL_LIMIT (64 * GiB)
 
+/*
+ * What the emulated host keeps per vCPU (KVM: per struct kvm_vcpu), found by the APIC ID
+ * of the CPU the emulator runs on. Each vCPU touches only its own, except AP Creation,
+ * which writes the target's under the emulator lock.
+ */
+#define EMU_MAX_VCPUS 256
+struct emu_vcpu {
+	/* SNP: the GHCB MSR's current value and this vCPU's registered GHCB. */
+	u64 ghcb_msr;
+	u64 ghcb_gpa;
+	/* SNP AP Creation: the VMSA it was given (0: none) and whether it runs one. */
+	u64 vmsa_gpa;
+	bool running;
+};
+
 struct emu_state {
 	u32 mode;
 	u32 host;		/* enum emu_host_kind (kernel/cmdline.h): the host being played */
 	bool installed;		/* after ExitBootServices: the trap handlers are in place */
+	const struct boot_info *bi;	/* for the AP start-up page (SNP AP Creation) */
+	/* SNP: per vCPU by APIC ID (emu_self): GHCB MSR, registered GHCB, VMSA. */
+	struct emu_vcpu vcpu[EMU_MAX_VCPUS];
 	/* Per vCPU (smp_cpu_index()): > 0 while the emulated host runs on it, whose port
 	 * I/O is then its own. */
 	u32 host_side[MAX_CPUS];
@@ -55,15 +76,29 @@ struct emu_state {
 		u32 reason, len;
 		u64 qual, gla, gpa;
 	} ve[MAX_CPUS];
-	/* SNP: the GHCB MSR's current value and the registered GHCB. */
-	u64 ghcb_msr;
-	u64 ghcb_gpa;
 	/* SNP below VMPL0 (emu_svsm=): enum emu_svsm_kind (at EMU_SVSM_GUEST_VMPL), the calling area. */
 	u32 svsm;
 	u64 svsm_caa;
 };
 
 extern struct emu_state emu;
+
+/* The vCPU the emulator runs on (by its initial APIC ID, CPUID leaf 1). */
+struct emu_vcpu *emu_self(void);
+/*
+ * SNP: one lock for the emulated host: the page model (RMP), fault injection and the
+ * per-vCPU records change under it. Taken around every emulated instruction (the #UD
+ * handler), recursive for its holder (the emulator's own console output re-enters it).
+ */
+void emu_snp_lock(void);
+void emu_snp_unlock(void);
+/* SNP: the guest sent INIT or STARTUP (from emu_guest_ipi): stops the VM. */
+void emu_snp_guest_ipi(u32 dest, bool init_or_startup);
+/*
+ * On the way to stopping the guest, before the emulator prints: another vCPU may wait
+ * for the emulator while it holds the console.
+ */
+void emu_unlock_if_mine(void);
 
 /* Called from efi_main before detection: the mode, and the emu_fault= faults (boot/boot.h). */
 void boot_emulator_select(struct boot_info *bi);

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept (test image): a model of the SEV-SNP RMP and of the hypervisor behind the GHCB. */
+#include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/emu_hooks.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/sev/snp.h"
+#include "arch/x86/sev/vmsa.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
+#include "mm/early.h"
 #include "drivers/console.h"
 #include "drivers/event.h"
 #include "include/exit_codes.h"
@@ -83,14 +88,17 @@ void emu_snp_pvalidate(struct trap_frame *f)
 	 * SVSM cannot pass unnoticed.
 	 */
 	if (emu.svsm != EMU_SVSM_NONE) {
+		emu_unlock_if_mine();
 		kprintf("emu: PVALIDATE of %#llx at VMPL1\n", f->rax);
 		emu_host_stops_guest(0, "PVALIDATE below VMPL0 (the guest must ask its SVSM)");
 	}
 	if (!walk(f->rax, &w)) {
+		emu_unlock_if_mine();
 		kprintf("emu: PVALIDATE of %#llx, which the guest's page tables do not map\n", f->rax);
 		emu_host_stops_guest(0, "PVALIDATE of an unmapped address (#PF on hardware)");
 	}
 	if (!(w.leaf & EMU_CBIT_MASK)) {
+		emu_unlock_if_mine();
 		kprintf("emu: PVALIDATE of %#llx through a mapping without the C-bit (entry %#llx)\n",
 			f->rax, w.leaf);
 		emu_host_stops_guest(0, "PVALIDATE through a mapping without the C-bit");
@@ -119,12 +127,31 @@ void emu_snp_rmpadjust(struct trap_frame *f)
 
 	emu_count("rmpadjust");
 	if (!walk(f->rax, &w) || !(w.leaf & EMU_CBIT_MASK)) {
+		emu_unlock_if_mine();
 		kprintf("emu: RMPADJUST of %#llx, not mapped private\n", f->rax);
 		emu_host_stops_guest(0, "RMPADJUST of an address not mapped private");
 	}
 	bool may = emu.svsm == EMU_SVSM_NONE || target > EMU_SVSM_GUEST_VMPL;
 
 	f->rax = may ? RMPADJUST_OK : RMPADJUST_FAIL_PERMISSION;
+	/*
+	 * The VMSA attribute (RDX bit 16) is recorded for 4 KiB pages: AP Creation's VMRUN
+	 * checks it (see ap_vmrun_check). A 2 MiB RMPADJUST with it is refused: the model
+	 * keeps VMSAs at 4 KiB, as the VMSA erratum asks guests to (Linux snp_alloc_vmsa_page).
+	 */
+	if (may) {
+		u8 *p = emu_model_page(&emu.model, w.pa);
+
+		if ((f->rdx & RMPADJUST_VMSA) && (u32)f->rcx != PVALIDATE_4K) {
+			f->rax = RMPADJUST_FAIL_INPUT;
+		} else if (p) {
+			if (f->rdx & RMPADJUST_VMSA)
+				*p |= EMU_PG_VMSA;
+			else
+				*p &= (u8)~EMU_PG_VMSA;
+			emu_count(f->rdx & RMPADJUST_VMSA ? "rmpadjust_vmsa" : "rmpadjust_plain");
+		}
+	}
 }
 
 /* ------------------------------------------------------------------ the hypervisor */
@@ -148,6 +175,7 @@ static __noreturn void terminate(u64 v)
 	 * before it had a GHCB is lost: kernel_exit_reason flushed it through snp_io_out,
 	 * which has nowhere to send it, as on real hardware.)
 	 */
+	emu_unlock_if_mine();
 	platform_use_plain_io();
 	emu_count("msr_terminate");
 	kprintf("emu: the guest requested termination: reason set %#x, code %#x", set, code);
@@ -183,11 +211,12 @@ static void msr_protocol(u64 v)
 	emu_count("vmgexit_msr_protocol");
 	switch (info) {
 	case GHCB_MSR_SEV_INFO_REQ:
-		emu.ghcb_msr = GHCB_MSR_SEV_INFO_RESP | ((u64)GHCB_PROTOCOL_MAX << 48) |
+		emu_self()->ghcb_msr = GHCB_MSR_SEV_INFO_RESP | ((u64)GHCB_PROTOCOL_MAX << 48) |
 			       ((u64)KVM_GHCB_VERSION_MIN << 32) | ((u64)EMU_SNP_CBIT << 24);
 		return;
 	case GHCB_MSR_HV_FT_REQ:
-		emu.ghcb_msr = GHCB_MSR_HV_FT_RESP | (GHCB_HV_FT_SNP << 12);
+		/* KVM's GHCB_HV_FT_SUPPORTED: SNP and SNP AP Creation. */
+		emu_self()->ghcb_msr = GHCB_MSR_HV_FT_RESP | ((GHCB_HV_FT_SNP | GHCB_HV_FT_SNP_AP_CREATION) << 12);
 		return;
 	case GHCB_MSR_PSC_REQ: {
 		u64 op = (v >> 52) & 0xf, pa = gfn << PAGE_SHIFT;
@@ -196,12 +225,12 @@ static void msr_protocol(u64 v)
 
 		if (!err)
 			emu_model_rmp_set(&emu.model, pa, pa + PAGE_SIZE, op == PSC_OP_PRIVATE);
-		emu.ghcb_msr = GHCB_MSR_PSC_RESP | (err << 32);
+		emu_self()->ghcb_msr = GHCB_MSR_PSC_RESP | (err << 32);
 		return;
 	}
 	case GHCB_MSR_REG_GPA_REQ:
-		emu.ghcb_gpa = gfn << PAGE_SHIFT;
-		emu.ghcb_msr = GHCB_MSR_REG_GPA_RESP | emu.ghcb_gpa;
+		emu_self()->ghcb_gpa = gfn << PAGE_SHIFT;
+		emu_self()->ghcb_msr = GHCB_MSR_REG_GPA_RESP | emu_self()->ghcb_gpa;
 		return;
 	case GHCB_MSR_TERM_REQ:
 		terminate(v);
@@ -292,6 +321,11 @@ static u64 validate(const u8 *g, const struct exit_regs *r)
 		return was_valid(r, GHCB_SW_SCRATCH) ? 0 : GHCB_ERR_MISSING_INPUT;
 	case SVM_EXIT_RDTSC:
 		return 0;
+	case SVM_VMGEXIT_AP_CREATION:
+		/* KVM: RAX (the SEV features) unless the request is a destroy. */
+		if (SNP_AP_INFO1_REQUEST(r->info1) != SNP_AP_DESTROY && !was_valid(r, GHCB_RAX))
+			return GHCB_ERR_MISSING_INPUT;
+		return 0;
 	default:
 		return GHCB_ERR_INVALID_EVENT;
 	}
@@ -306,7 +340,7 @@ static u64 validate(const u8 *g, const struct exit_regs *r)
 static void psc(u8 *g, const struct exit_regs *r)
 {
 	emu_count("vmgexit_psc");
-	if (r->scratch != emu.ghcb_gpa + GHCB_SHARED_BUFFER) {
+	if (r->scratch != emu_self()->ghcb_gpa + GHCB_SHARED_BUFFER) {
 		exit_result(g, GHCB_HV_RESP_ISSUE, GHCB_ERR_INVALID_SCRATCH_AREA);
 		return;
 	}
@@ -340,6 +374,232 @@ static void cpuid(struct exit_regs *r)
 	r->rax = c.eax, r->rbx = c.ebx, r->rcx = c.ecx, r->rdx = c.edx;
 }
 
+/* ------------------------------------------------------------------ AP Creation */
+
+/*
+ * How many vCPUs the host made: QEMU's fw_cfg item FW_CFG_NB_CPUS (0x05, a little-endian
+ * u16; QEMU hw/i386/fw_cfg.c puts the boot CPU count there; selector port 0x510, data port
+ * 0x511: QEMU docs/specs/fw_cfg.rst). With QEMU's default topology for -smp N their APIC
+ * IDs are 0 .. N-1: the IDs KVM's kvm_get_vcpu_by_id finds.
+ */
+#define FW_CFG_PORT_SEL 0x510
+#define FW_CFG_PORT_DATA 0x511
+#define FW_CFG_NB_CPUS 0x05
+
+static u32 host_vcpus(void)
+{
+	static u32 n;
+
+	if (!n) {
+		plain_io_out(FW_CFG_PORT_SEL, FW_CFG_NB_CPUS, 2);
+		n = plain_io_in(FW_CFG_PORT_DATA, 1);
+		n |= plain_io_in(FW_CFG_PORT_DATA, 1) << 8;
+		n = MAX(n, 1u);
+	}
+	return n;
+}
+
+/* The reason the ap_create_malformed fault answers with: no GHCB_ERR_* has this value. */
+#define AP_MALFORMED_REASON 0x99
+#define MSR_PAT 0x277
+#define MSR_FS_BASE 0xc0000100
+#define MSR_GS_BASE 0xc0000101
+/* The start-up code's stacks, and how long the emulator waits for QEMU's vCPU to run it. */
+#define VMRUN_STACK (16 * KiB)
+#define VMRUN_TIMEOUT_NS (1000 * 1000 * 1000ULL)
+
+/*
+ * The checks VMRUN makes of the state it loads that a guest-built VMSA can fail (AMD APM
+ * vol. 2 15.5.1, "illegal state combinations"; the SVME one is why a VMSA needs it), and
+ * what the emulator cannot play (it starts vCPUs in 64-bit mode only).
+ */
+static const char *vmsa_invalid(const struct sev_vmsa *v)
+{
+	bool lm = (v->efer & EFER_LME_BIT) && (v->cr0 & CR0_PG_BIT);
+
+	if (!(v->efer & EFER_SVME))
+		return "EFER.SVME is clear";
+	if (lm && !(v->cr4 & CR4_PAE_BIT))
+		return "EFER.LME and CR0.PG without CR4.PAE";
+	if (lm && !(v->cr0 & CR0_PE_BIT))
+		return "CR0.PG without CR0.PE";
+	if (lm && (v->cs.attrib & VMSA_ATTR_L) && (v->cs.attrib & VMSA_ATTR_DB))
+		return "CS.L and CS.D both set";
+	if (!lm || !(v->cs.attrib & VMSA_ATTR_L) || !v->cr3)
+		return "not a 64-bit start state (the emulator starts vCPUs in 64-bit mode only)";
+	if (v->sev_features != EMU_SEV_STATUS >> SEV_STATUS_FEATURES_SHIFT)
+		return "SEV features other than the guest's";
+	return NULL;
+}
+
+struct dtr {
+	u16 limit;
+	u64 base;
+} __attribute__((packed));
+
+/*
+ * On the new vCPU, from the start-up code (arch/x86/smp.c smp_arch_tramp_install): what
+ * the hardware's VMRUN of the VMSA does, loading the state the guest put there: CR4,
+ * CR3, EFER (without SVME, which only the hypervisor's view has), PAT, XCR0, GDTR,
+ * IDTR, the data segments and FS/GS bases, then SS:RSP, RFLAGS and CS:RIP through IRETQ.
+ * Not loaded: the general registers (zero in memaccept's VMSA), debug registers, x87/SSE
+ * state beyond its reset values, TR and LDTR (the guest loads its own), CR0 (checked).
+ */
+static __noreturn void vmrun_entry(void *slot)
+{
+	struct emu_vcpu *v = emu_self();
+	const struct sev_vmsa *m = (const struct sev_vmsa *)(uintptr_t)v->vmsa_gpa;
+	struct dtr gdtr = { (u16)m->gdtr.limit, m->gdtr.base }, idtr = { (u16)m->idtr.limit, m->idtr.base };
+
+	write_cr4(m->cr4);
+	write_cr3(m->cr3);
+	wrmsr(MSR_EFER, m->efer & ~EFER_SVME);
+	wrmsr(MSR_PAT, m->g_pat);
+	if (m->cr4 & CR4_OSXSAVE)
+		__asm__ volatile("xsetbv" : : "a"((u32)m->xcr0), "d"((u32)(m->xcr0 >> 32)), "c"(0));
+	__asm__ volatile("lgdt %0" : : "m"(gdtr));
+	__asm__ volatile("lidt %0" : : "m"(idtr));
+	__asm__ volatile("mov %0, %%ds; mov %1, %%es; mov %2, %%fs; mov %3, %%gs"
+			 : : "r"(m->ds.selector), "r"(m->es.selector), "r"(m->fs.selector),
+			   "r"(m->gs.selector));
+	wrmsr(MSR_FS_BASE, m->fs.base);
+	wrmsr(MSR_GS_BASE, m->gs.base);
+	(void)slot;
+	__atomic_store_n(&v->running, true, __ATOMIC_RELEASE);
+	__asm__ volatile("pushq %0; pushq %1; pushq %2; pushq %3; pushq %4; iretq"
+			 : : "r"((u64)m->ss.selector), "r"(m->rsp), "r"(m->rflags),
+			   "r"((u64)m->cs.selector), "r"(m->rip)
+			 : "memory");
+	__builtin_unreachable();
+}
+
+/* Intel SDM vol. 3A "Typical AP Initialization Sequence", as arch/x86/smp.c. */
+#define VMRUN_INIT_WAIT_NS (10 * 1000 * 1000ULL)
+#define VMRUN_SIPI_WAIT_NS (200 * 1000ULL)
+
+static void vmrun_delay(u64 ns)
+{
+	for (u64 t0 = tsc_now_ns(); tsc_now_ns() - t0 < ns;)
+		cpu_relax();
+}
+
+/* Start QEMU's vCPU apic_id in the start-up code at vmrun_entry; true once it loaded the VMSA. */
+static bool vmrun_start(u32 apic_id, struct emu_vcpu *t)
+{
+	u64 tramp = emu.bi ? emu.bi->smp_trampoline : 0, cr3 = read_cr3();
+	u64 stack = early_alloc(VMRUN_STACK, PAGE_SIZE), top = stack + VMRUN_STACK, arg = 0;
+
+	if (!tramp || !stack || cr3 >> 32)
+		return false;
+	smp_arch_tramp_install(tramp, (u32)cr3, (u64)(uintptr_t)vmrun_entry, &apic_id, &top, &arg, 1);
+	apic_send_init(apic_id);
+	vmrun_delay(VMRUN_INIT_WAIT_NS);
+	apic_send_startup(apic_id, (u8)(tramp >> PAGE_SHIFT));
+	vmrun_delay(VMRUN_SIPI_WAIT_NS);
+	if (!__atomic_load_n(&t->running, __ATOMIC_ACQUIRE))
+		apic_send_startup(apic_id, (u8)(tramp >> PAGE_SHIFT));
+	for (u64 t0 = tsc_now_ns(); !__atomic_load_n(&t->running, __ATOMIC_ACQUIRE);) {
+		if (tsc_now_ns() - t0 > VMRUN_TIMEOUT_NS)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+/*
+ * KVM sets the target's VMSA and kicks it (sev_snp_ap_creation); the target's next entry
+ * takes the new VMSA (__sev_snp_update_protected_guest_state: a guest_memfd page, so
+ * guest-private) and VMRUN loads it, which fails for a page the RMP does not mark as a
+ * VMSA: KVM_EXIT_FAIL_ENTRY, which QEMU reports as "entry failed, hardware error" and
+ * stops the VM on (target/i386/kvm/kvm.c kvm_arch_handle_exit). Here the real QEMU vCPU
+ * is started with INIT-SIPI into the start-up code, at vmrun_entry, which plays VMRUN.
+ */
+static void ap_run(u32 apic_id, struct emu_vcpu *t)
+{
+	const u8 *p = emu_model_page(&emu.model, t->vmsa_gpa);
+	const char *why;
+
+	if (t == emu_self())
+		emu_host_stops_guest(apic_id, "AP Creation for the vCPU that asks: replacing a running "
+				     "vCPU's VMSA is not modelled");
+	if (t->running)
+		emu_host_stops_guest(apic_id, "AP Creation for a vCPU that already runs: not modelled");
+	if (!p || !(*p & EMU_PG_PRIVATE) || !(*p & EMU_PG_VMSA))
+		emu_host_stops_guest(t->vmsa_gpa, "VMRUN of a VMSA page that is not private with the "
+				     "VMSA attribute in the RMP: KVM_EXIT_FAIL_ENTRY, QEMU stops the VM");
+	why = vmsa_invalid((const struct sev_vmsa *)(uintptr_t)t->vmsa_gpa);
+	if (why) {
+		emu_unlock_if_mine();
+		kprintf("emu: VMSA %#llx for APIC ID %u: %s\n", t->vmsa_gpa, apic_id, why);
+		emu_host_stops_guest(t->vmsa_gpa, "VMRUN refused the VMSA's state: KVM_EXIT_FAIL_ENTRY, "
+				     "QEMU stops the VM");
+	}
+	if (!vmrun_start(apic_id, t))
+		emu_host_stops_guest(apic_id, "the emulator could not start QEMU's vCPU for the VMSA");
+	emu_count("ap_started");
+}
+
+/* KVM's refusal (sev_handle_vmgexit: SW_EXITINFO1 = 2, SW_EXITINFO2 = invalid input). */
+static void ap_refuse(u8 *g, const char *counter)
+{
+	emu_count(counter);
+	exit_result(g, GHCB_HV_RESP_ISSUE, GHCB_ERR_INVALID_INPUT);
+}
+
+/*
+ * AP Creation (GHCB spec 4.1.8) as KVM handles it (Linux arch/x86/kvm/svm/sev.c
+ * sev_snp_ap_creation): the APIC ID must name a vCPU; create (now or on INIT) needs RAX
+ * equal to the VM's SEV features, a page-aligned, legal GPA that is not 2 MiB aligned
+ * (the VMSA erratum); destroy forgets the VMSA; any other request is refused.
+ */
+static void ap_creation(u8 *g, struct exit_regs *r)
+{
+	u32 req = SNP_AP_INFO1_REQUEST(r->info1), apic_id = SNP_AP_INFO1_APIC_ID(r->info1);
+	u64 gpa = r->info2;
+	const char *refused = NULL;
+	struct cpuid_regs c;
+	struct emu_vcpu *t = NULL;
+
+	emu_count("vmgexit_ap_creation");
+	if (emu_fault_take(&emu.faults, FAULT_AP_CREATE_MALFORMED, 0, 0)) {
+		exit_result(g, GHCB_HV_RESP_ISSUE, AP_MALFORMED_REASON);
+		return;
+	}
+	/* page_address_valid: page aligned and below MAXPHYADDR (CPUID 0x80000008 EAX[7:0]). */
+	cpuid_raw(0x80000008, 0, &c);
+	if (emu_fault_take(&emu.faults, FAULT_AP_CREATE_REFUSED, 0, 0))
+		refused = "ap_create_refused_fault";
+	else if (apic_id >= host_vcpus() || apic_id >= EMU_MAX_VCPUS)
+		refused = "ap_create_unknown_apic_id";
+	else if (req != SNP_AP_CREATE_ON_INIT && req != SNP_AP_CREATE && req != SNP_AP_DESTROY)
+		refused = "ap_create_bad_request";
+	else if (req != SNP_AP_DESTROY && r->rax != EMU_SEV_STATUS >> SEV_STATUS_FEATURES_SHIFT)
+		refused = "ap_create_bad_features";
+	else if (req != SNP_AP_DESTROY && (gpa % PAGE_SIZE || gpa >> (c.eax & 0xff)))
+		refused = "ap_create_bad_vmsa_gpa";
+	else if (req != SNP_AP_DESTROY && IS_ALIGNED(gpa, UNIT_SIZE))
+		refused = "ap_create_vmsa_2m_aligned";
+	if (refused) {
+		ap_refuse(g, refused);
+		return;
+	}
+	t = &emu.vcpu[apic_id];
+	if (req == SNP_AP_DESTROY) {
+		if (t->running)
+			emu_host_stops_guest(apic_id, "AP Destroy of a running vCPU: not modelled");
+		t->vmsa_gpa = 0;
+		emu_count("ap_destroy");
+		return;
+	}
+	t->vmsa_gpa = gpa;
+	/* Create on INIT waits for an INIT, which the emulator does not deliver (emu_guest_ipi). */
+	if (req == SNP_AP_CREATE_ON_INIT) {
+		emu_count("ap_create_on_init");
+		return;
+	}
+	ap_run(apic_id, t);
+}
+
 /*
  * What the host would see of the GHCB: it reads the page's shared view. Mapped with
  * the C-bit, the guest's writes land encrypted (the host reads ciphertext); private in
@@ -350,9 +610,9 @@ static void cpuid(struct exit_regs *r)
 static void check_ghcb_page(void)
 {
 	struct emu_walk w;
-	u8 *p = emu_model_page(&emu.model, emu.ghcb_gpa);
+	u8 *p = emu_model_page(&emu.model, emu_self()->ghcb_gpa);
 
-	if (!walk(emu.ghcb_gpa, &w) || w.pa != emu.ghcb_gpa)
+	if (!walk(emu_self()->ghcb_gpa, &w) || w.pa != emu_self()->ghcb_gpa)
 		emu_host_stops_guest(0, "VMGEXIT with a GHCB the guest does not map");
 	if (w.leaf & EMU_CBIT_MASK)
 		emu_host_stops_guest(0, "GHCB mapped with the C-bit: the host would read "
@@ -374,21 +634,21 @@ void emu_snp_vmgexit(struct trap_frame *f)
 	u64 reason;
 
 	emu_count("vmgexit");
-	if ((emu.ghcb_msr & GHCB_INFO_MASK) == GHCB_MSR_VMPL_REQ) {
+	if ((emu_self()->ghcb_msr & GHCB_INFO_MASK) == GHCB_MSR_VMPL_REQ) {
 		emu_svsm_call(f);
 		return;
 	}
-	if (emu.ghcb_msr & GHCB_INFO_MASK) {
-		msr_protocol(emu.ghcb_msr);
+	if (emu_self()->ghcb_msr & GHCB_INFO_MASK) {
+		msr_protocol(emu_self()->ghcb_msr);
 		return;
 	}
-	if (!emu.ghcb_msr) {
+	if (!emu_self()->ghcb_msr) {
 		emu_count("vmgexit_no_ghcb");
 		return;
 	}
-	if (!emu.ghcb_gpa || emu.ghcb_msr != emu.ghcb_gpa)
+	if (!emu_self()->ghcb_gpa || emu_self()->ghcb_msr != emu_self()->ghcb_gpa)
 		emu_host_stops_guest(0, "VMGEXIT with a GHCB that was never registered");
-	u8 *g = (u8 *)(uintptr_t)emu.ghcb_gpa;
+	u8 *g = (u8 *)(uintptr_t)emu_self()->ghcb_gpa;
 
 	check_ghcb_page();
 	sync_from_ghcb(g, &r);
@@ -416,6 +676,9 @@ void emu_snp_vmgexit(struct trap_frame *f)
 	}
 	case SVM_VMGEXIT_PSC:
 		psc(g, &r);
+		break;
+	case SVM_VMGEXIT_AP_CREATION:
+		ap_creation(g, &r);
 		break;
 	}
 	sync_to_ghcb(g, &r);

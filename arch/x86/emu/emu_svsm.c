@@ -72,7 +72,7 @@ static u64 core_pvalidate(u64 gpa)
 
 void emu_svsm_call(struct trap_frame *f)
 {
-	u32 vmpl = (u32)((emu.ghcb_msr >> 32) & 0xff);
+	u32 vmpl = (u32)((emu_self()->ghcb_msr >> 32) & 0xff);
 	u8 *caa = (u8 *)(uintptr_t)emu.svsm_caa;
 	u64 rc;
 
@@ -87,10 +87,10 @@ void emu_svsm_call(struct trap_frame *f)
 	 * svsm_not_run plays a host that refuses to run VMPL0 at all.
 	 */
 	if (vmpl != 0 || emu_fault_take(&emu.faults, FAULT_SVSM_NOT_RUN, 0, 0)) {
-		emu.ghcb_msr = GHCB_MSR_VMPL_RESP | VMPL_RESP_REFUSED;
+		emu_self()->ghcb_msr = GHCB_MSR_VMPL_RESP | VMPL_RESP_REFUSED;
 		return;
 	}
-	emu.ghcb_msr = GHCB_MSR_VMPL_RESP;
+	emu_self()->ghcb_msr = GHCB_MSR_VMPL_RESP;
 	if (!caa[SVSM_CAA_CALL_PENDING]) {
 		/* Nothing pending: the SVSM returns to the guest without a result. */
 		emu_count("svsm_nothing_pending");

@@ -184,6 +184,10 @@ void emu_tdvf_start_aps(void)
  */
 void emu_guest_ipi(u32 dest, bool init_or_startup)
 {
+	if (emu.mode == EMU_SNP) {
+		emu_snp_guest_ipi(dest, init_or_startup);	/* emu.c */
+		return;
+	}
 	if (emu.mode != EMU_TDX || emu_tdvf.sending || !init_or_startup)
 		return;
 	emu_count("guest_init_sipi");

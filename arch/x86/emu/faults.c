@@ -24,6 +24,8 @@ static const struct {
 	[FAULT_CPUID_NOVALID] = { "cpuid_novalid", false, false, false, false },
 	[FAULT_SVSM_BUSY] = { "svsm_busy", false, false, true, false },
 	[FAULT_SVSM_NOT_RUN] = { "svsm_not_run", false, false, false, false },
+	[FAULT_AP_CREATE_REFUSED] = { "ap_create_refused", false, false, true, false },
+	[FAULT_AP_CREATE_MALFORMED] = { "ap_create_malformed", false, false, false, false },
 	[FAULT_MAILBOX_IGNORE] = { "mailbox_ignore", true, true, false, false },
 	[FAULT_NO_MP_WAKEUP] = { "no_mp_wakeup", false, false, false, false },
 	[FAULT_MP_WAKEUP_BAD_MAILBOX] = { "mp_wakeup_bad_mailbox", false, false, false, false },

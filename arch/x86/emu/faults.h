@@ -29,6 +29,10 @@
  *   svsm_busy:N             SNP, emu_svsm=1: the SVSM answers the next N calls BUSY
  *   svsm_not_run            SNP, emu_svsm=1: the host refuses the next Run VMPL request
  *                           (the SVSM never sees the call; call_pending stays set)
+ *   ap_create_refused:N     SNP: the host refuses the next N AP Creation requests as
+ *                           KVM refuses a bad one (SW_EXITINFO1 = 2, invalid input)
+ *   ap_create_malformed     SNP: the host answers the next AP Creation with SW_EXITINFO1
+ *                           = 2 and a reason no GHCB spec defines (0x99)
  *   mailbox_ignore@ID       TDX: the AP with APIC ID ID never acknowledges a wakeup
  *                           command (the host never runs it again)
  *   mailbox_ack_only@ID     TDX: the AP with APIC ID ID acknowledges its wakeup, then
@@ -57,6 +61,8 @@ enum emu_fault_kind {
 	FAULT_CPUID_NOVALID,
 	FAULT_SVSM_BUSY,
 	FAULT_SVSM_NOT_RUN,
+	FAULT_AP_CREATE_REFUSED,
+	FAULT_AP_CREATE_MALFORMED,
 	FAULT_MAILBOX_IGNORE,
 	FAULT_NO_MP_WAKEUP,
 	FAULT_MP_WAKEUP_BAD_MAILBOX,

@@ -161,7 +161,7 @@ void emu_model_rmp_set(struct emu_model *m, u64 start, u64 end, bool private)
 		if (private)
 			*p |= EMU_PG_PRIVATE;
 		else	/* a page given back to the hypervisor loses its validation */
-			*p &= (u8) ~(EMU_PG_PRIVATE | EMU_PG_ACCEPTED | EMU_PG_LEVEL_MASK);
+			*p &= (u8) ~(EMU_PG_PRIVATE | EMU_PG_ACCEPTED | EMU_PG_LEVEL_MASK | EMU_PG_VMSA);
 	}
 }
 

@@ -15,6 +15,7 @@
 #define EMU_PG_LEVEL_SHIFT 3		/* accepted/validated at 0 = 4K, 1 = 2M, 2 = 1G */
 #define EMU_PG_LEVEL_MASK (3u << EMU_PG_LEVEL_SHIFT)
 #define EMU_PG_HOST_SMALL (1u << 5)	/* the host maps/tracks this 2 MiB unit in 4 KiB pages */
+#define EMU_PG_VMSA (1u << 6)		/* SNP: RMPADJUST made this page a VMSA (APM vol. 3 RMPADJUST) */
 
 struct emu_model {
 	u8 *pages;		/* one byte per 4 KiB page below end */

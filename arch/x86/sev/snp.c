@@ -6,11 +6,14 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/sev/svsm.h"
+#include "arch/x86/sev/vmsa.h"
+#include "arch/x86/smp.h"
 #include "drivers/console.h"
 #include "drivers/event.h"
 #include "drivers/exit.h"
 #include "include/boot_info.h"
 #include "include/panic.h"
+#include "lib/spinlock.h"
 #include "lib/string.h"
 
 enum {
@@ -52,11 +55,39 @@ static struct platform_counter counters[C_COUNT] = {
 	[C_SVSM_SIZE_MISMATCH] = { "svsm_size_mismatch", 0 },
 };
 
-static u8 *ghcb;		/* the kernel's GHCB page, mapped without the C-bit */
-static u64 ghcb_gpa;
-/* Eager acceptance: units made private ahead of their accept (arch/x86/sev/psc.c). */
-static struct snp_psc_ahead psc_ahead;
+/*
+ * Each CPU's own GHCB (mapped without the C-bit) and its registered GPA: KVM keeps the
+ * registration per vCPU (sev_handle_vmgexit_msr_protocol GHCB_MSR_REG_GPA_REQ stores it
+ * in the vCPU; sev_handle_vmgexit checks it), so every CPU registers its own page and
+ * uses only that one. NULL / 0 until the CPU registered it: port I/O is dropped then.
+ * Indexed by the per-CPU index (arch/x86/smp.h smp_cpu_index, GS-relative).
+ */
+static u8 *ghcbs[MAX_CPUS];
+static u64 ghcb_gpas[MAX_CPUS];
 static bool (*psc_ahead_fn)(u64 from, u64 *unit);
+/* Hypervisor features (GHCB MSR protocol 0x081, 63:12). */
+static u64 hv_features;
+
+/* Several CPUs count at once once the APs run. */
+static void count_add(unsigned c, u64 n)
+{
+	__atomic_fetch_add(&counters[c].count, n, __ATOMIC_RELAXED);
+}
+
+static void count(unsigned c)
+{
+	count_add(c, 1);
+}
+
+static u8 *this_ghcb(void)
+{
+	return ghcbs[smp_cpu_index()];
+}
+
+static u64 this_ghcb_gpa(void)
+{
+	return ghcb_gpas[smp_cpu_index()];
+}
 
 /*
  * Below VMPL0 (issue 16): what boot/ read from the secrets page, whether RMPADJUST
@@ -74,14 +105,14 @@ static u64 msr_protocol(u64 request)
 {
 	u64 resp;
 
-	counters[C_VMGEXIT].count++;
-	counters[C_MSR_PROTOCOL].count++;
+	count(C_VMGEXIT);
+	count(C_MSR_PROTOCOL);
 	cpu_wrmsr(MSR_SEV_GHCB, request);
 	snp_vmgexit();
 	resp = cpu_rdmsr(MSR_SEV_GHCB);
 	/* Once the GHCB is registered, the MSR holds its address between exits. */
-	if (ghcb_gpa)
-		cpu_wrmsr(MSR_SEV_GHCB, ghcb_gpa);
+	if (this_ghcb_gpa())
+		cpu_wrmsr(MSR_SEV_GHCB, this_ghcb_gpa());
 	return resp;
 }
 
@@ -117,6 +148,8 @@ static __noreturn void ghcb_fail(const char *what, u64 value)
 /* One exit through the GHCB. Returns SW_EXITINFO1's low 32 bits (0 = success). */
 static u32 ghcb_exit(u64 code, u64 info1, u64 info2)
 {
+	u8 *ghcb = this_ghcb();
+
 	if (!ghcb)
 		ghcb_fail("an exit before the GHCB was set up", code);
 	ghcb_field_set(ghcb, GHCB_SW_EXIT_CODE, code);
@@ -124,25 +157,26 @@ static u32 ghcb_exit(u64 code, u64 info1, u64 info2)
 	ghcb_field_set(ghcb, GHCB_SW_EXIT_INFO_2, info2);
 	*(u16 *)(ghcb + GHCB_PROTOCOL_VERSION) = GHCB_PROTOCOL_MAX;
 	*(u32 *)(ghcb + GHCB_USAGE) = 0;
-	counters[C_VMGEXIT].count++;
+	count(C_VMGEXIT);
 	snp_vmgexit();
 	return (u32)*ghcb_field(ghcb, GHCB_SW_EXIT_INFO_1);
 }
 
 static void ghcb_clear(void)
 {
-	memset(ghcb + GHCB_VALID_BITMAP, 0, 16);
+	memset(this_ghcb() + GHCB_VALID_BITMAP, 0, 16);
 }
 
 static u32 ioio(u16 port, int size, bool in, u32 out_value, bool *ok)
 {
+	u8 *ghcb = this_ghcb();
 	u64 info = ((u64)port << IOIO_PORT_SHIFT) | IOIO_A16 | (in ? IOIO_TYPE_IN : 0) |
 		   (size == 1 ? IOIO_SZ8 : size == 2 ? IOIO_SZ16 : IOIO_SZ32);
 
 	ghcb_clear();
 	if (!in)
 		ghcb_field_set(ghcb, GHCB_RAX, out_value);
-	counters[C_IOIO].count++;
+	count(C_IOIO);
 	*ok = ghcb_exit(SVM_EXIT_IOIO, info, 0) == 0 && (!in || ghcb_field_valid(ghcb, GHCB_RAX));
 	return in ? (u32)*ghcb_field(ghcb, GHCB_RAX) : 0;
 }
@@ -153,14 +187,14 @@ static void snp_io_out(u16 port, u32 val, int size)
 
 	/* Before the GHCB exists the console waits in memory (console_hold) and nothing else
 	 * does port I/O: drop the write rather than fault. */
-	if (ghcb)
+	if (this_ghcb())
 		ioio(port, size, false, val, &ok);
 }
 
 static u32 snp_io_in(u16 port, int size)
 {
 	bool ok = false;
-	u32 v = ghcb ? ioio(port, size, true, 0, &ok) : 0;
+	u32 v = this_ghcb() ? ioio(port, size, true, 0, &ok) : 0;
 
 	return ok ? v : ~0u;
 }
@@ -184,12 +218,14 @@ static u64 xcr0(void)
  */
 static bool cpuid_exit(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
+	u8 *ghcb = this_ghcb();
+
 	ghcb_clear();
 	ghcb_field_set(ghcb, GHCB_RAX, leaf);
 	ghcb_field_set(ghcb, GHCB_RCX, subleaf);
 	if (leaf == CPUID_XSAVE_LEAF)
 		ghcb_field_set(ghcb, GHCB_XCR0, xcr0());
-	counters[C_CPUID].count++;
+	count(C_CPUID);
 	if (ghcb_exit(SVM_EXIT_CPUID, 0, 0))
 		return false;
 	if (!ghcb_field_valid(ghcb, GHCB_RAX) || !ghcb_field_valid(ghcb, GHCB_RBX) ||
@@ -215,13 +251,14 @@ static void snp_fatal(u32 condition, const char *what, u64 a, u64 b)
 
 static u64 psc_exit(struct psc_desc *desc, unsigned n)
 {
+	u8 *ghcb = this_ghcb();
 	struct psc_desc *buf = (struct psc_desc *)(ghcb + GHCB_SHARED_BUFFER);
 	u64 info2;
 
 	/* The descriptor lives in the shared buffer: the hypervisor reads and updates it there. */
 	memcpy(buf, desc, sizeof(desc->hdr) + n * sizeof(u64));
 	ghcb_clear();
-	ghcb_field_set(ghcb, GHCB_SW_SCRATCH, ghcb_gpa + GHCB_SHARED_BUFFER);
+	ghcb_field_set(ghcb, GHCB_SW_SCRATCH, this_ghcb_gpa() + GHCB_SHARED_BUFFER);
 	ghcb_exit(SVM_VMGEXIT_PSC, 0, 0);
 	info2 = *ghcb_field(ghcb, GHCB_SW_EXIT_INFO_2);
 	/* Entries too: a re-issue must carry the cur_page the hypervisor left in them. */
@@ -240,12 +277,122 @@ static void evict(u64 va, u64 pages)
 	}
 }
 
-static bool psc_ahead_unit(u64 from, u64 *unit)
+/*
+ * Eager acceptance sends full 253-entry Page State Change requests (2.02 exits per GiB),
+ * also when several CPUs accept at once, each its own share: the requests are made in
+ * ascending address order over all the units eager still has to accept, by whichever CPU
+ * needs its units converted first, one CPU at a time (psc_lock). A CPU whose units are
+ * not private yet converts the lowest units nobody converted, its own among them, 253 at
+ * a time, until its own are done; a unit's bit in `converted` is set once the request
+ * that converted it has completed, so a set bit means private. Without the order, CPUs
+ * with equal shares each end their share with a half-full request (one extra exit per
+ * CPU). A Page State Change is short next to the PVALIDATEs that follow it. Units above
+ * CONVERTED_LIMIT are not tracked: they are converted with their accept, as lazily.
+ */
+static bool psc_ahead_unit(u64 from, u64 *unit);
+static const struct snp_psc_ops psc_ops_eager = { psc_exit, snp_fatal, psc_ahead_unit };
+#define CONVERTED_LIMIT (1ULL << 40)
+static u64 converted[CONVERTED_LIMIT / UNIT_SIZE / 64];
+static struct spinlock psc_lock;
+/*
+ * Each CPU's claimed range while it waits for its units to be converted (end 0: none),
+ * written by that CPU, read by the one converting; and, under psc_lock, the units the
+ * current request took.
+ */
+static u64 want_start[MAX_CPUS], want_end[MAX_CPUS];
+static u64 taken[PSC_MAX_ENTRIES];
+static unsigned ntaken;
+
+static bool unit_converted(u64 unit)
 {
-	return psc_ahead_fn && psc_ahead_fn(from, unit);
+	u64 i = unit / UNIT_SIZE;
+
+	return unit < CONVERTED_LIMIT &&
+	       (__atomic_load_n(&converted[i / 64], __ATOMIC_ACQUIRE) & (1ULL << (i % 64)));
 }
 
-static const struct snp_psc_ops psc_ops = { psc_exit, snp_fatal, psc_ahead_unit };
+static void mark_converted(u64 unit)
+{
+	u64 i = unit / UNIT_SIZE;
+
+	if (unit < CONVERTED_LIMIT)
+		__atomic_fetch_or(&converted[i / 64], 1ULL << (i % 64), __ATOMIC_RELEASE);
+}
+
+/*
+ * The lowest unit at or above `from` that is not converted and either still unaccepted
+ * (no CPU claimed it: still in the bitmap) or in the range a CPU claimed and waits to
+ * have converted (no longer in the bitmap).
+ */
+static bool next_to_convert(u64 from, u64 *unit)
+{
+	u64 f = from, cand = 0;
+	bool found = false;
+
+	while (psc_ahead_fn && psc_ahead_fn(f, &cand) && cand >= f && cand < CONVERTED_LIMIT) {
+		if (!unit_converted(cand)) {
+			found = true;
+			break;
+		}
+		f = cand + UNIT_SIZE;
+	}
+	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++) {
+		u64 e = __atomic_load_n(&want_end[cpu], __ATOMIC_ACQUIRE);
+		u64 o = MAX(from, __atomic_load_n(&want_start[cpu], __ATOMIC_RELAXED));
+
+		while (o < e && unit_converted(o))
+			o += UNIT_SIZE;
+		if (o < e && (!found || o < cand)) {
+			cand = o;
+			found = true;
+		}
+	}
+	if (found)
+		*unit = cand;
+	return found;
+}
+
+/* psc.c fills a request's free entries with these: recorded, marked once it is done. */
+static bool psc_ahead_unit(u64 from, u64 *unit)
+{
+	if (ntaken >= PSC_MAX_ENTRIES || !next_to_convert(from, unit))
+		return false;
+	taken[ntaken++] = *unit;
+	return true;
+}
+
+static bool range_converted(u64 start, u64 end)
+{
+	for (u64 u = start; u < end; u += UNIT_SIZE)
+		if (!unit_converted(u))
+			return false;
+	return true;
+}
+
+/* Eager: make the units [start, end) this CPU claimed private (see `converted`). */
+static void psc_eager(u64 start, u64 end, struct snp_psc_stats *ps)
+{
+	unsigned me = smp_cpu_index();
+	u64 c;
+
+	/* Published before waiting, so that the CPU converting now may take them too. */
+	__atomic_store_n(&want_start[me], start, __ATOMIC_RELAXED);
+	__atomic_store_n(&want_end[me], end, __ATOMIC_RELEASE);
+	spin_lock(&psc_lock);
+	while (!range_converted(start, end) && next_to_convert(0, &c)) {
+		struct snp_psc_ahead fresh = { 0, 0 };
+
+		ntaken = 0;
+		snp_psc_range(c, c + UNIT_SIZE, PSC_OP_PRIVATE, &psc_ops_eager, ps, &fresh);
+		mark_converted(c);
+		for (unsigned i = 0; i < ntaken; i++)
+			mark_converted(taken[i]);
+	}
+	__atomic_store_n(&want_end[me], 0, __ATOMIC_RELEASE);
+	spin_unlock(&psc_lock);
+}
+
+static const struct snp_psc_ops psc_ops = { psc_exit, snp_fatal, NULL };
 static struct snp_pvalidate_ops pvalidate_ops = { snp_pvalidate, snp_fatal, evict };
 
 /*
@@ -263,9 +410,9 @@ static u64 svsm_call(struct svsm_pval_req *req)
 	u64 saved = cpu_rdmsr(MSR_SEV_GHCB), resp, rax;
 	u8 pending;
 
-	counters[C_VMGEXIT].count++;
-	counters[C_MSR_PROTOCOL].count++;
-	counters[C_SVSM_CALLS].count++;
+	count(C_VMGEXIT);
+	count(C_MSR_PROTOCOL);
+	count(C_SVSM_CALLS);
 	cpu_wrmsr(MSR_SEV_GHCB, GHCB_MSR_VMPL_REQ_LEVEL(0));
 	__atomic_store_n(&svsm_caa[SVSM_CAA_CALL_PENDING], 1, __ATOMIC_SEQ_CST);
 	rax = snp_svsm_vmgexit(SVSM_CALL(SVSM_CORE_PROTOCOL, SVSM_CORE_PVALIDATE),
@@ -292,9 +439,9 @@ static void validate_range(u64 start, u64 end, bool validate)
 
 		svsm_pvalidate_range(start, end, validate, (struct svsm_pval_req *)(svsm_caa + SVSM_CAA_BUFFER),
 				     &svsm_ops, &ss);
-		counters[C_SVSM_ENTRIES].count += ss.entries;
-		counters[C_SVSM_SIZE_MISMATCH].count += ss.size_mismatch;
-		counters[C_EVICTED_PAGES].count += ss.evicted_pages;
+		count_add(C_SVSM_ENTRIES, ss.entries);
+		count_add(C_SVSM_SIZE_MISMATCH, ss.size_mismatch);
+		count_add(C_EVICTED_PAGES, ss.evicted_pages);
 		return;
 	}
 	struct snp_pvalidate_stats vs = { 0 };
@@ -302,8 +449,8 @@ static void validate_range(u64 start, u64 end, bool validate)
 	snp_pvalidate_range(start, end, validate, &pvalidate_ops, &vs);
 	counters[C_PVALIDATE_2M].count += vs.calls_2m;
 	counters[C_PVALIDATE_4K].count += vs.calls_4k;
-	counters[C_PVALIDATE_SIZE_MISMATCH].count += vs.size_mismatch;
-	counters[C_EVICTED_PAGES].count += vs.evicted_pages;
+	count_add(C_PVALIDATE_SIZE_MISMATCH, vs.size_mismatch);
+	count_add(C_EVICTED_PAGES, vs.evicted_pages);
 }
 
 /*
@@ -316,11 +463,14 @@ static int snp_accept(u64 start, u64 end)
 {
 	struct snp_psc_stats ps = { 0 };
 
-	snp_psc_range(start, end, PSC_OP_PRIVATE, &psc_ops, &ps, psc_ahead_fn ? &psc_ahead : NULL);
-	counters[C_PSC_EXITS].count += ps.exits;
-	counters[C_PSC_ENTRIES].count += ps.entries;
-	counters[C_PSC_REISSUES].count += ps.reissues;
-	counters[C_PSC_AHEAD_UNITS].count += ps.ahead_units;
+	if (psc_ahead_fn && IS_ALIGNED(start, UNIT_SIZE) && IS_ALIGNED(end, UNIT_SIZE) && end <= CONVERTED_LIMIT)
+		psc_eager(start, end, &ps);
+	else
+		snp_psc_range(start, end, PSC_OP_PRIVATE, &psc_ops, &ps, NULL);
+	count_add(C_PSC_EXITS, ps.exits);
+	count_add(C_PSC_ENTRIES, ps.entries);
+	count_add(C_PSC_REISSUES, ps.reissues);
+	count_add(C_PSC_AHEAD_UNITS, ps.ahead_units);
 	validate_range(start, end, true);
 	return 0;
 }
@@ -329,7 +479,6 @@ static int snp_accept(u64 start, u64 end)
 static void snp_accept_ahead(bool (*fn)(u64 from, u64 *unit))
 {
 	psc_ahead_fn = fn;
-	psc_ahead = (struct snp_psc_ahead){ 0, 0 };
 }
 
 /* ------------------------------------------------------------------ #VC */
@@ -381,8 +530,9 @@ static bool emulate_io(struct trap_frame *f)
 bool snp_vc(struct trap_frame *f)
 {
 	struct cpuid_regs r;
+	u8 *ghcb = this_ghcb();
 
-	counters[C_VC].count++;
+	count(C_VC);
 	switch (f->error_code) {
 	case SVM_EXIT_IOIO:
 		if (ghcb && emulate_io(f))
@@ -504,32 +654,18 @@ void snp_setup_early(void)
 }
 
 /*
- * After ExitBootServices the firmware's GHCB is no longer ours: set up our own.
- * 1. Check the hypervisor speaks GHCB protocol 2 and supports SNP (MSR protocol).
- * 2. Make the page shared: rescind its validation, then Page State Change to shared
- *    (in that order: a validated page must not become shared).
- * 3. Map it without the C-bit, clear it, register its address, and use it from then on.
+ * Make a page of accepted memory a GHCB page (steps 3-6 of docs/snp.md section 2):
+ * write back and drop its cache lines while it is still mapped private (lines written
+ * with the C-bit must not be written back over the page after the host owns it; Linux
+ * does the same before it changes a page's encryption, set_clr_page_flags), rescind its
+ * validation, Page State Change to shared (in that order: a validated page must not
+ * become shared), map it without the C-bit and clear it. Any CPU may do this for any
+ * page; only the CPU that uses it registers it (snp_ghcb_register).
  */
-void snp_setup_ghcb(u64 page)
+static void ghcb_make_shared(u64 page)
 {
-	u64 resp = msr_protocol(GHCB_MSR_SEV_INFO_REQ);
-	u32 max = (u32)(resp >> 48), min = (u32)((resp >> 32) & 0xffff);
+	u64 resp;
 
-	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_SEV_INFO_RESP || min > GHCB_PROTOCOL_MAX ||
-	    max < GHCB_PROTOCOL_MIN)
-		ghcb_fail("the hypervisor does not speak GHCB protocol version 2", resp);
-	resp = msr_protocol(GHCB_MSR_HV_FT_REQ);
-	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_HV_FT_RESP || !((resp >> 12) & GHCB_HV_FT_SNP))
-		ghcb_fail("the hypervisor does not support SEV-SNP", resp);
-
-	/* Before the first validation (the GHCB page's below): which way validation goes. */
-	snp_find_vmpl();
-
-	/*
-	 * Write back and drop the page's cache lines while it is still mapped private: lines
-	 * written with the C-bit must not be written back over the page after the host owns
-	 * it (Linux does the same before it changes a page's encryption, set_clr_page_flags).
-	 */
 	for (u64 a = page; a < page + PAGE_SIZE; a += CACHE_LINE)
 		__asm__ volatile("clflush (%0)" : : "r"(a) : "memory");
 	__asm__ volatile("mfence" : : : "memory");
@@ -548,13 +684,81 @@ void snp_setup_ghcb(u64 page)
 	if (paging_map(page, page + PAGE_SIZE, MAP_SHARED))
 		ghcb_fail("no memory to map the GHCB page", page);
 	invlpg(page);
-	ghcb = (u8 *)(uintptr_t)page;
-	memset(ghcb, 0, PAGE_SIZE);
-	resp = msr_protocol(GHCB_MSR_REG_GPA_REQ | (page & ~GHCB_INFO_MASK));
+	memset((void *)(uintptr_t)page, 0, PAGE_SIZE);
+}
+
+/*
+ * Steps 7-8 on the calling CPU: register the page (GHCB MSR protocol 0x012; the answer
+ * must echo the GFN) and point the GHCB MSR at it. From here this CPU's exits use it.
+ */
+void snp_ghcb_register(u64 page)
+{
+	unsigned cpu = smp_cpu_index();
+	u64 resp = msr_protocol(GHCB_MSR_REG_GPA_REQ | (page & ~GHCB_INFO_MASK));
+
 	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_REG_GPA_RESP || (resp & ~GHCB_INFO_MASK) != page)
 		ghcb_fail("the hypervisor did not register the GHCB", resp);
-	ghcb_gpa = page;
-	cpu_wrmsr(MSR_SEV_GHCB, ghcb_gpa);
+	ghcb_gpas[cpu] = page;
+	cpu_wrmsr(MSR_SEV_GHCB, page);
+	__atomic_store_n(&ghcbs[cpu], (u8 *)(uintptr_t)page, __ATOMIC_RELEASE);
+}
+
+void snp_ghcb_prepare(u64 page)
+{
+	ghcb_make_shared(page);
+}
+
+bool snp_ap_creation_offered(void)
+{
+	return hv_features & GHCB_HV_FT_SNP_AP_CREATION;
+}
+
+bool snp_below_vmpl0(void)
+{
+	return !at_vmpl0;
+}
+
+/*
+ * One AP Creation exit (GHCB spec 4.1.8; see vmsa.h): RAX = the VMSA's SEV features,
+ * SW_EXITINFO1 = request | APIC ID << 32, SW_EXITINFO2 = the VMSA's GPA. The answer
+ * (SW_EXITINFO1 and SW_EXITINFO2 as the hypervisor left them) goes to the caller.
+ */
+void snp_ap_create_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2)
+{
+	u8 *ghcb = this_ghcb();
+
+	ghcb_clear();
+	ghcb_field_set(ghcb, GHCB_RAX, features);
+	ghcb_exit(SVM_VMGEXIT_AP_CREATION, SNP_AP_CREATE_INFO1(SNP_AP_CREATE, apic_id), vmsa_gpa);
+	*info1 = *ghcb_field(ghcb, GHCB_SW_EXIT_INFO_1);
+	*info2 = *ghcb_field(ghcb, GHCB_SW_EXIT_INFO_2);
+}
+
+/*
+ * After ExitBootServices the firmware's GHCB is no longer ours: set up our own.
+ * 1. Check the hypervisor speaks GHCB protocol 2 and supports SNP (MSR protocol); note
+ *    whether it offers AP Creation (feature bit 1), which starting the APs needs.
+ * 2. Make the page shared (ghcb_make_shared).
+ * 3. Register its address, and use it from then on.
+ */
+void snp_setup_ghcb(u64 page)
+{
+	u64 resp = msr_protocol(GHCB_MSR_SEV_INFO_REQ);
+	u32 max = (u32)(resp >> 48), min = (u32)((resp >> 32) & 0xffff);
+
+	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_SEV_INFO_RESP || min > GHCB_PROTOCOL_MAX ||
+	    max < GHCB_PROTOCOL_MIN)
+		ghcb_fail("the hypervisor does not speak GHCB protocol version 2", resp);
+	resp = msr_protocol(GHCB_MSR_HV_FT_REQ);
+	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_HV_FT_RESP || !((resp >> 12) & GHCB_HV_FT_SNP))
+		ghcb_fail("the hypervisor does not support SEV-SNP", resp);
+	hv_features = resp >> 12;
+
+	/* Before the first validation (the GHCB page's below): which way validation goes. */
+	snp_find_vmpl();
+
+	ghcb_make_shared(page);
+	snp_ghcb_register(page);
 	console_release();
 	kprintf("snp: GHCB at %#llx (protocol %u..%u), C-bit %u, cache eviction after PVALIDATE %s\n",
 		page, min, max, (unsigned)__builtin_ctzll(platform->private_pte_bits),

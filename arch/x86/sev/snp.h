@@ -269,4 +269,20 @@ void snp_setup_ghcb(u64 page);
 /* The #VC handler itself (test cases call it through trap_dispatch). */
 bool snp_vc(struct trap_frame *f);
 
+/* Starting the APs (arch/x86/sev/snp_ap.c). */
+/* Make a page of accepted memory a GHCB page: shared, mapped without the C-bit, zeroed. */
+void snp_ghcb_prepare(u64 page);
+/* Register page as the calling CPU's GHCB (MSR protocol) and use it from now on. */
+void snp_ghcb_register(u64 page);
+/* Did the hypervisor offer AP Creation (feature bit 1)? Below VMPL0? */
+bool snp_ap_creation_offered(void);
+bool snp_below_vmpl0(void);
+/* One AP Creation exit for apic_id; the hypervisor's SW_EXITINFO1/2 come back. */
+void snp_ap_create_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2);
+/* NULL if the APs can be started with AP Creation here, else why not. */
+const char *snp_ap_start_unavailable(void);
+struct smp_start;
+/* Start s->count APs, one AP Creation each (same contract as smp_arch_start). */
+unsigned snp_smp_start(const struct smp_start *s, const char **why);
+
 #endif

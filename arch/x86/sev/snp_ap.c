@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: starting an SEV-SNP guest's other vCPUs with the GHCB AP Creation event and a VMSA each. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/desc.h"
+#include "arch/x86/emu_hooks.h"
+#include "arch/x86/sev/snp.h"
+#include "arch/x86/sev/vmsa.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
+#include "drivers/console.h"
+#include "include/exit_codes.h"
+#include "include/panic.h"
+#include "lib/string.h"
+
+#define MSR_GS_BASE 0xc0000101
+#define MSR_PAT 0x277
+
+/*
+ * An INIT-SIPI start cannot work here: the hypervisor cannot load a start address into
+ * a vCPU whose state is encrypted. The guest instead hands the hypervisor a VMSA, a page
+ * of its own private memory holding the whole register state, which the hardware loads
+ * when the hypervisor runs that vCPU (GHCB spec 4.1.8; Linux wakeup_cpu_via_vmgexit).
+ * Per AP, on the boot CPU:
+ *  1. allocate 8 KiB and take the 4 KiB page of it that is not 2 MiB aligned (vmsa.h);
+ *  2. give the AP a GHCB page (shared, mapped without the C-bit; all of them before
+ *     the first AP runs); the AP registers it;
+ *  3. fill the VMSA with the boot CPU's 64-bit state, the AP's entry, stack and GS base;
+ *  4. RMPADJUST it with the VMSA attribute (at VMPL0, naming VMPL1 as the target, as
+ *     Linux snp_set_vmsa does: RMPADJUST may only change a higher VMPL's permissions);
+ *  5. the AP Creation exit (request 1, create now) with RAX = the SEV features.
+ * Then the boot CPU waits for each AP to check in, as after INIT-SIPI.
+ */
+enum { AP_WAITING, AP_RUNNING, AP_ABANDONED };
+
+static u64 ap_ghcb[MAX_CPUS];		/* by per-CPU index */
+static u32 ap_state[MAX_CPUS];
+static void (*ap_main_fn)(struct percpu *self) __noreturn;
+
+/*
+ * The AP's first instruction: RIP, RSP (16-byte aligned minus 8, as after a call) and GS
+ * base come from its VMSA, CS, SS, GDT, IDT and CR3 are the boot CPU's.
+ */
+static __noreturn void snp_ap_entry(void)
+{
+	struct percpu *self;
+	u32 expected = AP_WAITING;
+
+	__asm__ volatile("mov %%gs:0, %0" : "=r"(self));
+	unsigned cpu = (unsigned)self->index;
+
+	/* The boot CPU went on without this CPU: stay out of its way. */
+	if (!__atomic_compare_exchange_n(&ap_state[cpu], &expected, AP_RUNNING, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		for (;;)
+			__asm__ volatile("cli; hlt");
+	gdt_init_cpu(cpu, self->ist_top);	/* its own GDT and TSS; clears GS base */
+	wrmsr(MSR_GS_BASE, (u64)(uintptr_t)self);
+	idt_load();
+	/* From here its #VC handler (console output included) uses its own GHCB. */
+	snp_ghcb_register(ap_ghcb[cpu]);
+	self->start_ns = tsc_now_ns();
+	__atomic_store_n(&self->started, 1, __ATOMIC_RELEASE);
+	ap_main_fn(self);
+}
+
+static u64 xcr0_now(void)
+{
+	u32 lo, hi;
+
+	if (!(read_cr4() & CR4_OSXSAVE))
+		return 1;	/* x87 only: XCR0's reset value */
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return ((u64)hi << 32) | lo;
+}
+
+const char *snp_ap_start_unavailable(void)
+{
+	if (snp_below_vmpl0())
+		return "below VMPL0 a VMSA is made through the SVSM (core protocol Create vCPU), "
+		       "which memaccept does not implement";
+	if (!snp_ap_creation_offered())
+		return "the hypervisor does not offer AP Creation (GHCB hypervisor feature bit 1)";
+	return NULL;
+}
+
+/* Page-aligned memory from the caller's allocator (which promises 16-byte alignment only). */
+static u64 alloc_pages_aligned(const struct smp_start *s, u64 pages)
+{
+	return ALIGN_UP(s->alloc((pages + 1) * PAGE_SIZE), PAGE_SIZE);
+}
+
+static bool wait_checked_in(unsigned cpu, u64 deadline)
+{
+	while (__atomic_load_n(&ap_state[cpu], __ATOMIC_ACQUIRE) == AP_WAITING) {
+		if (tsc_now_ns() > deadline)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+unsigned snp_smp_start(const struct smp_start *s, const char **why)
+{
+	struct {
+		u16 limit;
+		u64 base;
+	} __attribute__((packed)) gdtr, idtr;
+	bool requested[MAX_CPUS] = { false };
+	unsigned started = 0;
+
+	*why = snp_ap_start_unavailable();
+	if (*why || !s->count)
+		return 0;
+	__asm__ volatile("sgdt %0" : "=m"(gdtr));
+	__asm__ volatile("sidt %0" : "=m"(idtr));
+	struct snp_ap_state st = {
+		.cs = KERNEL_CS, .ds = KERNEL_DS,
+		.gdt_base = gdtr.base, .gdt_limit = gdtr.limit,
+		.idt_base = idtr.base, .idt_limit = idtr.limit,
+		.cr0 = read_cr0(), .cr3 = read_cr3(), .cr4 = read_cr4(),
+		.efer = rdmsr(MSR_EFER), .xcr0 = xcr0_now(), .pat = rdmsr(MSR_PAT),
+		.sev_status = cpu_rdmsr(MSR_SEV_STATUS),
+		.rip = (u64)(uintptr_t)snp_ap_entry,
+	};
+	u64 features = st.sev_status >> SEV_STATUS_FEATURES_SHIFT;
+
+	ap_main_fn = s->ap_main;
+	/* Four stacks per AP in one allocation: its own, and #DF, NMI and #MC (IST). */
+	u64 stacks = s->alloc(s->count * 4 * s->stack_size);
+
+	/*
+	 * Every AP's GHCB page is made shared (its mapping changed) before the first AP
+	 * runs: a changed mapping must be flushed on every CPU that may cache it, and
+	 * memaccept has no IPI to make a running CPU flush (arch/x86/paging.h).
+	 */
+	for (unsigned i = 0; i < s->count; i++) {
+		u64 ghcb = alloc_pages_aligned(s, 1);
+
+		snp_ghcb_prepare(ghcb);
+		ap_ghcb[s->cpus[i]->index] = ghcb;
+	}
+	for (unsigned i = 0; i < s->count; i++) {
+		struct percpu *pc = s->cpus[i];
+		unsigned cpu = (unsigned)pc->index;
+		u64 base = stacks + i * 4 * s->stack_size;
+		u64 vmsa = snp_vmsa_pick(alloc_pages_aligned(s, 2));
+		u64 info1, info2;
+		u32 rc;
+
+		for (unsigned k = 0; k < 3; k++)
+			pc->ist_top[k] = base + (k + 2) * s->stack_size;
+		st.rsp = base + s->stack_size - 8;
+		st.gs_base = (u64)(uintptr_t)pc;
+		memset((void *)(uintptr_t)vmsa, 0, PAGE_SIZE);
+		snp_vmsa_fill((struct sev_vmsa *)(uintptr_t)vmsa, &st);
+		__atomic_store_n(&ap_state[cpu], AP_WAITING, __ATOMIC_RELEASE);
+		rc = snp_rmpadjust(vmsa, PVALIDATE_4K, RMPADJUST_TARGET_VMPL1 | RMPADJUST_VMSA);
+		if (rc != RMPADJUST_OK) {
+			kprintf("smp: RMPADJUST could not make %#llx a VMSA (%u); vCPU with APIC ID %u "
+				"stays stopped\n", vmsa, rc, pc->apic_id);
+			continue;
+		}
+		snp_ap_create_exit(pc->apic_id, vmsa, features, &info1, &info2);
+		switch (snp_ap_answer(info1, info2)) {
+		case SNP_AP_ANSWER_OK:
+			requested[i] = true;
+			break;
+		case SNP_AP_ANSWER_REFUSED:
+			kprintf("smp: the hypervisor refused to create the vCPU with APIC ID %u "
+				"(SW_EXITINFO1 %#llx, SW_EXITINFO2 %#llx); going on without it\n",
+				pc->apic_id, info1, info2);
+			break;
+		default:
+			/* Neither success nor a refusal the GHCB spec defines. */
+			fatal_reason(EXIT_HOST_HOSTILE, FC_GHCB, "malformed answer to AP Creation for "
+				     "APIC ID %u: SW_EXITINFO1 %#llx, SW_EXITINFO2 %#llx", pc->apic_id,
+				     info1, info2);
+		}
+	}
+
+	u64 deadline = tsc_now_ns() + s->timeout_ns;
+
+	for (unsigned i = 0; i < s->count; i++) {
+		unsigned cpu = (unsigned)s->cpus[i]->index;
+		u32 expected = AP_WAITING;
+
+		if (requested[i] && wait_checked_in(cpu, deadline)) {
+			while (!__atomic_load_n(&s->cpus[i]->started, __ATOMIC_ACQUIRE))
+				cpu_relax();
+			started++;
+			continue;
+		}
+		/* Give up on it; if it checks in at the same moment, it wins. */
+		if (!__atomic_compare_exchange_n(&ap_state[cpu], &expected, AP_ABANDONED, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			while (!__atomic_load_n(&s->cpus[i]->started, __ATOMIC_ACQUIRE))
+				cpu_relax();
+			started++;
+		}
+	}
+	return started;
+}
