@@ -44,6 +44,17 @@
 %define CODE64 0x08
 %define DATA64 0x10
 
+; Our data segments (DS, ES, SS from our GDT; FS and GS null: GS base is set in C).
+%macro LOAD_DATA_SEGMENTS 0
+	mov ax, DATA64
+	mov ds, ax
+	mov es, ax
+	mov ss, ax
+	xor eax, eax
+	mov fs, ax
+	mov gs, ax
+%endmacro
+
 section .text
 global tramp_start, tramp_end, tramp_data, tramp_long_mode, tramp_wakeup64
 
@@ -70,13 +81,7 @@ tramp_start:
 
 bits 64
 tramp_long_mode:
-	mov ax, DATA64
-	mov ds, ax
-	mov es, ax
-	mov ss, ax
-	xor eax, eax
-	mov fs, ax
-	mov gs, ax
+	LOAD_DATA_SEGMENTS
 	mov rax, [rel tramp_data + D_CR4]
 	mov cr4, rax
 	; Which AP am I? CPUID.01H:EBX[31:24] is the initial APIC ID (SDM vol. 2A, CPUID).
@@ -157,13 +162,7 @@ tramp_wakeup64:
 	push rax
 	o64 retf
 .cs_loaded:
-	mov ax, DATA64
-	mov ds, ax
-	mov es, ax
-	mov ss, ax
-	xor eax, eax
-	mov fs, ax
-	mov gs, ax
+	LOAD_DATA_SEGMENTS
 	mov rdi, rsi
 	mov rax, [rel tramp_data + D_ENTRY]
 	push qword 0
