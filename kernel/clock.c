@@ -31,6 +31,7 @@ static struct {
 	u64 provisional_hz;	/* what the window's times were converted with */
 	bool measured;		/* the PM timer gave calib_hz */
 	u64 calib_hz, calib_error_ppm, calib_span_ns;
+	bool fresh_span;	/* calibrated after ready, not since efi_main (wrap) */
 	const char *problem;	/* why the PM timer result was not used */
 } clk;
 
@@ -68,16 +69,26 @@ void clock_kernel_start(const struct boot_info *bi)
 
 static void measure(const struct boot_info *bi, bool wait)
 {
-	struct pm_sample end;
+	struct pm_sample from = bi->pm_entry, end;
 	u64 min_cycles = CLOCK_MIN_SPAN_NS / 1000 * (clk.provisional_hz / 1000000);
 
 	tsc_pm_sample(pm_read, bi->pm_port, PM_SAMPLE_TRIES, &end);
-	while (wait && end.tsc - bi->pm_entry.tsc < min_cycles) {
+	/*
+	 * A 24-bit PM timer wraps every 4.69 s, and an eager boot of a large guest takes
+	 * longer than that: the ticks since efi_main would be short by whole wraps and the
+	 * frequency several times too high. Such a window gets a fresh span instead.
+	 */
+	if (clock_pm_span_may_wrap(end.tsc - from.tsc, clk.provisional_hz, bi->pm_bits)) {
+		from = end;
+		clk.fresh_span = true;
+		wait = true;
+	}
+	while (wait && end.tsc - from.tsc < min_cycles) {
 		for (int i = 0; i < 1000; i++)
 			cpu_relax();
 		tsc_pm_sample(pm_read, bi->pm_port, PM_SAMPLE_TRIES, &end);
 	}
-	if (!clock_pm_hz(&bi->pm_entry, &end, bi->pm_bits, &clk.calib_hz, &clk.calib_error_ppm)) {
+	if (!clock_pm_hz(&from, &end, bi->pm_bits, &clk.calib_hz, &clk.calib_error_ppm)) {
 		clk.problem = "the PM timer did not advance";
 		return;
 	}
@@ -86,7 +97,7 @@ static void measure(const struct boot_info *bi, bool wait)
 		return;
 	}
 	clk.measured = true;
-	clk.calib_span_ns = (end.tsc - bi->pm_entry.tsc) / (clk.calib_hz / 1000000) * 1000;
+	clk.calib_span_ns = (end.tsc - from.tsc) / (clk.calib_hz / 1000000) * 1000;
 }
 
 static void report(const struct boot_info *bi)
@@ -129,6 +140,7 @@ static void report(const struct boot_info *bi)
 		ev_u64("pm_timer_hz", clk.calib_hz);
 		ev_u64("pm_timer_error_ppm", clk.calib_error_ppm);
 		ev_u64("pm_timer_span_us", clk.calib_span_ns / 1000);
+		ev_bool("pm_timer_fresh_span", clk.fresh_span);
 	}
 	if (compare) {
 		ev_u64("disagreement_ppm", diff);

@@ -359,3 +359,21 @@ TEST(series_rescale_times_only)
 	EXPECT_EQ(tt[1], 1500);
 	EXPECT_EQ(vv[1], 9);
 }
+
+TEST(pm_span_that_may_wrap_is_caught)
+{
+	const u64 hz = 2300000000ULL;
+
+	/* 24 bits wrap every 4.69 s: a quarter is 1.17 s. */
+	EXPECT(!clock_pm_span_may_wrap(hz / 50, hz, 24));		/* 20 ms */
+	EXPECT(!clock_pm_span_may_wrap(hz, hz, 24));			/* 1 s */
+	EXPECT(clock_pm_span_may_wrap(hz * 12 / 10, hz, 24));		/* 1.2 s */
+	/* The bench's eager 16 GiB window: 46.6 s, which gave ten times the frequency. */
+	EXPECT(clock_pm_span_may_wrap(hz * 466 / 10, hz, 24));
+	/* An estimate twice too high still catches a span of half a wrap. */
+	EXPECT(clock_pm_span_may_wrap(hz * 235 / 100, 2 * hz, 24));
+	/* 32 bits wrap every 20 minutes. */
+	EXPECT(!clock_pm_span_may_wrap(hz * 100, hz, 32));
+	EXPECT(clock_pm_span_may_wrap(hz * 300, hz, 32));
+	EXPECT(clock_pm_span_may_wrap(1, 0, 24));
+}
