@@ -559,15 +559,18 @@ u64 palloc_alloc(unsigned order)
 	for (;;) {
 		spin_lock(&palloc_lock);
 		u64 block = alloc_locked(order);
-		u64 generation;
-		bool in_flight = accept_in_flight_locked(&generation);
 
-		spin_unlock(&palloc_lock);
 		if (block) {
+			spin_unlock(&palloc_lock);
 			if (ps.after_alloc_hook)
 				ps.after_alloc_hook();
 			return block;
 		}
+		/* Only on a miss: whether other CPUs' accepts are still to come. */
+		u64 generation;
+		bool in_flight = accept_in_flight_locked(&generation);
+
+		spin_unlock(&palloc_lock);
 		if (ps.refill_hook && ps.refill_hook(order))
 			continue;
 		/* Nothing left to claim, but other CPUs are still accepting: their units come. */
