@@ -217,19 +217,18 @@ void smp_report(const struct boot_info *bi)
 	ev_end();
 }
 
-/*
- * Start ids[1 .. n) with INIT-SIPI-SIPI, or through the MADT wakeup mailbox (mailbox:
- * in a TD), and record the outcome. ids[0] is the boot CPU.
- */
 /* How the APs are started: INIT-SIPI, the TDX mailbox, SNP AP Creation (arch/x86/sev/snp_ap.c). */
 enum { START_INIT_SIPI, START_MAILBOX, START_SNP };
 
+/* Start ids[1 .. n) the way `how` says and record the outcome. ids[0] is the boot CPU. */
 static void start_aps(const struct boot_info *bi, const u32 *ids, unsigned n, unsigned how, u64 t0)
 {
 	static const char *ap_why[MAX_CPUS];
 	struct percpu *aps[MAX_CPUS];
-	bool mailbox = how == START_MAILBOX;
-	const char *method = mailbox ? "madt-wakeup" : how == START_SNP ? "snp-ap-create" : "init-sipi";
+	static const char *const methods[] = {
+		[START_INIT_SIPI] = "init-sipi", [START_MAILBOX] = "madt-wakeup",
+		[START_SNP] = "snp-ap-create",
+	};
 	const char *why = NULL;
 
 	if (n == 1) {
@@ -241,7 +240,7 @@ static void start_aps(const struct boot_info *bi, const u32 *ids, unsigned n, un
 		record("none", 0, ids, 1);
 		return;
 	}
-	if (mailbox) {
+	if (how == START_MAILBOX) {
 		const char *bad = mp_wakeup_problem(&acpi, &kernel_memmap);
 
 		/* Without a usable mailbox a TD cannot start its APs at all: one CPU. */
@@ -279,7 +278,7 @@ static void start_aps(const struct boot_info *bi, const u32 *ids, unsigned n, un
 		.ap_why = ap_why,
 	};
 
-	if (mailbox)
+	if (how == START_MAILBOX)
 		smp_arch_start_mailbox(&s, acpi.mp_wakeup_mailbox, &why);
 	else if (how == START_SNP)
 		snp_smp_start(&s, &why);
@@ -299,7 +298,7 @@ static void start_aps(const struct boot_info *bi, const u32 *ids, unsigned n, un
 			kprintf("smp: vCPU with APIC ID %u did not start within %llu ms; going on "
 				"without it\n", ids[i], AP_START_TIMEOUT_NS / 1000000);
 	}
-	record(method, rdtsc_ordered() - t0, ids, nslots);
+	record(methods[how], rdtsc_ordered() - t0, ids, nslots);
 }
 
 void smp_init(const struct boot_info *bi, u32 platform_kind)
