@@ -133,6 +133,8 @@ void emu_snp_rmpadjust(struct trap_frame *f);
 void emu_svsm_call(struct trap_frame *f);
 /* How many vCPUs QEMU made (fw_cfg); their APIC IDs are 0 .. n-1. */
 u32 emu_snp_host_vcpus(void);
+/* SNP: the stacks the emulated VMRUN starts vCPUs on, while boot-time allocation works. */
+void emu_snp_reserve_vmrun_stacks(void);
 bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 bool emu_tdx_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 

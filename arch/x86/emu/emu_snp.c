@@ -486,13 +486,29 @@ static void vmrun_delay(u64 ns)
 		cpu_relax();
 }
 
+/*
+ * The start-up code's stacks, one per vCPU QEMU made, taken while boot-time allocation
+ * works (an AP Creation may come later, from a test case, after the page allocator took over).
+ */
+static u64 vmrun_stacks;
+static u32 vmrun_nstacks;
+
+void emu_snp_reserve_vmrun_stacks(void)
+{
+	/* fw_cfg is the emulated host's port I/O, not the guest's (which would raise #VC). */
+	emu.host_side[emu_cpu()]++;
+	vmrun_nstacks = MIN(emu_snp_host_vcpus(), (u32)EMU_MAX_VCPUS);
+	emu.host_side[emu_cpu()]--;
+	vmrun_stacks = early_alloc((u64)vmrun_nstacks * VMRUN_STACK, PAGE_SIZE);
+}
+
 /* Start QEMU's vCPU apic_id in the start-up code at vmrun_entry; true once it loaded the VMSA. */
 static bool vmrun_start(u32 apic_id, struct emu_vcpu *t)
 {
 	u64 tramp = emu.bi ? emu.bi->smp_trampoline : 0, cr3 = read_cr3();
-	u64 stack = early_alloc(VMRUN_STACK, PAGE_SIZE), top = stack + VMRUN_STACK, arg = 0;
+	u64 stack = vmrun_stacks + (u64)apic_id * VMRUN_STACK, top = stack + VMRUN_STACK, arg = 0;
 
-	if (!tramp || !stack || cr3 >> 32)
+	if (!tramp || !vmrun_stacks || apic_id >= vmrun_nstacks || cr3 >> 32)
 		return false;
 	smp_arch_tramp_install(tramp, (u32)cr3, (u64)(uintptr_t)vmrun_entry, &apic_id, &top, &arg, 1);
 	apic_send_init(apic_id);

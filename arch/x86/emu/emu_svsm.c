@@ -186,6 +186,8 @@ void emu_svsm_call(struct trap_frame *f)
 		return;
 	}
 	emu_count("svsm_calls");
+	if (emu_self()->svsm_vmsa)
+		emu_count("svsm_calls_from_aps");	/* through the AP's own calling area */
 	if (f->rax >> 32 != SVSM_CORE_PROTOCOL)
 		rc = SVSM_ERR_UNSUPPORTED_PROTOCOL;
 	else if ((u32)f->rax == SVSM_CORE_CREATE_VCPU)

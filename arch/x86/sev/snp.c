@@ -773,16 +773,21 @@ bool snp_below_vmpl0(void)
  * below VMPL0 ours, as Linux vmgexit_ap_control), SW_EXITINFO2 = the VMSA's GPA. The
  * answer (SW_EXITINFO1 and SW_EXITINFO2 as the hypervisor left them) goes to the caller.
  */
-void snp_ap_create_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2)
+void snp_ap_create_exit_raw(u64 request_info1, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2)
 {
 	u8 *ghcb = this_ghcb();
 
 	ghcb_clear();
 	ghcb_field_set(ghcb, GHCB_RAX, features);
-	ghcb_exit(SVM_VMGEXIT_AP_CREATION, SNP_AP_CREATE_INFO1_VMPL(SNP_AP_CREATE, snp_guest_vmpl(), apic_id),
-		  vmsa_gpa);
+	ghcb_exit(SVM_VMGEXIT_AP_CREATION, request_info1, vmsa_gpa);
 	*info1 = *ghcb_field(ghcb, GHCB_SW_EXIT_INFO_1);
 	*info2 = *ghcb_field(ghcb, GHCB_SW_EXIT_INFO_2);
+}
+
+void snp_ap_create_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2)
+{
+	snp_ap_create_exit_raw(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_CREATE, snp_guest_vmpl(), apic_id), vmsa_gpa,
+			       features, info1, info2);
 }
 
 /*
