@@ -107,6 +107,7 @@ TESTCASE(snp_init_ipi, "an INIT IPI from an SNP guest stops the VM")
 enum { WRONG_CAA_WAITING, WRONG_CAA_TAKEN, WRONG_CAA_NOT_TAKEN };
 static u32 wrong_caa_result;
 static struct percpu wrong_caa_cpu;
+static struct svsm_pval_req wrong_caa_empty_request;
 
 static __noreturn void ap_calls_through_boot_caa(void)
 {
@@ -115,7 +116,9 @@ static __noreturn void ap_calls_through_boot_caa(void)
 
 	__atomic_store_n(&boot[SVSM_CAA_CALL_PENDING], 1, __ATOMIC_SEQ_CST);
 	cpu_wrmsr(MSR_SEV_GHCB, GHCB_MSR_VMPL_REQ_LEVEL(0));
-	(void)snp_svsm_vmgexit(SVSM_CALL(SVSM_CORE_PROTOCOL, SVSM_CORE_PVALIDATE), 0, 0, 0);
+	/* An empty request: if an SVSM took it, it would only answer INVALID_PARAMETER. */
+	(void)snp_svsm_vmgexit(SVSM_CALL(SVSM_CORE_PROTOCOL, SVSM_CORE_PVALIDATE),
+			       (u64)(uintptr_t)&wrong_caa_empty_request, 0, 0);
 	pending = __atomic_exchange_n(&boot[SVSM_CAA_CALL_PENDING], 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&wrong_caa_result, pending ? WRONG_CAA_NOT_TAKEN : WRONG_CAA_TAKEN, __ATOMIC_RELEASE);
 	for (;;)
