@@ -195,11 +195,8 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 
 			memset((void *)(uintptr_t)caa, 0, PAGE_SIZE);
 			snp_svsm_set_caa(cpu, caa);
-			if (!svsm_make_vmsa(vmsa, caa, pc->apic_id)) {
-				if (s->ap_why)
-					s->ap_why[i] = "was not created by the SVSM (Create vCPU)";
+			if (!svsm_make_vmsa(vmsa, caa, pc->apic_id))
 				continue;
-			}
 		} else {
 			rc = snp_rmpadjust(vmsa, PVALIDATE_4K, RMPADJUST_TARGET_VMPL1 | RMPADJUST_VMSA);
 			if (rc != RMPADJUST_OK) {
