@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: SEV-SNP AP Creation test cases (platform=snp-emu): requests a host must refuse or stop on. */
+/* memaccept: SEV-SNP AP Creation test cases (platform=snp-emu), and below VMPL0 Create vCPU: requests a host or SVSM must refuse or stop on. */
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/emu_hooks.h"
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/sev/svsm.h"
-#include "arch/x86/smp.h"
 #include "arch/x86/sev/vmsa.h"
+#include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "include/exit_codes.h"
 #include "kernel/testcase.h"
-#include "arch/x86/tsc.h"
 #include "lib/string.h"
 #include "mm/page_alloc.h"
 
