@@ -117,7 +117,6 @@ static void reserve_trampoline(void)
 	if (st->BootServices->AllocatePages(AllocateMaxAddress, EfiLoaderData, TRAMPOLINE_PAGES,
 					    &tramp) == EFI_SUCCESS)
 		bi.smp_trampoline = tramp;
-	kprintf("boot: AP trampoline at %#llx\n", (unsigned long long)bi.smp_trampoline);
 }
 
 /*
@@ -225,8 +224,13 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	read_cpu_count();
 	bi.step_tsc[BOOT_STEP_CPU_COUNT] = rdtsc_ordered();
 
-	/* 6. Memory to start the other vCPUs from (the kernel reads the MADT itself). */
-	reserve_trampoline();
+	/*
+	 * 6. Memory to start the other vCPUs from (the kernel reads the MADT itself), unless
+	 * the firmware runs this one alone: then there is nothing to start, and the
+	 * allocation is one firmware call less inside the window.
+	 */
+	if (bi.efi_cpus != 1 || bi.config.smp_phantom)
+		reserve_trampoline();
 
 	/* 7. Leave the firmware. No boot service may be called after this. */
 	status = exit_boot_services(image);
