@@ -575,7 +575,6 @@ static u64 alloc_locked(unsigned order)
 		u64 idx = block_free_take(m, k);
 		u64 block = unit + (idx << PAGE_SHIFT);
 
-		m->page[idx] = 0;
 		/* Split down: hand back the upper halves. */
 		while (k > order) {
 			k--;
