@@ -175,7 +175,10 @@ u64 palloc_unaccepted_bytes(void);
 const struct palloc_cpu_stats *palloc_cpu_stats(unsigned cpu);
 struct palloc_stats *palloc_stats_mut(void);
 const struct unaccepted_bitmap *palloc_bitmap(void);
-/* Count free memory by walking the free lists (for checks; O(free blocks)). */
+/*
+ * Count free memory from the free-block bits and the free-unit maps, not the counters
+ * (for checks; walks every split unit that has a free block).
+ */
 u64 palloc_count_free(void);
 /* Free blocks per order, for the report. */
 u64 palloc_free_blocks(unsigned order);

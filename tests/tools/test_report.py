@@ -403,11 +403,11 @@ class BenchMatrix(unittest.TestCase):
         c = [x for x in cells if x.matrix == "c"]
         d = [x for x in cells if x.matrix == "d"]
         # Eager 8G: 3 backed boots on each of 1 and 2 vCPUs, alternating, then one of each
-        # on first touch; background against lazy on 2 vCPUs, 3 each.
+        # on first touch; background against lazy on 2 vCPUs, 5 each.
         self.assertEqual([(x.smp, x.prealloc) for x in c], [(1, True), (2, True)] * 3 +
                          [(1, False), (2, False)])
         self.assertEqual(sorted((x.policy, x.smp) for x in d),
-                         [("background", 2)] * 3 + [("lazy", 2)] * 3)
+                         [("background", 2)] * 5 + [("lazy", 2)] * 5)
         self.assertTrue(all("accept_memory=background" in x.args for x in d
                             if x.policy == "background"))
 
@@ -418,7 +418,8 @@ class BenchMatrix(unittest.TestCase):
             def __init__(self, ready, p99=None, left=0, done=None):
                 self.ready_us, self.summary = ready, {"unaccepted_bytes": left,
                                                       "accepted_by_cpu": [1, 1]}
-                self.workloads = [{"name": n, "alloc_all": {"p99_ns": p99, "p999_ns": p99}}
+                self.workloads = [{"name": n, "alloc_all": {"p99_ns": p99, "p999_ns": p99},
+                                   "alloc_fast": {"p99_ns": p99 // 2}}
                                   for n in ("touch", "alloc2m")] if p99 else []
                 self.events = [{"event": "background", "done_us": done}] if done else []
 
@@ -440,6 +441,9 @@ class BenchMatrix(unittest.TestCase):
         self.assertIn("first touch): not measured", texts[1])
         self.assertIn(": MET; everything accepted in the end: yes.", texts[2])
         self.assertIn("touch p99 100.0 against 900.0 us (lower)", texts[3])
+        self.assertIn("background 100.0-100.0 us, lazy 900.0-900.0 us (ranges do not overlap)",
+                      texts[4])
+        self.assertIn("accepted nothing) p99 50.0 against 450.0 us", texts[4])
         texts = bench.smp_goal_texts(bench.smp_results(cells(1900000, 100000, 4096)))
         self.assertIn("0.633 of the 1-vCPU time", texts[0])
         self.assertIn("NOT MET", texts[0])

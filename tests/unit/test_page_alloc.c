@@ -1389,6 +1389,70 @@ TEST(freed_unit_is_not_collapsed_per_free)
 }
 
 /*
+ * The allocator keeps its state in meta pages and its own structures, never in the
+ * memory it manages: a free block is not written (no links inside it), nor is a block
+ * handed out. Links inside free pages made every second 4 KiB allocation write to a
+ * page it did not return; under accept_memory=background that page had been zeroed by
+ * another vCPU and was cold (mm/page_alloc.c, the layout comment). Four whole units
+ * (meta page: each unit's page 0) get a pattern, then random allocations and frees of
+ * orders 0-9 run; every page but a meta page must keep the pattern throughout.
+ */
+#define UNTOUCHED 0xa5
+
+static u64 pages_changed(u64 units)
+{
+	u64 changed = 0;
+
+	for (u64 p = 0; p < units * (UNIT_SIZE / PAGE_SIZE); p++) {
+		const u8 *b = va(FB + (p << PAGE_SHIFT));
+
+		if (p % (UNIT_SIZE / PAGE_SIZE) == 0)
+			continue;	/* a meta page, once its unit is split */
+		for (u64 i = 0; i < PAGE_SIZE; i++)
+			if (b[i] != UNTOUCHED) {
+				changed++;
+				break;
+			}
+	}
+	return changed;
+}
+
+TEST(allocator_never_writes_to_the_memory_it_manages)
+{
+	const u64 units = 4;
+	u64 addr[512], n = 0;
+
+	map_begin(units * UNIT_SIZE, true);
+	map_add(0, units * UNIT_SIZE, RANGE_USABLE);
+	fixture_start();
+	memset(va(FB), UNTOUCHED, units * UNIT_SIZE);
+	unit_srand(stress_seed() + 300);
+	for (unsigned step = 0; step < 20000; step++) {
+		if (n < ARRAY_SIZE(addr) && (n == 0 || unit_rand() % 3)) {
+			unsigned order = (unsigned)(unit_rand() % 64 ? unit_rand() % 4 :
+						    unit_rand() % (PALLOC_MAX_ORDER + 1));
+			u64 a = palloc_alloc_accepted(order);
+
+			if (a)
+				addr[n++] = a;
+		} else {
+			u64 i = unit_rand() % n;
+
+			palloc_free(addr[i]);
+			addr[i] = addr[--n];
+		}
+		if (step % 1000 == 0 && !EXPECT_EQ(pages_changed(units), 0))
+			return;
+	}
+	while (n)
+		palloc_free(addr[--n]);
+	EXPECT_EQ(pages_changed(units), 0);
+	palloc_trim();
+	EXPECT_EQ(palloc_free_blocks(PALLOC_MAX_ORDER), units);
+	EXPECT_EQ(palloc_count_free(), units * UNIT_SIZE);
+}
+
+/*
  * The edge table is bounded: once PALLOC_MAX_EDGES pieces wait, palloc_add_edge says no
  * (the kernel then accepts the piece at once), and nothing it refused is ever accepted
  * through the table. Pieces that are not a partial unit's, or that overlap one already
