@@ -120,10 +120,12 @@ class Run:
         Lazy (any policy that left units to accept): the bandwidth step's pairs, one
         unit accepted and one never-written unit first-written side by side; the ratio is
         the median over the pairs of (accept rate / first-write rate), p10-p90 its spread.
-        Eager (nothing left to accept after ready): the rate of the last eager runs before
+        Eager (nothing left to accept after ready): the rate of its last runs before
         ready (accept_series, at least as many bytes as the first write) against the
-        median per-unit first write right after ready; the spread is the first write's
-        p10-p90. Returns {ratio, lo, hi, basis, accept_mib_s, first_write_mib_s}."""
+        first write's rate right after ready, both over all their bytes, stalls included
+        on both sides (the runs are 32 MiB to 1 GiB: no per-unit samples to take medians
+        of); lo-hi: the slowest and fastest of those runs, when there are several.
+        Returns {ratio, lo, hi, basis, accept_mib_s, first_write_mib_s}."""
         w = self.bandwidth_step()
         if not w:
             return None
@@ -139,21 +141,21 @@ class Run:
                     "first_write_mib_s": unit_mib_s(f.get("p50"))}
         if self.policy != "eager":
             return None
-        fw = w.get("first_write_unit_ns") or {}
         tail = self.eager_tail(w.get("first_write_bytes") or UNIT_BYTES)
-        f50 = unit_mib_s(fw.get("p50"))
-        if tail is None or not f50:
+        f = w.get("first_write_mib_s")
+        if tail is None or not f:
             return None
-        rate, nbytes = tail
-        fast, slow = unit_mib_s(fw.get("p10")), unit_mib_s(fw.get("p90"))
-        return {"ratio": rate / f50, "lo": rate / fast if fast else None,
-                "hi": rate / slow if slow else None,
+        rate, nbytes, rates = tail
+        many = len(rates) > 1
+        return {"ratio": rate / f, "lo": min(rates) / f if many else None,
+                "hi": max(rates) / f if many else None,
                 "basis": "last %d MiB of eager" % (nbytes // MIB),
-                "accept_mib_s": int(rate), "first_write_mib_s": f50}
+                "accept_mib_s": int(rate), "first_write_mib_s": f}
 
     def eager_tail(self, want_bytes):
-        """(MiB/s, bytes) of the last eager runs before ready holding at least want_bytes,
-        from the accepted-memory series (one point after each run); None without one."""
+        """(MiB/s, bytes, [MiB/s of each run]) of the last eager runs before ready holding
+        at least want_bytes, from the accepted-memory series (a point after each run);
+        None without one."""
         b = self.boot
         ser = b.accept_series or {}
         t, v = ser.get("t_us"), ser.get("accepted_bytes")
@@ -163,13 +165,15 @@ class Run:
         runs = [(t1 - t0, v1 - v0) for (t0, v0), (t1, v1) in zip(pts, pts[1:])
                 if v1 - v0 >= EAGER_RUN_MIN and t1 > t0]
         us = nbytes = 0
+        rates = []
         for dt, dv in reversed(runs):
             us, nbytes = us + dt, nbytes + dv
+            rates.append(dv * 10**6 / dt / MIB)
             if nbytes >= want_bytes:
                 break
         if not nbytes:
             return None
-        return nbytes * 10**6 / us / MIB, nbytes
+        return nbytes * 10**6 / us / MIB, nbytes, rates
 
     def steps(self):
         """[(column name, workload event)], a repeated step named name#2, name#3."""

@@ -403,40 +403,38 @@ class FirstWrite(unittest.TestCase):
         # The totals of the same boot: 1032 / 1172.
         self.assertEqual(lazy.accept_vs_first_write(), 0.88)
         # eager: its last run before ready, 3447717888 -> 3716153344 bytes (256 MiB) from
-        # 7622211 to 8730447 us (231.0 MiB/s), against the first write's median unit,
-        # 7463714 ns (267 MiB/s); p10 1481768 ns (1349 MiB/s), p90 11987266 ns (166 MiB/s).
+        # 7622211 to 8730447 us (231.0 MiB/s), against the first write right after ready,
+        # 256 MiB/s; one run, so no spread.
         st = eager.same_time()
         self.assertEqual(st["basis"], "last 256 MiB of eager")
-        self.assertAlmostEqual(st["ratio"], 231.0 / 267, places=3)
-        self.assertAlmostEqual(st["lo"], 231.0 / 1349, places=3)
-        self.assertAlmostEqual(st["hi"], 231.0 / 166, places=3)
+        self.assertAlmostEqual(st["ratio"], 268435456 / 1.108236 / MIB / 256, places=6)
+        self.assertEqual((st["lo"], st["hi"]), (None, None))
         self.assertEqual(eager.accept_vs_first_write(), 1.59)  # 406 / 256
         t = report.tables(runs)[0]
         rows = {r[0]: dict(zip(t.headers, r)) for r in t.rows}
         self.assertEqual(rows["lazy 1G"]["accept / first write, same time"], "0.94 (0.62-1.08)")
         self.assertEqual(rows["lazy 1G"]["same time from"], "64 pairs")
-        self.assertEqual(rows["eager 4G"]["accept / first write, same time"], "0.87 (0.17-1.39)")
+        self.assertEqual(rows["eager 4G"]["accept / first write, same time"], "0.90")
 
     def test_verdict_met(self):
         import bench
         runs, _ = report.load_runs([log("lazy-1g-paired"), log("eager-4g-paired")])
         text = bench.first_write_goal_text(runs)
         self.assertIn("lazy 1G 0.94 (0.62-1.08) [64 pairs; totals 0.88]: MET", text)
-        self.assertIn("eager 4G 0.87 (0.17-1.39) [last 256 MiB of eager; totals 1.59]: MET",
-                      text)
+        self.assertIn("eager 4G 0.90 [last 256 MiB of eager; totals 1.59]: MET", text)
 
     def test_verdict_not_met(self):
         import bench
         # The pairs' median ratio 0.700: not met, although the totals (0.88) would pass.
         lazy = self.edited("lazy-1g-paired", ('"p10":619,"p50":938', '"p10":619,"p50":700'))
-        # Eager's first write twice as fast (3731857 ns per unit, 535 MiB/s): 0.43.
-        eager = self.edited("eager-4g-paired", ('"p50":7463714', '"p50":3731857'))
+        # Eager's first write twice as fast (512 MiB/s): 0.45.
+        eager = self.edited("eager-4g-paired", ('"first_write_mib_s":256',
+                                                '"first_write_mib_s":512'))
         runs, msgs = report.load_runs([lazy, eager])
         self.assertEqual(msgs, [])
         text = bench.first_write_goal_text(runs)
         self.assertIn("lazy 1G 0.70 (0.62-1.08) [64 pairs; totals 0.88]: NOT MET", text)
-        self.assertIn("eager 4G 0.43 (0.17-1.39) [last 256 MiB of eager; totals 1.59]: "
-                      "NOT MET", text)
+        self.assertIn("eager 4G 0.45 [last 256 MiB of eager; totals 0.79]: NOT MET", text)
 
     def test_totals_alone_do_not_decide(self):
         import bench
