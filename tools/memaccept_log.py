@@ -134,6 +134,7 @@ SCHEMA = {
                   "bytes": INT, "done_bytes": INT, "write_mib_s": INT, "first_pass_mib_s": INT,
                   "first_write_bytes": INT, "first_write_mib_s": INT,
                   "first_write_unit_ns": INTMAP, "paired": PAIRED,
+                  "first_write_skipped_bytes": INT,
                   "passes": INT, "ops": INT, "seed": INT, "alloc_failures": INT,
                   "peak_live_bytes": INT, "cpus": INT, "bytes_by_cpu": INTS,
                   "us_by_cpu": INTS, "accepted_by_cpu": INTS}),
