@@ -15,7 +15,12 @@ QEMU + OVMF (OVMF's own lines trimmed), plus damaged copies of them:
   lazy-1g-paired, eager-4g-paired  1G lazy and 4G eager, fake_unaccepted_start=512M,
                                 workload=bandwidth:128M,touch:auto: the bandwidth step with
                                 its accepts paired with first writes (lazy: 64 pairs; eager:
-                                none, nothing left to accept)
+                                none, nothing left to accept); first-write units taken from
+                                any free memory (the kernel before it skipped boot-services
+                                units)
+  eager-1g-paired               the same at 1G eager with today's kernel: the eager runs are
+                                32 MiB, so the last 148 MiB are five of them;
+                                first_write_skipped_bytes
 
 Expected numbers are read off the fixtures by hand, not recomputed with the code under test.
 """
@@ -415,6 +420,21 @@ class FirstWrite(unittest.TestCase):
         self.assertEqual(rows["lazy 1G"]["accept / first write, same time"], "0.94 (0.62-1.08)")
         self.assertEqual(rows["lazy 1G"]["same time from"], "64 pairs")
         self.assertEqual(rows["eager 4G"]["accept / first write, same time"], "0.90")
+
+    def test_eager_runs_spread(self):
+        runs, msgs = report.load_runs([log("eager-1g-paired")])
+        self.assertEqual(msgs, [])
+        st = runs[0].same_time()
+        # The last runs of at least 16 MiB before ready (706891 us), newest first:
+        # 662187-704000 (26 MiB), 614702-655109 (26), 563288-614702, 517390-563288,
+        # 470331-517390 (32 each): 148 MiB in 226591 us, against a first write of 684 MiB/s.
+        # The 4 MiB step 655109-662187 is no eager run.
+        self.assertEqual(st["basis"], "last 148 MiB of eager")
+        self.assertAlmostEqual(st["ratio"], 148 / 0.226591 / 684, places=6)
+        self.assertAlmostEqual(st["lo"], 26 / 0.041813 / 684, places=6)
+        self.assertAlmostEqual(st["hi"], 32 / 0.045898 / 684, places=6)
+        self.assertEqual(report.same_time_text(st), "0.95 (0.91-1.02)")
+        self.assertEqual(runs[0].bandwidth_step()["first_write_skipped_bytes"], 12 * MIB)
 
     def test_verdict_met(self):
         import bench
