@@ -35,12 +35,10 @@ void boot_snp_read_svsm(EFI_SYSTEM_TABLE *st, struct boot_info *bi);
 /* Configuration tables, firmware vendor, RSDP: what the conformance report judges. */
 void boot_conformance_capture(EFI_SYSTEM_TABLE *st, struct boot_info *bi);
 /*
- * The clock (boot/clock_efi.c). boot_clock_start runs first in efi_main: it finds the
- * ACPI PM timer and takes its first sample. boot_clock_choose runs once the platform is
- * known: a declared frequency, else the PM timer (the kernel finishes it after `ready`),
- * else EFI Stall(), whose time is left out of every figure.
+ * The clock (boot/clock_efi.c), chosen once the platform is known: a declared frequency,
+ * else the ACPI PM timer when there are ACPI tables (the kernel finds and measures it
+ * after `ready`), else EFI Stall(), whose time is left out of every figure.
  */
-void boot_clock_start(EFI_SYSTEM_TABLE *st, struct boot_info *bi);
 void boot_clock_choose(EFI_SYSTEM_TABLE *st, struct boot_info *bi);
 /* Test image: switch the platform emulator on for platform=tdx-emu/snp-emu. */
 #ifdef CONFIG_EMULATOR

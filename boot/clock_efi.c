@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: the clock's start in efi_main: PM timer through the EFI configuration table, declared frequencies, Stall() fallback. */
+/* memaccept: the clock's choice in efi_main: a declared frequency, else the PM timer (measured by the kernel after ready), else Stall(). */
 #include <efi.h>
 
 #include "arch/x86/acpi.h"
@@ -10,60 +10,9 @@
 #include "boot/boot.h"
 #include "lib/string.h"
 
-/* Reads of the PM timer allowed to show the same value before it counts as stuck. */
-#define PM_STUCK_READS 4096
-/* Port reads per sample (the narrowest bracket counts, see tsc_pm_sample). */
-#define PM_SAMPLE_TRIES 3
 /* CPUID 1 ECX bit 31: running under a hypervisor (leaves 0x40000000+ mean something). */
 #define CPUID_1_ECX_HYPERVISOR (1u << 31)
 #define CPUID_HV_LEAF_LIMIT 0x400000ff
-
-static u32 pm_read(u16 port)
-{
-	/*
-	 * Plain IN: before ExitBootServices the firmware handles the #VE (TDX) or #VC
-	 * (SEV-SNP) it raises in a confidential guest.
-	 */
-	return plain_io_in(port, 4);
-}
-
-/* The RSDP from the EFI configuration table: ACPI 2.0+ first, else ACPI 1.0 (UEFI 2.9 section 4.6). */
-static u64 find_rsdp(EFI_SYSTEM_TABLE *st)
-{
-	EFI_GUID acpi20 = ACPI_20_TABLE_GUID, acpi10 = ACPI_TABLE_GUID;
-	u64 v1 = 0;
-
-	for (UINTN i = 0; i < st->NumberOfTableEntries; i++) {
-		EFI_CONFIGURATION_TABLE *t = &st->ConfigurationTable[i];
-
-		if (!memcmp(&t->VendorGuid, &acpi20, sizeof(acpi20)))
-			return (u64)(uintptr_t)t->VendorTable;
-		if (!memcmp(&t->VendorGuid, &acpi10, sizeof(acpi10)))
-			v1 = (u64)(uintptr_t)t->VendorTable;
-	}
-	return v1;
-}
-
-void boot_clock_start(EFI_SYSTEM_TABLE *st, struct boot_info *bi)
-{
-	struct acpi_pm_timer pm;
-	u32 first;
-
-	bi->pm_status = acpi_find_pm_timer(find_rsdp(st), &pm);
-	if (bi->pm_status != ACPI_PM_OK)
-		return;
-	/* A timer that never changes would give a division by zero later, or nonsense. */
-	first = pm_read(pm.port);
-	for (u32 i = 0; i < PM_STUCK_READS; i++) {
-		if (pm_read(pm.port) != first) {
-			bi->pm_port = pm.port;
-			bi->pm_bits = pm.bits;
-			tsc_pm_sample(pm_read, pm.port, PM_SAMPLE_TRIES, &bi->pm_entry);
-			return;
-		}
-	}
-	bi->pm_status = ACPI_PM_STUCK;
-}
 
 static void read_declared(const struct boot_info *bi, struct clock_raw *raw)
 {
@@ -120,8 +69,13 @@ void boot_clock_choose(EFI_SYSTEM_TABLE *st, struct boot_info *bi)
 			bi->clock_error_ppm = d.error_ppm;
 			return;
 		}
-		if (bi->pm_port) {
-			bi->clock_source = CLOCK_PM_TIMER;	/* the kernel measures tsc_hz */
+		/*
+		 * The kernel finds the PM timer through the FADT and measures tsc_hz after
+		 * `ready`: none of it inside the window. Without a PM timer (hardware-reduced
+		 * ACPI) it says so, and clock=stall is the way to calibrate such a platform.
+		 */
+		if (bi->acpi_rsdp) {
+			bi->clock_source = CLOCK_PM_TIMER;
 			return;
 		}
 	}

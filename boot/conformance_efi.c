@@ -70,7 +70,4 @@ void boot_conformance_capture(EFI_SYSTEM_TABLE *st, struct boot_info *bi)
 	}
 	/* UEFI 2.9 section 4.6: the ACPI 2.0 table is the one to use when both exist. */
 	bi->acpi_rsdp = acpi20 ? acpi20 : acpi10;
-	kprintf("boot: firmware %s (revision %#x, UEFI %u.%u), %u configuration tables\n",
-		bi->fw_vendor[0] ? bi->fw_vendor : "?", bi->fw_revision, bi->uefi_revision >> 16,
-		(bi->uefi_revision & 0xffff) / 10, bi->efi_table_count);
 }

@@ -117,7 +117,6 @@ static void reserve_trampoline(void)
 	if (st->BootServices->AllocatePages(AllocateMaxAddress, EfiLoaderData, TRAMPOLINE_PAGES,
 					    &tramp) == EFI_SUCCESS)
 		bi.smp_trampoline = tramp;
-	kprintf("boot: AP trampoline at %#llx\n", (unsigned long long)bi.smp_trampoline);
 }
 
 /*
@@ -163,8 +162,6 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	bi.version = BOOT_INFO_VERSION;
 	bi.size = sizeof(bi);
 	st = systab;
-	/* The PM timer's first sample, as close to time zero as the ACPI tables allow. */
-	boot_clock_start(st, &bi);
 
 	/*
 	 * 1. Console first, so that everything after it can explain itself. Its output
@@ -202,6 +199,8 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	boot_emulator_select(&bi);
 	detect_platform(&bi);
 
+	/* What the firmware handed over, for workload=conformance, and the RSDP (no map walk). */
+	boot_conformance_capture(st, &bi);
 	/*
 	 * 4. The TSC frequency, if the platform declares it (which needs the platform and
 	 * CPUID); else the kernel measures it against the PM timer after `ready`.
@@ -217,16 +216,19 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 		boot_snp_read_svsm(st, &bi);
 	}
 
-	/* What the firmware handed over, for workload=conformance (cheap: no map walk). */
-	boot_conformance_capture(st, &bi);
 	/* Test image, tdx-emu: what TDVF adds for the TD's APs (it needs the RSDP). */
 	boot_test_tdx_standin(st, &bi);
 	bi.step_tsc[BOOT_STEP_PLATFORM] = rdtsc_ordered();
 	read_cpu_count();
 	bi.step_tsc[BOOT_STEP_CPU_COUNT] = rdtsc_ordered();
 
-	/* 6. Memory to start the other vCPUs from (the kernel reads the MADT itself). */
-	reserve_trampoline();
+	/*
+	 * 6. Memory to start the other vCPUs from (the kernel reads the MADT itself), unless
+	 * the firmware runs this one alone: then there is nothing to start, and the
+	 * allocation is one firmware call less inside the window.
+	 */
+	if (bi.efi_cpus != 1 || bi.config.smp_phantom)
+		reserve_trampoline();
 
 	/* 7. Leave the firmware. No boot service may be called after this. */
 	status = exit_boot_services(image);

@@ -11,7 +11,7 @@
 #define BOOT_MAP_BUFFER (4096 * 40)
 
 /* Bump the version whenever a field changes; kernel_main refuses any other version. */
-#define BOOT_INFO_VERSION 8
+#define BOOT_INFO_VERSION 9
 
 enum cmdline_source {
 	CMDLINE_NONE,		/* defaults only */
@@ -78,8 +78,8 @@ struct boot_info {
 	 * Time. Every figure counts TSC cycles from tsc_at_entry (efi_main's first
 	 * instruction, moved later by any EFI Stall() calibration, which the clock does not
 	 * count). tsc_hz is known here when the platform declares it or Stall() measured
-	 * it; with the PM timer it is 0 and the kernel measures it after `ready`
-	 * (kernel/clock.c), from pm_entry to a sample of its own.
+	 * it; with the PM timer it is 0 and the kernel finds the timer and measures it after
+	 * `ready` (kernel/clock.c).
 	 */
 	u64 tsc_at_entry;
 	u64 tsc_hz;
@@ -91,10 +91,6 @@ struct boot_info {
 	u64 declared_hz;		/* what the platform declares, 0 if nothing */
 	u32 declared_source;		/* enum clock_source of declared_hz */
 	u32 declared_error_ppm;
-	struct pm_sample pm_entry;	/* the PM timer at efi_main entry */
-	u16 pm_port;			/* 0: no usable PM timer */
-	u8 pm_bits;
-	u8 pm_status;			/* enum acpi_pm_status, or PM_TIMER_STUCK */
 
 	/* Where the firmware loaded us; never reclaimed. */
 	u64 image_base;
@@ -166,6 +162,6 @@ struct boot_info {
 	u32 efi_cpus_reserved;
 };
 
-_Static_assert(sizeof(struct boot_info) == 1704, "struct boot_info changed: bump BOOT_INFO_VERSION");
+_Static_assert(sizeof(struct boot_info) == 1672, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
 #endif

@@ -7,22 +7,30 @@
 #include "drivers/console.h"
 #include "drivers/event.h"
 #include "kernel/clock.h"
+#include "kernel/conformance.h"
 #include "kernel/memory.h"
 
 /*
- * The PM timer calibration spans efi_main entry to at least this long after it: with
- * a bracket of about 1 us per sample under QEMU TCG and 279 ns per timer tick, 20 ms
- * gives an error bound near 100 ppm. The part after `ready` is waited for there.
+ * The PM timer calibration runs after `ready` over this many timer ticks (20 ms at
+ * 3.579545 MHz): with a bracket of about 1 us per sample under QEMU TCG and 279 ns per
+ * tick, the error bound is near 100 ppm.
  */
-#define CLOCK_MIN_SPAN_NS 20000000ULL
+#define CLOCK_SPAN_TICKS (ACPI_PM_TIMER_HZ / 50)
 #define PM_SAMPLE_TRIES 4
+/* Reads of the PM timer allowed to show the same value before it counts as stuck. */
+#define PM_STUCK_READS 4096
 /* A TSC outside this range is no TSC: the samples or the timer are wrong. */
 #define TSC_HZ_MIN 50000000ULL
 #define TSC_HZ_MAX 50000000000ULL
 /* Disagreement with a declared frequency beyond both error bounds plus this is reported. */
 #define CLOCK_AGREE_MARGIN_PPM 1000
-/* tsc.c's guess until a frequency is known. */
-#define TSC_HZ_GUESS 1000000000ULL
+/*
+ * The frequency assumed until the PM timer has been measured after `ready`: above any
+ * TSC that x86 parts run at today, so that a wait in the window (an AP's start-up
+ * delays) lasts at least as long as asked and a timeout no less. Everything recorded with
+ * it is corrected once the frequency is known.
+ */
+#define TSC_HZ_GUESS 6000000000ULL
 
 static struct {
 	u32 source;		/* enum clock_source in use */
@@ -31,8 +39,9 @@ static struct {
 	u64 provisional_hz;	/* what the window's times were converted with */
 	bool measured;		/* the PM timer gave calib_hz */
 	u64 calib_hz, calib_error_ppm, calib_span_ns;
-	bool fresh_span;	/* calibrated after ready, not since efi_main (wrap) */
 	const char *problem;	/* why the PM timer result was not used */
+	u32 pm_status;		/* enum acpi_pm_status */
+	struct acpi_pm_timer pm;
 } clk;
 
 static u32 pm_read(u16 port)
@@ -47,48 +56,54 @@ static bool plausible(u64 hz)
 
 void clock_kernel_start(const struct boot_info *bi)
 {
-	struct pm_sample now;
-	u64 hz, err;
-
 	clk.source = bi->clock_source;
 	clk.hz = bi->tsc_hz;
 	clk.error_ppm = bi->clock_error_ppm;
 	clk.provisional_hz = bi->tsc_hz ? bi->tsc_hz : TSC_HZ_GUESS;
-	if (bi->clock_source == CLOCK_PM_TIMER) {
-		/*
-		 * Until `ready`, times are converted with the frequency over the firmware's
-		 * part of the window (efi_main to here, a few ms): close, not final.
-		 * clock_finish corrects everything recorded with it.
-		 */
-		tsc_pm_sample(pm_read, bi->pm_port, PM_SAMPLE_TRIES, &now);
-		if (clock_pm_hz(&bi->pm_entry, &now, bi->pm_bits, &hz, &err) && plausible(hz))
-			clk.provisional_hz = hz;
-	}
 	tsc_set(clk.provisional_hz, bi->tsc_at_entry);
 }
 
-static void measure(const struct boot_info *bi, bool wait)
+/* The PM timer through the FADT, read with the defensive ACPI walk; false if unusable. */
+static bool find_pm_timer(const struct boot_info *bi)
 {
-	struct pm_sample from = bi->pm_entry, end;
-	u64 min_cycles = CLOCK_MIN_SPAN_NS / 1000 * (clk.provisional_hz / 1000000);
+	struct acpi_facts acpi;
+	u32 first;
 
-	tsc_pm_sample(pm_read, bi->pm_port, PM_SAMPLE_TRIES, &end);
-	/*
-	 * A 24-bit PM timer wraps every 4.69 s, and an eager boot of a large guest takes
-	 * longer than that: the ticks since efi_main would be short by whole wraps and the
-	 * frequency several times too high. Such a window gets a fresh span instead.
-	 */
-	if (clock_pm_span_may_wrap(end.tsc - from.tsc, clk.provisional_hz, bi->pm_bits)) {
-		from = end;
-		clk.fresh_span = true;
-		wait = true;
-	}
-	while (wait && end.tsc - from.tsc < min_cycles) {
+	conformance_scan_acpi(bi->acpi_rsdp, &acpi);
+	clk.pm_status = acpi.pm_status;
+	if (acpi.pm_status != ACPI_PM_OK)
+		return false;
+	clk.pm = acpi.pm;
+	/* A timer that never changes would give a division by zero later, or nonsense. */
+	first = pm_read(clk.pm.port);
+	for (u32 i = 0; i < PM_STUCK_READS; i++)
+		if (pm_read(clk.pm.port) != first)
+			return true;
+	clk.pm_status = ACPI_PM_STUCK;
+	return false;
+}
+
+/*
+ * TSC cycles over CLOCK_SPAN_TICKS of the PM timer. A timer that counts too slowly to
+ * reach them before a TSC at TSC_HZ_MAX would have run 1 s is no timer to trust.
+ */
+static void measure(void)
+{
+	u32 mask = clk.pm.bits >= 32 ? 0xffffffffu : (1u << clk.pm.bits) - 1;
+	struct pm_sample from, end;
+
+	tsc_pm_sample(pm_read, clk.pm.port, PM_SAMPLE_TRIES, &from);
+	end = from;
+	while (((end.pm - from.pm) & mask) < CLOCK_SPAN_TICKS) {
+		if (end.tsc - from.tsc > TSC_HZ_MAX) {
+			clk.problem = "the PM timer counts too slowly";
+			return;
+		}
 		for (int i = 0; i < 1000; i++)
 			cpu_relax();
-		tsc_pm_sample(pm_read, bi->pm_port, PM_SAMPLE_TRIES, &end);
+		tsc_pm_sample(pm_read, clk.pm.port, PM_SAMPLE_TRIES, &end);
 	}
-	if (!clock_pm_hz(&from, &end, bi->pm_bits, &clk.calib_hz, &clk.calib_error_ppm)) {
+	if (!clock_pm_hz(&from, &end, clk.pm.bits, &clk.calib_hz, &clk.calib_error_ppm)) {
 		clk.problem = "the PM timer did not advance";
 		return;
 	}
@@ -120,7 +135,8 @@ static void report(const struct boot_info *bi)
 			clock_source_name(clk.source));
 	if (clk.problem)
 		kprintf("timing: WARNING: %s; %s\n", clk.problem,
-			clk.source == CLOCK_NONE ? "times assume a 1 GHz TSC and are not trustworthy"
+			clk.source == CLOCK_NONE ? "times assume a 6 GHz TSC and are not trustworthy "
+						   "(clock=stall calibrates against EFI Stall() instead)"
 						 : "it is not used");
 
 	ev_begin("timing");
@@ -131,16 +147,15 @@ static void report(const struct boot_info *bi)
 		ev_str("declared_source", clock_source_name(bi->declared_source));
 		ev_u64("declared_hz", bi->declared_hz);
 	}
-	ev_str("pm_timer", acpi_pm_status_name(bi->pm_status));
-	if (bi->pm_port) {
-		ev_u64("pm_timer_port", bi->pm_port);
-		ev_u64("pm_timer_bits", bi->pm_bits);
+	ev_str("pm_timer", acpi_pm_status_name(clk.pm_status));
+	if (clk.pm.port) {
+		ev_u64("pm_timer_port", clk.pm.port);
+		ev_u64("pm_timer_bits", clk.pm.bits);
 	}
 	if (clk.measured) {
 		ev_u64("pm_timer_hz", clk.calib_hz);
 		ev_u64("pm_timer_error_ppm", clk.calib_error_ppm);
 		ev_u64("pm_timer_span_us", clk.calib_span_ns / 1000);
-		ev_bool("pm_timer_fresh_span", clk.fresh_span);
 	}
 	if (compare) {
 		ev_u64("disagreement_ppm", diff);
@@ -157,8 +172,12 @@ static void report(const struct boot_info *bi)
 
 void clock_finish(const struct boot_info *bi)
 {
-	if (bi->pm_port)
-		measure(bi, clk.source == CLOCK_PM_TIMER);
+	/* Looked for only now, outside the window; with a declared frequency, as a cross-check. */
+	clk.pm_status = ACPI_PM_NOT_READ;
+	if (bi->acpi_rsdp && find_pm_timer(bi))
+		measure();
+	else if (clk.source == CLOCK_PM_TIMER)
+		clk.problem = acpi_pm_status_name(clk.pm_status);
 	if (clk.source == CLOCK_PM_TIMER) {
 		if (clk.measured) {
 			clk.hz = clk.calib_hz;

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: a defensive walk of the firmware's ACPI tables (pure logic, host-tested). */
 #include "kernel/conformance_acpi.h"
+#include "arch/x86/acpi.h"
 #include "include/mp_wakeup.h"
 #include "lib/string.h"
 
 /*
  * Layouts from the ACPI specification 6.4: RSDP section 5.2.5.3, system description table
- * header section 5.2.6, XSDT section 5.2.8, MADT section 5.2.12 (multiprocessor wakeup
- * structure 5.2.12.19). Every field is read through the reader by offset, never through a
+ * header section 5.2.6, XSDT section 5.2.8, FADT section 5.2.9 (its PM timer fields:
+ * arch/x86/acpi.c), MADT section 5.2.12 (multiprocessor wakeup structure 5.2.12.19). Every field is read through the reader by offset, never through a
  * pointer into firmware memory.
  */
 #define RSDP_SIGNATURE "RSD PTR "
@@ -172,6 +173,27 @@ static void scan_madt(const struct acpi_reader *r, struct acpi_facts *f)
 	}
 }
 
+/* The PM timer block; the FADT fields past FADT_READ_LEN are not needed. */
+#define FADT_READ_LEN 244
+static void scan_fadt(const struct acpi_reader *r, struct acpi_facts *f)
+{
+	u8 buf[FADT_READ_LEN];
+	u32 len = 0;
+
+	f->fadt = check_sdt(r, f->fadt_addr, "FACP", &len);
+	if (f->fadt != ACPI_OK) {
+		f->pm_status = ACPI_PM_NO_FADT;
+		return;
+	}
+	len = MIN(len, (u32)sizeof(buf));
+	if (!rd(r, f->fadt_addr, buf, len)) {
+		f->fadt = ACPI_UNREADABLE;
+		f->pm_status = ACPI_PM_NO_FADT;
+		return;
+	}
+	f->pm_status = acpi_fadt_pm_timer(buf, len, &f->pm);
+}
+
 void acpi_scan(const struct acpi_reader *r, u64 rsdp_addr, struct acpi_facts *f)
 {
 	u8 rsdp[RSDP_V2_LEN], sum;
@@ -179,7 +201,8 @@ void acpi_scan(const struct acpi_reader *r, u64 rsdp_addr, struct acpi_facts *f)
 
 	memset(f, 0, sizeof(*f));
 	f->rsdp_addr = rsdp_addr;
-	f->rsdp = f->xsdt = f->madt = ACPI_ABSENT;
+	f->rsdp = f->xsdt = f->madt = f->fadt = ACPI_ABSENT;
+	f->pm_status = ACPI_PM_NO_RSDP;
 	if (!rsdp_addr)
 		return;
 	if (!rd(r, rsdp_addr, rsdp, RSDP_V1_LEN)) {
@@ -220,6 +243,7 @@ void acpi_scan(const struct acpi_reader *r, u64 rsdp_addr, struct acpi_facts *f)
 	f->xsdt_addr = le64(rsdp + RSDP_OFF_XSDT);
 
 	f->xsdt = check_sdt(r, f->xsdt_addr, "XSDT", &len);
+	f->pm_status = ACPI_PM_BAD_ROOT;
 	if (f->xsdt != ACPI_OK)
 		return;
 	f->ntables = (len - SDT_HEADER_LEN) / 8;
@@ -236,11 +260,14 @@ void acpi_scan(const struct acpi_reader *r, u64 rsdp_addr, struct acpi_facts *f)
 			memcpy(f->signatures[i], sig, 4);
 			f->signatures[i][4] = 0;
 		}
-		/* Only the first MADT is judged. */
+		/* Only the first MADT and FADT are read. */
 		if (!f->madt_addr && memcmp(sig, "APIC", 4) == 0)
 			f->madt_addr = addr;
+		if (!f->fadt_addr && memcmp(sig, "FACP", 4) == 0)
+			f->fadt_addr = addr;
 	}
 	scan_madt(r, f);
+	scan_fadt(r, f);
 }
 
 const char *acpi_status_name(u32 status)

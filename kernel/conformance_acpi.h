@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: a defensive walk of the firmware's ACPI tables (RSDP, XSDT, MADT). */
+/* memaccept: a defensive walk of the firmware's ACPI tables (RSDP, XSDT, MADT, FADT). */
 #ifndef KERNEL_CONFORMANCE_ACPI_H
 #define KERNEL_CONFORMANCE_ACPI_H
 
+#include "arch/x86/acpi.h"
 #include "include/smp.h"
 #include "include/types.h"
 
@@ -41,6 +42,11 @@ struct acpi_facts {
 	u32 cpus_enabled;		/* local APIC / x2APIC entries with the enabled flag */
 	u32 cpus_listed;		/* how many of them are in apic_ids (at most MAX_CPUS) */
 	u32 apic_ids[MAX_CPUS];		/* in MADT order */
+	/* The ACPI PM timer (kernel/clock.c), from the first FADT. */
+	u64 fadt_addr;
+	u32 fadt;			/* enum acpi_status */
+	u32 pm_status;			/* enum acpi_pm_status: ACPI_PM_OK when pm is valid */
+	struct acpi_pm_timer pm;
 };
 
 /*
@@ -53,7 +59,7 @@ struct acpi_reader {
 	void *ctx;
 };
 
-/* Walk RSDP -> XSDT -> MADT. Never trusts a length or pointer before checking it. */
+/* Walk RSDP -> XSDT -> MADT and FADT. Never trusts a length or pointer before checking it. */
 void acpi_scan(const struct acpi_reader *r, u64 rsdp_addr, struct acpi_facts *out);
 
 const char *acpi_status_name(u32 status);

@@ -58,6 +58,19 @@ void kernel_report_boot(const struct boot_info *bi)
 		bi->cmdline);
 }
 
+/* What efi_main found (formatted after `ready`: no formatting inside the window). */
+static void report_handover(const struct boot_info *bi)
+{
+	kprintf("boot: firmware %s (revision %#x, UEFI %u.%u), %u configuration tables\n",
+		bi->fw_vendor[0] ? bi->fw_vendor : "?", bi->fw_revision, bi->uefi_revision >> 16,
+		(bi->uefi_revision & 0xffff) / 10, bi->efi_table_count);
+	if (bi->smp_trampoline)
+		kprintf("boot: AP trampoline at %#llx\n", (unsigned long long)bi->smp_trampoline);
+	else
+		kprintf("boot: no AP trampoline (%s)\n", bi->efi_cpus == 1 && !bi->config.smp_phantom ?
+			"the firmware runs one vCPU" : "no free page below 1 MiB");
+}
+
 static void check_boot_info(struct boot_info *bi)
 {
 	/* boot/ and kernel/ are linked together, so this only trips on a build mix-up. */
@@ -221,9 +234,6 @@ __noreturn void kernel_main(struct boot_info *bi)
 	platform_setup_early(kind);
 	phase_at("efi_main_to_ebs", bi->tsc_at_ebs);
 	phase_done("descriptor_tables");
-	struct workload_spec workload;
-
-	choose_workload(bi, &workload);
 
 	/* Only the final map counts: the firmware may change it inside ExitBootServices. */
 	memory_parse_map(bi, kind != PLATFORM_NONE, fake_allowed(bi));
@@ -263,7 +273,12 @@ __noreturn void kernel_main(struct boot_info *bi)
 	console_set_flush_hook(NULL);
 	if (!bi->config.console_sync)
 		kernel_report_boot(bi);
+	report_handover(bi);
 	kprintf("kernel: boot services exited after %u attempt(s)\n", bi->ebs_attempts);
+	/* Only the workload needs it: parsed outside the window. */
+	struct workload_spec workload;
+
+	choose_workload(bi, &workload);
 	/* Outside the window too: the clock's final frequency, then every time can be printed. */
 	clock_finish(bi);
 	memory_report_firmware(bi);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: the ACPI PM timer's port, found through RSDP -> XSDT/RSDT -> FADT (pure logic, host-tested). */
+/* memaccept: the ACPI PM timer's port and width from the FADT (pure logic, host-tested). */
 #ifndef ARCH_X86_ACPI_H
 #define ARCH_X86_ACPI_H
 
@@ -10,11 +10,11 @@
 
 enum acpi_pm_status {
 	ACPI_PM_OK,
-	ACPI_PM_NO_RSDP,	/* no RSDP address, or a bad signature or checksum */
-	ACPI_PM_BAD_ROOT,	/* XSDT/RSDT missing, too long, or a bad checksum */
+	ACPI_PM_NO_RSDP,	/* no RSDP address, or one the ACPI walk refused */
+	ACPI_PM_BAD_ROOT,	/* no XSDT the ACPI walk accepted */
 	ACPI_PM_NO_FADT,	/* no FACP entry with a valid header and checksum */
 	ACPI_PM_NO_TIMER,	/* the FADT declares no usable PM timer block */
-	ACPI_PM_STUCK,		/* found, but it did not count (boot/ checks) */
+	ACPI_PM_STUCK,		/* found, but it did not count (kernel/clock.c checks) */
 	ACPI_PM_NOT_READ,	/* not looked for (the platform declares the frequency) */
 	ACPI_PM_STATUS_COUNT,
 };
@@ -26,11 +26,12 @@ struct acpi_pm_timer {
 };
 
 /*
- * Tables are read through plain pointers: boot/ runs on the firmware's identity map,
- * and the host tests pass the addresses of their own buffers. Every length is checked
- * against `max_table` before a byte past a header is read.
+ * The PM timer block of a FADT of len bytes (its header, length and checksum already
+ * checked by the ACPI walk, kernel/conformance_acpi.c): ACPI_PM_OK and *out, or
+ * ACPI_PM_NO_TIMER when the table declares none that memaccept can read (hardware-reduced
+ * ACPI has none; only a system I/O port of PM_TMR_LEN 4 is used).
  */
-enum acpi_pm_status acpi_find_pm_timer(u64 rsdp_addr, struct acpi_pm_timer *out);
+enum acpi_pm_status acpi_fadt_pm_timer(const u8 *fadt, u32 len, struct acpi_pm_timer *out);
 const char *acpi_pm_status_name(enum acpi_pm_status s);
 
 #endif

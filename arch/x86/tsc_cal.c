@@ -93,15 +93,6 @@ bool clock_pm_hz(const struct pm_sample *a, const struct pm_sample *b, u32 bits,
 	return true;
 }
 
-bool clock_pm_span_may_wrap(u64 cycles, u64 hz_estimate, u32 bits)
-{
-	u64 wrap = bits >= 32 ? 1ULL << 32 : 1ULL << bits;
-
-	if (!hz_estimate)
-		return true;
-	return mul_div_u64(cycles, ACPI_PM_TIMER_HZ, hz_estimate) >= wrap / 4;
-}
-
 u64 clock_diff_ppm(u64 a, u64 b)
 {
 	u64 d = a > b ? a - b : b - a;

@@ -59,13 +59,6 @@ struct pm_sample {
 bool clock_pm_hz(const struct pm_sample *a, const struct pm_sample *b, u32 bits, u64 *hz,
 		 u64 *error_ppm);
 
-/*
- * Might `cycles` of TSC, at about `hz_estimate`, have wrapped a `bits`-wide PM timer?
- * The estimate may be off by up to 2x (a few ms of calibration, or a guess), so a span
- * of a quarter wrap or more counts as possibly wrapped; so does a zero estimate.
- */
-bool clock_pm_span_may_wrap(u64 cycles, u64 hz_estimate, u32 bits);
-
 /* |a - b| / b in ppm, saturated. */
 u64 clock_diff_ppm(u64 a, u64 b);
 
