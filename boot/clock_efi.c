@@ -2,7 +2,6 @@
 /* memaccept: the clock's choice in efi_main: a declared frequency, else the PM timer (measured by the kernel after ready), else Stall(). */
 #include <efi.h>
 
-#include "arch/x86/acpi.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu_hooks.h"
 #include "arch/x86/platform.h"

@@ -84,8 +84,8 @@ static bool find_pm_timer(const struct boot_info *bi)
 }
 
 /*
- * TSC cycles over CLOCK_SPAN_TICKS of the PM timer. A timer that counts too slowly to
- * reach them before a TSC at TSC_HZ_MAX would have run 1 s is no timer to trust.
+ * TSC cycles over CLOCK_SPAN_TICKS of the PM timer (20 ms). A timer that has not counted
+ * them after TSC_HZ_GUESS cycles (at least a second at any real TSC) is no timer to trust.
  */
 static void measure(void)
 {
@@ -95,7 +95,7 @@ static void measure(void)
 	tsc_pm_sample(pm_read, clk.pm.port, PM_SAMPLE_TRIES, &from);
 	end = from;
 	while (((end.pm - from.pm) & mask) < CLOCK_SPAN_TICKS) {
-		if (end.tsc - from.tsc > TSC_HZ_MAX) {
+		if (end.tsc - from.tsc > TSC_HZ_GUESS) {
 			clk.problem = "the PM timer counts too slowly";
 			return;
 		}

@@ -453,9 +453,14 @@ static void rules_acpi(struct ctx *c)
 		    acpi_status_name(a->madt));
 	if (a->madt != ACPI_OK)
 		add(c, "acpi.mp_wakeup", tdx ? VERDICT_FAIL : VERDICT_NA, SRC_WAKEUP, "no usable MADT");
-	else if (a->mp_wakeup)
+	else if (a->mp_wakeup && !c->in->mp_wakeup_problem)
 		add(c, "acpi.mp_wakeup", VERDICT_PASS, SRC_WAKEUP, "mailbox at %#llx, version %u",
 		    a->mp_wakeup_mailbox, a->mp_wakeup_version);
+	else if (a->mp_wakeup)
+		/* The same checks the kernel makes before it writes to the mailbox. */
+		add(c, "acpi.mp_wakeup", tdx ? VERDICT_FAIL : VERDICT_WARN, SRC_WAKEUP,
+		    "mailbox at %#llx, version %u: %s, so the guest does not use it",
+		    a->mp_wakeup_mailbox, a->mp_wakeup_version, c->in->mp_wakeup_problem);
 	else if (tdx)
 		add(c, "acpi.mp_wakeup", VERDICT_FAIL, SRC_WAKEUP,
 		    "no multiprocessor wakeup entry: a TD has no INIT/SIPI, so its other vCPUs "

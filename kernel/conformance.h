@@ -36,6 +36,8 @@ struct conformance_input {
 	u32 efi_table_count;		/* all configuration table entries */
 
 	struct acpi_facts acpi;
+	/* Why the kernel would not use the wakeup mailbox (kernel/mp_wakeup.c), NULL if it would. */
+	const char *mp_wakeup_problem;
 };
 
 #define CONFORMANCE_DETAIL_MAX 160

@@ -5,6 +5,7 @@
 #include "drivers/event.h"
 #include "include/exit_codes.h"
 #include "kernel/conformance.h"
+#include "kernel/mp_wakeup.h"
 #include "kernel/main.h"
 #include "kernel/memory.h"
 #include "lib/string.h"
@@ -65,6 +66,8 @@ int conformance_run(void)
 	unsigned n;
 
 	conformance_scan_acpi(bi->acpi_rsdp, &in.acpi);
+	if (in.acpi.mp_wakeup)
+		in.mp_wakeup_problem = mp_wakeup_problem(&in.acpi, &kernel_memmap);
 	n = conformance_evaluate(&in, checks, ARRAY_SIZE(checks), scratch);
 	for (unsigned i = 0; i < n; i++)
 		count[checks[i].verdict < VERDICT_COUNT ? checks[i].verdict : VERDICT_NA]++;

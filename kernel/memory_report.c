@@ -201,7 +201,7 @@ void memory_report_summary(void)
 	ev_u64("accept_ns_min", l->count ? l->min_ns : 0);
 	ev_u64("accept_mib_s", l->total_ns ? s->accepted_bytes * 1000000000ULL / l->total_ns >> 20 : 0);
 	ev_bool("accept_percentiles_exact", latency_exact(l));
-	ev_u64("f->map_ns_total", f->map_ns_total);
+	ev_u64("map_ns_total", f->map_ns_total);
 	/* What keeping unaccepted memory unmapped costs: mapping time per accept call. */
 	ev_u64("map_ns_per_accept", s->accept_calls ? f->map_ns_total / s->accept_calls : 0);
 	ev_u64("page_table_pages", paging_table_pages());

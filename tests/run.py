@@ -60,6 +60,11 @@ def event_matches(want, ev):
 NOT_REPORTED_TO_HOST = {0, 1, 5}
 
 
+# Every event field is a lower_case identifier (README, "Reading the output"): a name
+# like "f->map_ns_total" is a slip of the C source into the output.
+FIELD_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
 def expects_host_stop(case):
     """Does the emulated host end this case's VM (with EXIT_HOST_STOPPED)? On tdx-emu and
     snp-emu, every verdict memaccept reports to the host does; `host_stops` overrides."""
@@ -151,6 +156,11 @@ def run_qemu_case(case, opts):
         problems = check_case(case, res, events)
         if bad and not case.get("allow_bad_json"):
             problems.append("%d malformed event line(s), first: %s" % (len(bad), bad[0][:120]))
+        odd = sorted({"%s.%s" % (e.get("event"), k) for e in events for k in e
+                      if not FIELD_NAME.fullmatch(k)})
+        if odd:
+            problems.append("event field names that are not lower_case identifiers: %s" %
+                            ", ".join(odd[:5]))
         log = os.path.join(opts.logdir, name + ".log")
         with open(log, "w") as f:
             f.write("# %s\n%s" % (" ".join(res.command), res.output))

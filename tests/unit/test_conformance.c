@@ -360,6 +360,18 @@ TEST(acpi_verdicts)
 	run();
 	EXPECT_EQ(verdict("acpi.mp_wakeup"), VERDICT_FAIL);
 
+	/* An entry the kernel would refuse (kernel/mp_wakeup.c) does not pass. */
+	good_tdx();
+	in.mp_wakeup_problem = "the wakeup mailbox is not 4 KiB aligned";
+	run();
+	EXPECT_EQ(verdict("acpi.mp_wakeup"), VERDICT_FAIL);
+	EXPECT(detail_has("acpi.mp_wakeup", "not 4 KiB aligned"));
+	good_snp();
+	in.acpi.mp_wakeup = 1;
+	in.mp_wakeup_problem = "the wakeup mailbox address is 0";
+	run();
+	EXPECT_EQ(verdict("acpi.mp_wakeup"), VERDICT_WARN);
+
 	good_snp();
 	in.acpi.madt = ACPI_ABSENT;
 	run();
