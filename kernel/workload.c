@@ -457,7 +457,8 @@ static u64 paired_first_writes(const u64 *addr, u64 nfresh, u64 *fresh_ns)
 
 /*
  * Was the unit at pa free when the firmware handed over the map (conventional memory),
- * so that nothing has written it since it was accepted? Boot-services memory is free
+ * so that nothing has written it since it was accepted? Only if no earlier workload step
+ * wrote and freed it: the bench runs bandwidth first. Boot-services memory is free
  * memory too, but the firmware wrote it, and memory memaccept accepted was zeroed by the
  * accept: under QEMU the host already backs both, and a first write there costs what a
  * rewrite costs (0.75-0.87 ms per unit against 1.4-1.6 ms in one 1 GiB boot).
