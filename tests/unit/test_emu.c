@@ -87,6 +87,11 @@ TEST(faults_parse_all_kinds)
 	EXPECT_EQ(fs.f[0].kind, FAULT_SVSM_BUSY);
 	EXPECT_EQ(fs.f[0].count, 4);
 	EXPECT_EQ(fs.f[1].kind, FAULT_SVSM_NOT_RUN);
+	EXPECT(emu_faults_parse("svsm_create_vcpu_refused:2,svsm_create_vcpu_malformed", &fs, err, sizeof(err)));
+	EXPECT_EQ(fs.n, 2);
+	EXPECT_EQ(fs.f[0].kind, FAULT_SVSM_CREATE_VCPU_REFUSED);
+	EXPECT_EQ(fs.f[0].count, 2);
+	EXPECT_EQ(fs.f[1].kind, FAULT_SVSM_CREATE_VCPU_MALFORMED);
 	EXPECT(emu_faults_parse("mailbox_ignore@2,no_mp_wakeup,mp_wakeup_bad_mailbox", &fs, err, sizeof(err)));
 	EXPECT_EQ(fs.n, 3);
 	EXPECT_EQ(fs.f[0].kind, FAULT_MAILBOX_IGNORE);

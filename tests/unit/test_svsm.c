@@ -107,6 +107,30 @@ static u64 valid_pages(u64 start, u64 end)
 	return n;
 }
 
+/*
+ * Create vCPU's answer: 0 made the VMSA; BUSY is re-sent; the spec's generic refusals
+ * (COCONUT core_create_vcpu answers INVALID_ADDRESS / INVALID_PARAMETER) leave the AP
+ * stopped; anything else, protocol-specific codes included (the spec defines none for
+ * this call), is malformed.
+ */
+TEST(svsm_create_vcpu_answers)
+{
+	EXPECT_EQ(SVSM_CORE_CREATE_VCPU, 2);
+	EXPECT_EQ(SVSM_CALL(SVSM_CORE_PROTOCOL, SVSM_CORE_CREATE_VCPU), 2);
+	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_SUCCESS), SVSM_CREATE_OK);
+	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_BUSY), SVSM_CREATE_BUSY);
+	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_INVALID_ADDRESS), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_INVALID_PARAMETER), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_INCOMPLETE), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_INVALID_REQUEST), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_UNSUPPORTED_CALL), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_create_vcpu_answer(0x80000008ULL), SVSM_CREATE_MALFORMED);
+	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_PROTOCOL_BASE), SVSM_CREATE_MALFORMED);
+	EXPECT_EQ(svsm_create_vcpu_answer(1), SVSM_CREATE_MALFORMED);
+	EXPECT_EQ(svsm_create_vcpu_answer(0x7fffffffULL), SVSM_CREATE_MALFORMED);
+	EXPECT_EQ(svsm_create_vcpu_answer(~0ULL), SVSM_CREATE_MALFORMED);
+}
+
 TEST(svsm_request_encoding)
 {
 	/* Linux struct svsm_pvalidate_entry: page_size 1:0, action 2, ignore_cf 3, pfn 63:12. */

@@ -95,6 +95,39 @@ TEST(ap_create_request_encoding)
 	EXPECT_EQ(SVM_VMGEXIT_AP_CREATION, 0x80000013);
 }
 
+/*
+ * Below VMPL0 the VMPL the VMSA is for goes in 23:16, the request stays in 15:0 (Linux
+ * vmgexit_ap_control: apic_id << 32 | snp_vmpl << 16 | event); at VMPL0 the encoding is
+ * unchanged.
+ */
+TEST(ap_create_request_encoding_with_vmpl)
+{
+	u64 i1 = SNP_AP_CREATE_INFO1_VMPL(SNP_AP_CREATE, 1, 3);
+
+	EXPECT_EQ(i1, 0x0000000300010001ULL);
+	EXPECT_EQ(SNP_AP_INFO1_VMPL(i1), 1);
+	EXPECT_EQ(SNP_AP_INFO1_REQUEST_LOW(i1), SNP_AP_CREATE);
+	EXPECT_EQ(SNP_AP_INFO1_APIC_ID(i1), 3);
+	/* What upstream KVM reads as the request (31:0): no request it knows. */
+	EXPECT_EQ(SNP_AP_INFO1_REQUEST(i1), 0x10001);
+	EXPECT_EQ(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_CREATE, 0, 3), SNP_AP_CREATE_INFO1(SNP_AP_CREATE, 3));
+	EXPECT_EQ(SNP_AP_INFO1_VMPL(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_DESTROY, 3, 7)), 3);
+}
+
+/* The VMSA carries the VMPL it runs at: 0, or the guest's below VMPL0 (COCONUT check_vmsa). */
+TEST(vmsa_vmpl_is_the_callers)
+{
+	struct snp_ap_state st = bsp;
+
+	fill();
+	EXPECT_EQ(((const u8 *)&v)[0xca], 0);
+	st.vmpl = 1;
+	memset(&v, 0, sizeof(v));
+	snp_vmsa_fill(&v, &st);
+	EXPECT_EQ(((const u8 *)&v)[0xca], 1);
+	EXPECT_EQ(v.cpl, 0);
+}
+
 /* 0 = created; 2 + a GHCB_ERR_* reason = refused; anything else is no valid answer. */
 TEST(ap_create_answers)
 {

@@ -362,6 +362,8 @@ void emu_setup_model(const struct memmap *m)
 	/* A TD's APs wait in the firmware's mailbox loop before the OS runs. */
 	if (emu.mode == EMU_TDX)
 		emu_tdvf_start_aps();
+	if (emu.mode == EMU_SNP)
+		emu_snp_reserve_vmrun_stacks();
 }
 
 /*

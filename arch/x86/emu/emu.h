@@ -53,6 +53,12 @@ struct emu_vcpu {
 	/* SNP AP Creation: the VMSA it was given (0: none) and whether it runs one. */
 	u64 vmsa_gpa;
 	bool running;
+	/*
+	 * emu_svsm=1: the guest VMSA and calling area the SVSM's Create vCPU registered for
+	 * this vCPU (0: none; the boot vCPU uses the secrets page's calling area).
+	 */
+	u64 svsm_vmsa;
+	u64 svsm_caa;
 };
 
 struct emu_state {
@@ -125,6 +131,10 @@ void emu_snp_vmgexit(struct trap_frame *f);
 void emu_snp_rmpadjust(struct trap_frame *f);
 /* The emulated SVSM: one call made with the GHCB MSR's "run VMPL0" request. */
 void emu_svsm_call(struct trap_frame *f);
+/* How many vCPUs QEMU made (fw_cfg); their APIC IDs are 0 .. n-1. */
+u32 emu_snp_host_vcpus(void);
+/* SNP: the stacks the emulated VMRUN starts vCPUs on, while boot-time allocation works. */
+void emu_snp_reserve_vmrun_stacks(void);
 bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 bool emu_tdx_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 

@@ -386,7 +386,7 @@ static void cpuid(struct exit_regs *r)
 #define FW_CFG_PORT_DATA 0x511
 #define FW_CFG_NB_CPUS 0x05
 
-static u32 host_vcpus(void)
+u32 emu_snp_host_vcpus(void)
 {
 	static u32 n;
 
@@ -429,6 +429,9 @@ static const char *vmsa_invalid(const struct sev_vmsa *v)
 		return "not a 64-bit start state (the emulator starts vCPUs in 64-bit mode only)";
 	if (v->sev_features != EMU_SEV_STATUS >> SEV_STATUS_FEATURES_SHIFT)
 		return "SEV features other than the guest's";
+	/* The VMPL it runs at: the guest's (0, or EMU_SVSM_GUEST_VMPL under the SVSM). */
+	if (v->vmpl != (emu.svsm == EMU_SVSM_PRESENT ? EMU_SVSM_GUEST_VMPL : 0))
+		return "VMSA.VMPL is not the guest's VMPL";
 	return NULL;
 }
 
@@ -483,13 +486,29 @@ static void vmrun_delay(u64 ns)
 		cpu_relax();
 }
 
+/*
+ * The start-up code's stacks, one per vCPU QEMU made, taken while boot-time allocation
+ * works (an AP Creation may come later, from a test case, after the page allocator took over).
+ */
+static u64 vmrun_stacks;
+static u32 vmrun_nstacks;
+
+void emu_snp_reserve_vmrun_stacks(void)
+{
+	/* fw_cfg is the emulated host's port I/O, not the guest's (which would raise #VC). */
+	emu.host_side[emu_cpu()]++;
+	vmrun_nstacks = MIN(emu_snp_host_vcpus(), (u32)EMU_MAX_VCPUS);
+	emu.host_side[emu_cpu()]--;
+	vmrun_stacks = early_alloc((u64)vmrun_nstacks * VMRUN_STACK, PAGE_SIZE);
+}
+
 /* Start QEMU's vCPU apic_id in the start-up code at vmrun_entry; true once it loaded the VMSA. */
 static bool vmrun_start(u32 apic_id, struct emu_vcpu *t)
 {
 	u64 tramp = emu.bi ? emu.bi->smp_trampoline : 0, cr3 = read_cr3();
-	u64 stack = early_alloc(VMRUN_STACK, PAGE_SIZE), top = stack + VMRUN_STACK, arg = 0;
+	u64 stack = vmrun_stacks + (u64)apic_id * VMRUN_STACK, top = stack + VMRUN_STACK, arg = 0;
 
-	if (!tramp || !stack || cr3 >> 32)
+	if (!tramp || !vmrun_stacks || apic_id >= vmrun_nstacks || cr3 >> 32)
 		return false;
 	smp_arch_tramp_install(tramp, (u32)cr3, (u64)(uintptr_t)vmrun_entry, &apic_id, &top, &arg, 1);
 	apic_send_init(apic_id);
@@ -551,10 +570,22 @@ static void ap_refuse(u8 *g, const char *counter)
  * sev_snp_ap_creation): the APIC ID must name a vCPU; create (now or on INIT) needs RAX
  * equal to the VM's SEV features, a page-aligned, legal GPA that is not 2 MiB aligned
  * (the VMSA erratum); destroy forgets the VMSA; any other request is refused.
+ *
+ * Under the SVSM (emu_svsm=1) the guest at VMPL1 names the VMPL in SW_EXITINFO1 23:16
+ * and the request in 15:0 (Linux vmgexit_ap_control). Upstream KVM reads the request
+ * from all of 31:0 and so refuses such a request; a host that runs VMPLs must read them
+ * apart, which this one does: the VMPL must be the guest's (a VMPL1 guest may not set
+ * VMPL0's state). Which VMSA then runs is the SVSM's business: COCONUT's Create vCPU
+ * hands the VMSA to the target vCPU's SVSM (update_guest_vmsa_caa), which enters it.
+ * The emulator therefore starts only the VMSA the SVSM registered for that vCPU and
+ * refuses an AP Creation naming any other page (its own choice, not from a source: how
+ * a VMPL-aware KVM and COCONUT reconcile the two is not pinned down by public code).
  */
 static void ap_creation(u8 *g, struct exit_regs *r)
 {
-	u32 req = SNP_AP_INFO1_REQUEST(r->info1), apic_id = SNP_AP_INFO1_APIC_ID(r->info1);
+	bool svsm = emu.svsm == EMU_SVSM_PRESENT;
+	u32 req = svsm ? SNP_AP_INFO1_REQUEST_LOW(r->info1) : SNP_AP_INFO1_REQUEST(r->info1);
+	u32 apic_id = SNP_AP_INFO1_APIC_ID(r->info1);
 	u64 gpa = r->info2;
 	const char *refused = NULL;
 	struct cpuid_regs c;
@@ -569,7 +600,7 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 	cpuid_raw(0x80000008, 0, &c);
 	if (emu_fault_take(&emu.faults, FAULT_AP_CREATE_REFUSED, 0, 0))
 		refused = "ap_create_refused_fault";
-	else if (apic_id >= host_vcpus() || apic_id >= EMU_MAX_VCPUS)
+	else if (apic_id >= emu_snp_host_vcpus() || apic_id >= EMU_MAX_VCPUS)
 		refused = "ap_create_unknown_apic_id";
 	else if (req != SNP_AP_CREATE_ON_INIT && req != SNP_AP_CREATE && req != SNP_AP_DESTROY)
 		refused = "ap_create_bad_request";
@@ -579,6 +610,10 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 		refused = "ap_create_bad_vmsa_gpa";
 	else if (req != SNP_AP_DESTROY && IS_ALIGNED(gpa, UNIT_SIZE))
 		refused = "ap_create_vmsa_2m_aligned";
+	else if (svsm && SNP_AP_INFO1_VMPL(r->info1) != EMU_SVSM_GUEST_VMPL)
+		refused = "ap_create_bad_vmpl";
+	else if (svsm && req != SNP_AP_DESTROY && gpa != emu.vcpu[apic_id].svsm_vmsa)
+		refused = "ap_create_vmsa_not_from_svsm";
 	if (refused) {
 		ap_refuse(g, refused);
 		return;

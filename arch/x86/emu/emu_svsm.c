@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept (test image): an SVSM at VMPL0 that validates for the guest (emu_svsm=1). */
+/* memaccept (test image): an SVSM at VMPL0 that validates for the guest and creates its vCPUs (emu_svsm=1). */
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/sev/svsm.h"
+#include "arch/x86/sev/vmsa.h"
 #include "drivers/console.h"
 #include "lib/string.h"
 
@@ -13,18 +14,33 @@
  * (kernel/src/protocols/core.rs core_pvalidate, core_pvalidate_one; result codes from
  * errors.rs): the request header is checked (entries 1..max, entries > next), entries
  * run from `next`, each success advances `next`, the first failure stops the loop and
- * is the result, `next` is written back either way. Not modelled: COCONUT zeroes each
- * page it validates (the page model has no contents), per-CPU calling areas, and the
- * other core protocol calls (they answer UNSUPPORTED_CALL).
+ * is the result, `next` is written back either way. Create vCPU as core_create_vcpu
+ * (below). Each vCPU's calls are served from its own calling area: the boot vCPU's is
+ * the secrets page's, an AP's the one Create vCPU registered for it (COCONUT
+ * update_guest_vmsa_caa; the SVSM instance on each vCPU looks only at that vCPU's
+ * calling area). Not modelled: COCONUT zeroes each page it validates (the page model
+ * has no contents), REMAP_CA, DELETE_VCPU and the other core protocol calls (they answer
+ * UNSUPPORTED_CALL), the SVSM's own VMPL0 permission changes (the guest keeps write
+ * access to a VMSA page here).
  */
 
 /* A Run VMPL response with a non-zero value in 63:32: the host did not run that VMPL. */
 #define VMPL_RESP_REFUSED (1ULL << 32)
 
+/* The result the svsm_create_vcpu_malformed fault answers with: no SVSM spec defines it. */
+#define CREATE_VCPU_MALFORMED 0x80000099ULL
+
+/* The calling vCPU's calling area: registered by Create vCPU, else (the boot vCPU) the secrets page's. */
+static u64 caller_caa(void)
+{
+	return emu_self()->svsm_vmsa ? emu_self()->svsm_caa : emu.svsm_caa;
+}
+
 /* The request lies in the calling area or in guest RAM (COCONUT: valid_phys_region). */
 static bool readable(u64 pa, u64 len)
 {
-	bool in_caa = pa >= emu.svsm_caa && pa + len <= emu.svsm_caa + PAGE_SIZE;
+	u64 caa = caller_caa();
+	bool in_caa = pa >= caa && pa + len <= caa + PAGE_SIZE;
 
 	return in_caa || emu_model_is_ram(&emu.model, pa & ~(PAGE_SIZE - 1),
 					  (pa + len + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1));
@@ -70,10 +86,83 @@ static u64 core_pvalidate(u64 gpa)
 	return rc;
 }
 
+/* A guest page the SVSM accepts as an address (COCONUT valid_phys_address: guest RAM), page aligned. */
+static bool guest_page(u64 pa)
+{
+	return IS_ALIGNED(pa, PAGE_SIZE) && emu_model_is_ram(&emu.model, pa, pa + PAGE_SIZE);
+}
+
+/*
+ * Create vCPU as COCONUT core.rs core_create_vcpu checks it, in its order: RCX (VMSA)
+ * and RDX (calling area) page-aligned guest addresses, not the same page, else
+ * INVALID_ADDRESS; R8[31:0] an APIC ID the SVSM has a vCPU for (PERCPU_AREAS
+ * get_by_apic_id; here QEMU's vCPUs 0 .. n-1), else INVALID_PARAMETER; the VMSA's
+ * VMPL the guest's, EFER.SVME set and SEV_FEATURES the caller's (check_vmsa), else
+ * INVALID_PARAMETER. Then the page becomes a VMSA in the RMP (rmp_set_guest_vmsa; here
+ * it must be private and validated, as the guest's own page would be) and the target
+ * vCPU's guest VMSA and calling area are recorded (update_guest_vmsa_caa). Not
+ * modelled: PERCPU_VMSAS.register's refusal of a page already registered.
+ */
+static u64 core_create_vcpu(const struct trap_frame *f)
+{
+	u64 vmsa = f->rcx, caa = f->rdx;
+	u32 apic_id = (u32)f->r8;
+	const struct sev_vmsa *v = (const struct sev_vmsa *)(uintptr_t)vmsa;
+	struct emu_vcpu *t;
+	u8 *p;
+
+	emu_count("svsm_create_vcpu");
+	if (emu_fault_take(&emu.faults, FAULT_SVSM_CREATE_VCPU_MALFORMED, 0, 0))
+		return CREATE_VCPU_MALFORMED;
+	if (emu_fault_take(&emu.faults, FAULT_SVSM_CREATE_VCPU_REFUSED, 0, 0)) {
+		emu_count("svsm_create_vcpu_refused_fault");
+		return SVSM_ERR_INVALID_PARAMETER;
+	}
+	if (!guest_page(vmsa) || !guest_page(caa) || vmsa == caa) {
+		emu_count("svsm_create_vcpu_bad_address");
+		return SVSM_ERR_INVALID_ADDRESS;
+	}
+	if (apic_id >= emu_snp_host_vcpus() || apic_id >= EMU_MAX_VCPUS) {
+		emu_count("svsm_create_vcpu_unknown_apic_id");
+		return SVSM_ERR_INVALID_PARAMETER;
+	}
+	if (v->vmpl != EMU_SVSM_GUEST_VMPL || !(v->efer & EFER_SVME) ||
+	    v->sev_features != EMU_SEV_STATUS >> SEV_STATUS_FEATURES_SHIFT) {
+		emu_count("svsm_create_vcpu_bad_vmsa");
+		return SVSM_ERR_INVALID_PARAMETER;
+	}
+	p = emu_model_page(&emu.model, vmsa);
+	if (!p || !(*p & EMU_PG_PRIVATE) || !(*p & EMU_PG_ACCEPTED)) {
+		emu_count("svsm_create_vcpu_bad_address");
+		return SVSM_ERR_INVALID_ADDRESS;
+	}
+	*p |= EMU_PG_VMSA;
+	t = &emu.vcpu[apic_id];
+	t->svsm_vmsa = vmsa;
+	t->svsm_caa = caa;
+	return SVSM_SUCCESS;
+}
+
+/*
+ * Nothing pending in the caller's own calling area. If it is an AP while call_pending
+ * is set in the boot vCPU's calling area, the AP most likely used that one: the SVSM on
+ * this vCPU never looks there, so the call is lost and the guest finds call_pending
+ * still set. Counted (no print: the emulator lock is held, and another vCPU may hold
+ * the console while it waits for the emulator).
+ */
+static void nothing_pending(void)
+{
+	const u8 *boot = (const u8 *)(uintptr_t)emu.svsm_caa;
+
+	emu_count("svsm_nothing_pending");
+	if (emu_self()->svsm_vmsa && boot && boot[SVSM_CAA_CALL_PENDING])
+		emu_count("svsm_call_through_other_caa");
+}
+
 void emu_svsm_call(struct trap_frame *f)
 {
 	u32 vmpl = (u32)((emu_self()->ghcb_msr >> 32) & 0xff);
-	u8 *caa = (u8 *)(uintptr_t)emu.svsm_caa;
+	u8 *caa = (u8 *)(uintptr_t)caller_caa();
 	u64 rc;
 
 	emu_count("vmgexit_run_vmpl");
@@ -93,12 +182,16 @@ void emu_svsm_call(struct trap_frame *f)
 	emu_self()->ghcb_msr = GHCB_MSR_VMPL_RESP;
 	if (!caa[SVSM_CAA_CALL_PENDING]) {
 		/* Nothing pending: the SVSM returns to the guest without a result. */
-		emu_count("svsm_nothing_pending");
+		nothing_pending();
 		return;
 	}
 	emu_count("svsm_calls");
+	if (emu_self()->svsm_vmsa)
+		emu_count("svsm_calls_from_aps");	/* through the AP's own calling area */
 	if (f->rax >> 32 != SVSM_CORE_PROTOCOL)
 		rc = SVSM_ERR_UNSUPPORTED_PROTOCOL;
+	else if ((u32)f->rax == SVSM_CORE_CREATE_VCPU)
+		rc = core_create_vcpu(f);
 	else if ((u32)f->rax != SVSM_CORE_PVALIDATE)
 		rc = SVSM_ERR_UNSUPPORTED_CALL;
 	else if (emu_fault_take(&emu.faults, FAULT_SVSM_BUSY, 0, 0))

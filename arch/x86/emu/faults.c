@@ -30,6 +30,8 @@ static const struct {
 	[FAULT_NO_MP_WAKEUP] = { "no_mp_wakeup", false, false, false, false },
 	[FAULT_MP_WAKEUP_BAD_MAILBOX] = { "mp_wakeup_bad_mailbox", false, false, false, false },
 	[FAULT_MAILBOX_ACK_ONLY] = { "mailbox_ack_only", true, true, false, false },
+	[FAULT_SVSM_CREATE_VCPU_REFUSED] = { "svsm_create_vcpu_refused", false, false, true, false },
+	[FAULT_SVSM_CREATE_VCPU_MALFORMED] = { "svsm_create_vcpu_malformed", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

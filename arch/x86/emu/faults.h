@@ -33,6 +33,11 @@
  *                           KVM refuses a bad one (SW_EXITINFO1 = 2, invalid input)
  *   ap_create_malformed     SNP: the host answers the next AP Creation with SW_EXITINFO1
  *                           = 2 and a reason no GHCB spec defines (0x99)
+ *   svsm_create_vcpu_refused:N  SNP, emu_svsm=1: the SVSM refuses the next N Create vCPU
+ *                           calls with INVALID_PARAMETER, as COCONUT refuses a VMSA it
+ *                           does not accept
+ *   svsm_create_vcpu_malformed  SNP, emu_svsm=1: the SVSM answers the next Create vCPU
+ *                           with a result no SVSM spec defines (0x80000099)
  *   mailbox_ignore@ID       TDX: the AP with APIC ID ID never acknowledges a wakeup
  *                           command (the host never runs it again)
  *   mailbox_ack_only@ID     TDX: the AP with APIC ID ID acknowledges its wakeup, then
@@ -67,6 +72,8 @@ enum emu_fault_kind {
 	FAULT_NO_MP_WAKEUP,
 	FAULT_MP_WAKEUP_BAD_MAILBOX,
 	FAULT_MAILBOX_ACK_ONLY,
+	FAULT_SVSM_CREATE_VCPU_REFUSED,
+	FAULT_SVSM_CREATE_VCPU_MALFORMED,
 	FAULT_KIND_COUNT,
 };
 

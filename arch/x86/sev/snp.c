@@ -33,6 +33,7 @@ enum {
 	C_SVSM_CALLS,
 	C_SVSM_ENTRIES,
 	C_SVSM_SIZE_MISMATCH,
+	C_SVSM_CREATE_VCPU,
 	C_COUNT,
 };
 
@@ -53,6 +54,7 @@ static struct platform_counter counters[C_COUNT] = {
 	[C_SVSM_CALLS] = { "svsm_calls", 0 },
 	[C_SVSM_ENTRIES] = { "svsm_pvalidate_entries", 0 },
 	[C_SVSM_SIZE_MISMATCH] = { "svsm_size_mismatch", 0 },
+	[C_SVSM_CREATE_VCPU] = { "svsm_create_vcpu", 0 },
 };
 
 /*
@@ -91,13 +93,29 @@ static u64 this_ghcb_gpa(void)
 
 /*
  * Below VMPL0 (issue 16): what boot/ read from the secrets page, whether RMPADJUST
- * found us at VMPL0, and, when not, the SVSM's calling area all validation goes through.
+ * found us at VMPL0, and, when not, each CPU's SVSM calling area, through which all its
+ * validation goes. The boot CPU uses the one the secrets page names; each AP the page
+ * the boot CPU gave the SVSM for it in Create vCPU (snp_ap.c): the SVSM serves a vCPU's
+ * call from that vCPU's own calling area (COCONUT core.rs core_create_vcpu records it
+ * per vCPU, update_guest_vmsa_caa; Linux keeps one per CPU, per_cpu(svsm_caa)).
+ * Indexed like ghcbs[]; identity-mapped, private.
  */
 static const struct boot_info *snp_bi;
 static bool at_vmpl0 = true;
-static u8 *svsm_caa;		/* identity-mapped, private; NULL: validate with PVALIDATE */
+static bool via_svsm;		/* false: validate with PVALIDATE */
+static u8 *svsm_caas[MAX_CPUS];
 /* A page of our own image to probe with RMPADJUST (private and validated, like any). */
 static u8 vmpl_probe[PAGE_SIZE] __aligned(PAGE_SIZE);
+
+static u8 *this_caa(void)
+{
+	u8 *caa = svsm_caas[smp_cpu_index()];
+
+	if (!caa)
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_SVSM, "CPU %u has no SVSM calling area",
+			     smp_cpu_index());
+	return caa;
+}
 
 /* ------------------------------------------------------------------ MSR protocol */
 
@@ -396,28 +414,28 @@ static const struct snp_psc_ops psc_ops = { psc_exit, snp_fatal, NULL };
 static struct snp_pvalidate_ops pvalidate_ops = { snp_pvalidate, snp_fatal, evict };
 
 /*
- * One SVSM core protocol PVALIDATE call (SVSM spec, AMD pub. 58019, "Calling
- * Convention"): RAX = protocol 0, call 1; RCX = GPA of the request in the calling
- * area's buffer. The guest sets the calling area's call_pending byte, asks the
+ * One SVSM core protocol call (SVSM spec, AMD pub. 58019, "Calling Convention"): RAX =
+ * protocol 0 << 32 | call; RCX, RDX, R8 its arguments (for PVALIDATE, RCX = GPA of the
+ * request in the calling area's buffer). The calling CPU uses its own calling area: it
+ * sets the call_pending byte, asks the
  * hypervisor to run VMPL0 (GHCB MSR protocol, SNP Run VMPL request; usable before and
  * after our GHCB exists, so the GHCB page itself can be rescinded this way), and after
  * the VMGEXIT takes call_pending back: still 1 means the SVSM never saw the call.
  * The MSR's previous value (our GHCB's address) is restored, as Linux
  * svsm_perform_msr_protocol does.
  */
-static u64 svsm_call(struct svsm_pval_req *req)
+static u64 svsm_core_call(u32 call, u64 rcx, u64 rdx, u64 r8)
 {
 	u64 saved = cpu_rdmsr(MSR_SEV_GHCB), resp, rax;
-	u8 pending;
+	u8 *caa = this_caa(), pending;
 
 	count(C_VMGEXIT);
 	count(C_MSR_PROTOCOL);
 	count(C_SVSM_CALLS);
 	cpu_wrmsr(MSR_SEV_GHCB, GHCB_MSR_VMPL_REQ_LEVEL(0));
-	__atomic_store_n(&svsm_caa[SVSM_CAA_CALL_PENDING], 1, __ATOMIC_SEQ_CST);
-	rax = snp_svsm_vmgexit(SVSM_CALL(SVSM_CORE_PROTOCOL, SVSM_CORE_PVALIDATE),
-			       (u64)(uintptr_t)req, 0, 0);
-	pending = __atomic_exchange_n(&svsm_caa[SVSM_CAA_CALL_PENDING], 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&caa[SVSM_CAA_CALL_PENDING], 1, __ATOMIC_SEQ_CST);
+	rax = snp_svsm_vmgexit(SVSM_CALL(SVSM_CORE_PROTOCOL, call), rcx, rdx, r8);
+	pending = __atomic_exchange_n(&caa[SVSM_CAA_CALL_PENDING], 0, __ATOMIC_SEQ_CST);
 	resp = cpu_rdmsr(MSR_SEV_GHCB);
 	cpu_wrmsr(MSR_SEV_GHCB, saved);
 	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_VMPL_RESP || (resp >> 32))
@@ -429,15 +447,45 @@ static u64 svsm_call(struct svsm_pval_req *req)
 	return rax;
 }
 
+static u64 svsm_call(struct svsm_pval_req *req)
+{
+	return svsm_core_call(SVSM_CORE_PVALIDATE, (u64)(uintptr_t)req, 0, 0);
+}
+
+/*
+ * Create vCPU (core protocol call 2, see svsm.h) through the calling CPU's calling area:
+ * RCX = the VMSA page, RDX = the new vCPU's calling area, R8 = its APIC ID (as Linux
+ * snp_set_vmsa does below VMPL0). Returns the SVSM's RAX.
+ */
+u64 snp_svsm_create_vcpu(u64 vmsa, u64 caa, u32 apic_id)
+{
+	count(C_SVSM_CREATE_VCPU);
+	return svsm_core_call(SVSM_CORE_CREATE_VCPU, vmsa, caa, apic_id);
+}
+
+/*
+ * The calling area CPU `cpu` (per-CPU index) will use, set by the boot CPU before that
+ * CPU runs: a page the SVSM was told about in Create vCPU.
+ */
+void snp_svsm_set_caa(unsigned cpu, u64 caa)
+{
+	__atomic_store_n(&svsm_caas[cpu], (u8 *)(uintptr_t)caa, __ATOMIC_RELEASE);
+}
+
+u8 snp_guest_vmpl(void)
+{
+	return via_svsm ? snp_bi->svsm_guest_vmpl : 0;
+}
+
 static struct svsm_pval_ops svsm_ops = { svsm_call, snp_fatal, evict };
 
 /* PVALIDATE [start, end), directly at VMPL0 or through the SVSM below it. */
 static void validate_range(u64 start, u64 end, bool validate)
 {
-	if (svsm_caa) {
+	if (via_svsm) {
 		struct svsm_pval_stats ss = { 0 };
 
-		svsm_pvalidate_range(start, end, validate, (struct svsm_pval_req *)(svsm_caa + SVSM_CAA_BUFFER),
+		svsm_pvalidate_range(start, end, validate, (struct svsm_pval_req *)(this_caa() + SVSM_CAA_BUFFER),
 				     &svsm_ops, &ss);
 		count_add(C_SVSM_ENTRIES, ss.entries);
 		count_add(C_SVSM_SIZE_MISMATCH, ss.size_mismatch);
@@ -620,7 +668,8 @@ static void snp_find_vmpl(void)
 	if (paging_map(bi->svsm_caa, bi->svsm_caa + PAGE_SIZE, MAP_RAM))
 		fatal_reason(EXIT_PLATFORM_FATAL, FC_SVSM, "no memory to map the SVSM calling area");
 	invlpg(bi->svsm_caa);
-	svsm_caa = (u8 *)(uintptr_t)bi->svsm_caa;
+	svsm_caas[0] = (u8 *)(uintptr_t)bi->svsm_caa;
+	via_svsm = true;
 }
 
 static void report_platform(void)
@@ -631,7 +680,7 @@ static void report_platform(void)
 	ev_begin("platform");
 	ev_str("name", "snp");
 	ev_bool("vmpl0", at_vmpl0);
-	ev_str("validation", svsm_caa ? "svsm" : "pvalidate");
+	ev_str("validation", via_svsm ? "svsm" : "pvalidate");
 	if (bi) {
 		ev_str("cc_blob", bi->snp_cc_blob < ARRAY_SIZE(blob) ? blob[bi->snp_cc_blob] : "?");
 		ev_bool("svsm", bi->svsm_size != 0);
@@ -669,7 +718,7 @@ static void ghcb_make_shared(u64 page)
 	for (u64 a = page; a < page + PAGE_SIZE; a += CACHE_LINE)
 		__asm__ volatile("clflush (%0)" : : "r"(a) : "memory");
 	__asm__ volatile("mfence" : : : "memory");
-	if (svsm_caa) {
+	if (via_svsm) {
 		/* Below VMPL0: the SVSM rescinds it (failures end in validate_range). */
 		validate_range(page, page + PAGE_SIZE, false);
 	} else {
@@ -720,18 +769,25 @@ bool snp_below_vmpl0(void)
 
 /*
  * One AP Creation exit (GHCB spec 4.1.8; see vmsa.h): RAX = the VMSA's SEV features,
- * SW_EXITINFO1 = request | APIC ID << 32, SW_EXITINFO2 = the VMSA's GPA. The answer
- * (SW_EXITINFO1 and SW_EXITINFO2 as the hypervisor left them) goes to the caller.
+ * SW_EXITINFO1 = request | VMPL << 16 | APIC ID << 32 (the VMPL the VMSA is for: 0, or
+ * below VMPL0 ours, as Linux vmgexit_ap_control), SW_EXITINFO2 = the VMSA's GPA. The
+ * answer (SW_EXITINFO1 and SW_EXITINFO2 as the hypervisor left them) goes to the caller.
  */
-void snp_ap_create_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2)
+void snp_ap_create_exit_raw(u64 request_info1, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2)
 {
 	u8 *ghcb = this_ghcb();
 
 	ghcb_clear();
 	ghcb_field_set(ghcb, GHCB_RAX, features);
-	ghcb_exit(SVM_VMGEXIT_AP_CREATION, SNP_AP_CREATE_INFO1(SNP_AP_CREATE, apic_id), vmsa_gpa);
+	ghcb_exit(SVM_VMGEXIT_AP_CREATION, request_info1, vmsa_gpa);
 	*info1 = *ghcb_field(ghcb, GHCB_SW_EXIT_INFO_1);
 	*info2 = *ghcb_field(ghcb, GHCB_SW_EXIT_INFO_2);
+}
+
+void snp_ap_create_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2)
+{
+	snp_ap_create_exit_raw(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_CREATE, snp_guest_vmpl(), apic_id), vmsa_gpa,
+			       features, info1, info2);
 }
 
 /*
@@ -763,7 +819,7 @@ void snp_setup_ghcb(u64 page)
 	kprintf("snp: GHCB at %#llx (protocol %u..%u), C-bit %u, cache eviction after PVALIDATE %s\n",
 		page, min, max, (unsigned)__builtin_ctzll(platform->private_pte_bits),
 		pvalidate_ops.evict ? "on" : "off (COHERENCY_SFW_NO)");
-	if (svsm_caa)
+	if (via_svsm)
 		kprintf("snp: below VMPL0 (guest VMPL %u): validating through the SVSM, calling area "
 			"%#llx\n", snp_bi->svsm_guest_vmpl, snp_bi->svsm_caa);
 	report_platform();

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: starting an SEV-SNP guest's other vCPUs with the GHCB AP Creation event and a VMSA each. */
+/* memaccept: starting an SEV-SNP guest's other vCPUs with the GHCB AP Creation event and a VMSA each (made by the SVSM below VMPL0). */
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
 #include "arch/x86/emu_hooks.h"
 #include "arch/x86/sev/snp.h"
+#include "arch/x86/sev/svsm.h"
 #include "arch/x86/sev/vmsa.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
@@ -25,9 +26,13 @@
  *  2. give the AP a GHCB page (shared, mapped without the C-bit; all of them before
  *     the first AP runs); the AP registers it;
  *  3. fill the VMSA with the boot CPU's 64-bit state, the AP's entry, stack and GS base;
- *  4. RMPADJUST it with the VMSA attribute (at VMPL0, naming VMPL1 as the target, as
- *     Linux snp_set_vmsa does: RMPADJUST may only change a higher VMPL's permissions);
- *  5. the AP Creation exit (request 1, create now) with RAX = the SEV features.
+ *  4. make it a VMSA: at VMPL0 with RMPADJUST and the VMSA attribute (naming VMPL1 as
+ *     the target, as Linux snp_set_vmsa does: RMPADJUST may only change a higher VMPL's
+ *     permissions); below VMPL0 (under an SVSM) the guest cannot, so it asks the SVSM
+ *     with Create vCPU (svsm.h), handing it a zeroed page as the AP's own calling area
+ *     (Linux snp_set_vmsa's SVSM branch; COCONUT core.rs core_create_vcpu);
+ *  5. the AP Creation exit (request 1, create now, VMPL in bits 23:16) with RAX = the
+ *     SEV features. Linux issues it below VMPL0 too (wakeup_cpu_via_vmgexit).
  * Then the boot CPU waits for each AP to check in, as after INIT-SIPI.
  */
 enum { AP_WAITING, AP_RUNNING, AP_ABANDONED };
@@ -75,9 +80,6 @@ static u64 xcr0_now(void)
 
 const char *snp_ap_start_unavailable(void)
 {
-	if (snp_below_vmpl0())
-		return "below VMPL0 a VMSA is made through the SVSM (core protocol Create vCPU), "
-		       "which memaccept does not implement";
 	if (!snp_ap_creation_offered())
 		return "the hypervisor does not offer AP Creation (GHCB hypervisor feature bit 1)";
 	return NULL;
@@ -87,6 +89,37 @@ const char *snp_ap_start_unavailable(void)
 static u64 alloc_pages_aligned(const struct smp_start *s, u64 pages)
 {
 	return ALIGN_UP(s->alloc((pages + 1) * PAGE_SIZE), PAGE_SIZE);
+}
+
+/*
+ * Below VMPL0: the SVSM makes vmsa a VMSA for apic_id, with caa as that vCPU's calling
+ * area. BUSY is re-sent (bounded); a refusal the SVSM spec defines leaves the AP
+ * stopped (false, reported by the caller); any other answer is not one an SVSM may give:
+ * terminate.
+ */
+static bool svsm_make_vmsa(u64 vmsa, u64 caa, u32 apic_id)
+{
+	for (unsigned busy = 0;; busy++) {
+		u64 rax = snp_svsm_create_vcpu(vmsa, caa, apic_id);
+
+		switch (svsm_create_vcpu_answer(rax)) {
+		case SVSM_CREATE_OK:
+			return true;
+		case SVSM_CREATE_BUSY:
+			if (busy < SVSM_BUSY_RETRIES)
+				continue;
+			kprintf("smp: the SVSM stayed busy for Create vCPU of APIC ID %u; vCPU stays "
+				"stopped\n", apic_id);
+			return false;
+		case SVSM_CREATE_REFUSED:
+			kprintf("smp: the SVSM refused to create the vCPU with APIC ID %u (Create vCPU "
+				"answered %#llx); going on without it\n", apic_id, rax);
+			return false;
+		default:
+			fatal_reason(EXIT_HOST_HOSTILE, FC_SVSM, "malformed answer %#llx to Create vCPU "
+				     "for APIC ID %u", rax, apic_id);
+		}
+	}
 }
 
 static bool wait_checked_in(unsigned cpu, u64 deadline)
@@ -121,7 +154,9 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 		.efer = rdmsr(MSR_EFER), .xcr0 = xcr0_now(), .pat = rdmsr(MSR_PAT),
 		.sev_status = cpu_rdmsr(MSR_SEV_STATUS),
 		.rip = (u64)(uintptr_t)snp_ap_entry,
+		.vmpl = snp_guest_vmpl(),
 	};
+	bool svsm = snp_below_vmpl0();
 	u64 features = st.sev_status >> SEV_STATUS_FEATURES_SHIFT;
 
 	ap_main_fn = s->ap_main;
@@ -154,11 +189,21 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 		memset((void *)(uintptr_t)vmsa, 0, PAGE_SIZE);
 		snp_vmsa_fill((struct sev_vmsa *)(uintptr_t)vmsa, &st);
 		__atomic_store_n(&ap_state[cpu], AP_WAITING, __ATOMIC_RELEASE);
-		rc = snp_rmpadjust(vmsa, PVALIDATE_4K, RMPADJUST_TARGET_VMPL1 | RMPADJUST_VMSA);
-		if (rc != RMPADJUST_OK) {
-			kprintf("smp: RMPADJUST could not make %#llx a VMSA (%u); vCPU with APIC ID %u "
-				"stays stopped\n", vmsa, rc, pc->apic_id);
-			continue;
+		if (svsm) {
+			/* Its own calling area, zeroed (call_pending 0), in place before it runs. */
+			u64 caa = alloc_pages_aligned(s, 1);
+
+			memset((void *)(uintptr_t)caa, 0, PAGE_SIZE);
+			snp_svsm_set_caa(cpu, caa);
+			if (!svsm_make_vmsa(vmsa, caa, pc->apic_id))
+				continue;
+		} else {
+			rc = snp_rmpadjust(vmsa, PVALIDATE_4K, RMPADJUST_TARGET_VMPL1 | RMPADJUST_VMSA);
+			if (rc != RMPADJUST_OK) {
+				kprintf("smp: RMPADJUST could not make %#llx a VMSA (%u); vCPU with APIC ID "
+					"%u stays stopped\n", vmsa, rc, pc->apic_id);
+				continue;
+			}
 		}
 		snp_ap_create_exit(pc->apic_id, vmsa, features, &info1, &info2);
 		switch (snp_ap_answer(info1, info2)) {

@@ -1,15 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: PVALIDATE through an SVSM (SVSM Core protocol call 1), pure logic, host-tested. */
+/* memaccept: PVALIDATE through an SVSM (SVSM Core protocol call 1) and Create vCPU answers, pure logic, host-tested. */
 #include "arch/x86/sev/svsm.h"
 #include "include/panic.h"
 
 /* UNIT_SIZE and PAGE_SIZE come with types.h: 2 MiB and 4 KiB. */
 #define PAGES_PER_UNIT (UNIT_SIZE / PAGE_SIZE)
-/*
- * SVSM_ERR_BUSY: the SVSM could not take the request now (SVSM spec, "Result codes").
- * Re-sending is the documented reaction; an SVSM that stays busy this often is stuck.
- */
-#define SVSM_BUSY_RETRIES 64
 
 static void evict_done(const struct svsm_pval_req *req, unsigned from, unsigned to, bool validate,
 		       const struct svsm_pval_ops *ops, struct svsm_pval_stats *st)
@@ -130,4 +125,15 @@ void svsm_pvalidate_range(u64 start, u64 end, bool validate, struct svsm_pval_re
 				ops->fatal(FC_SVSM, "the SVSM refused a 4 KiB entry for its size", a, 0);
 		}
 	}
+}
+
+enum svsm_create_answer svsm_create_vcpu_answer(u64 rax)
+{
+	if (rax == SVSM_SUCCESS)
+		return SVSM_CREATE_OK;
+	if (rax == SVSM_ERR_BUSY)
+		return SVSM_CREATE_BUSY;
+	if (rax >= SVSM_ERR_INCOMPLETE && rax <= SVSM_ERR_INVALID_REQUEST)
+		return SVSM_CREATE_REFUSED;
+	return SVSM_CREATE_MALFORMED;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: the SVSM Core protocol's PVALIDATE call, for SEV-SNP guests below VMPL0. */
+/* memaccept: the SVSM Core protocol's PVALIDATE and Create vCPU calls, for SEV-SNP guests below VMPL0. */
 #ifndef ARCH_X86_SEV_SVSM_H
 #define ARCH_X86_SEV_SVSM_H
 
@@ -46,6 +46,15 @@
 #define SVSM_CORE_PROTOCOL 0
 #define SVSM_CORE_REMAP_CA 0
 #define SVSM_CORE_PVALIDATE 1
+/*
+ * Create vCPU (SVSM spec, core protocol call 2; Linux asm/sev.h SVSM_CORE_CREATE_VCPU,
+ * COCONUT core.rs core_create_vcpu): RCX = the GPA of the new vCPU's VMSA page (filled
+ * by the guest, with VMSA.VMPL = the guest's VMPL), RDX = the GPA of the new vCPU's own
+ * calling area, R8[31:0] = its APIC ID. The SVSM checks the page, makes it a VMSA in the
+ * RMP (the guest cannot: RMPADJUST of the VMSA attribute needs VMPL0) and records the
+ * calling area for that vCPU's later calls.
+ */
+#define SVSM_CORE_CREATE_VCPU 2
 
 /* RAX on return (SVSM spec, "Result codes"; COCONUT errors.rs SvsmResultCode). */
 #define SVSM_SUCCESS 0x00000000ULL
@@ -57,6 +66,11 @@
 #define SVSM_ERR_INVALID_PARAMETER 0x80000005ULL
 #define SVSM_ERR_INVALID_REQUEST 0x80000006ULL
 #define SVSM_ERR_BUSY 0x80000007ULL
+/*
+ * SVSM_ERR_BUSY: the SVSM could not take the request now (SVSM spec, "Result codes").
+ * Re-sending is the documented reaction; an SVSM that stays busy this often is stuck.
+ */
+#define SVSM_BUSY_RETRIES 64
 /*
  * Protocol-specific results start at 0x80001000; for PVALIDATE the SVSM adds the
  * instruction's own return code (COCONUT errors.rs: SevSnp errors map to
@@ -114,5 +128,19 @@ struct svsm_pval_stats {
 
 void svsm_pvalidate_range(u64 start, u64 end, bool validate, struct svsm_pval_req *req,
 			  const struct svsm_pval_ops *ops, struct svsm_pval_stats *st);
+
+/*
+ * The SVSM's answer (RAX) to Create vCPU, judged. The SVSM spec defines no
+ * protocol-specific results for it, and COCONUT core_create_vcpu answers only with the
+ * generic codes (INVALID_ADDRESS for a bad VMSA or calling-area address, INVALID_PARAMETER
+ * for an unknown APIC ID or a VMSA it refuses).
+ */
+enum svsm_create_answer {
+	SVSM_CREATE_OK,		/* 0: the page is a VMSA for that APIC ID */
+	SVSM_CREATE_BUSY,	/* SVSM_ERR_BUSY: send again (at most SVSM_BUSY_RETRIES times) */
+	SVSM_CREATE_REFUSED,	/* 0x80000000-0x80000006: the SVSM said no; the AP stays stopped */
+	SVSM_CREATE_MALFORMED,	/* anything else: no answer the spec allows */
+};
+enum svsm_create_answer svsm_create_vcpu_answer(u64 rax);
 
 #endif

@@ -33,7 +33,7 @@ void snp_vmsa_fill(struct sev_vmsa *v, const struct snp_ap_state *s)
 	seg(&v->idtr, 0, 0, s->idt_limit, s->idt_base);
 	seg(&v->ldtr, 0, VMSA_ATTR_P | VMSA_ATTR_TYPE_LDT, 0xffff, 0);
 	seg(&v->tr, 0, VMSA_ATTR_P | VMSA_ATTR_TYPE_TSS_BUSY, 0xffff, 0);
-	v->vmpl = 0;
+	v->vmpl = s->vmpl;
 	v->cpl = 0;
 	/* Long mode active, and SVME, without which VMRUN refuses the state (APM vol. 2 15.5.1). */
 	v->efer = s->efer | EFER_LME_BIT | EFER_LMA_BIT | EFER_SVME;

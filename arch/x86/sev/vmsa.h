@@ -18,9 +18,19 @@
 #define SNP_AP_CREATE 1
 #define SNP_AP_DESTROY 2
 #define GHCB_HV_FT_SNP_AP_CREATION (1ULL << 1)
-#define SNP_AP_CREATE_INFO1(request, apic_id) (((u64)(apic_id) << 32) | (u32)(request))
+#define SNP_AP_CREATE_INFO1(request, apic_id) SNP_AP_CREATE_INFO1_VMPL(request, 0, apic_id)
 #define SNP_AP_INFO1_REQUEST(info1) ((u32)(info1))
 #define SNP_AP_INFO1_APIC_ID(info1) ((u32)((info1) >> 32))
+/*
+ * A guest below VMPL0 names the VMPL the new VMSA is for in SW_EXITINFO1 bits 23:16,
+ * the request staying in 15:0 (Linux arch/x86/coco/sev/core.c vmgexit_ap_control:
+ * apic_id << 32 | snp_vmpl << 16 | event). At VMPL0 those bits are 0, so the encoding
+ * is the one above. A host that knows VMPLs reads the request from 15:0 only.
+ */
+#define SNP_AP_CREATE_INFO1_VMPL(request, vmpl, apic_id) \
+	(((u64)(apic_id) << 32) | ((u64)((vmpl) & 0xff) << 16) | (u16)(request))
+#define SNP_AP_INFO1_VMPL(info1) ((u32)((info1) >> 16) & 0xff)
+#define SNP_AP_INFO1_REQUEST_LOW(info1) ((u32)(info1) & 0xffff)
 
 /* RMPADJUST attributes (AMD APM vol. 3 RMPADJUST): bit 16 makes the page a VMSA. */
 #define RMPADJUST_VMSA (1ULL << 16)
@@ -126,9 +136,15 @@ struct snp_ap_state {
 	u64 cr0, cr3, cr4, efer, xcr0, pat;
 	u64 sev_status;			/* the boot CPU's SEV_STATUS */
 	u64 rip, rsp, gs_base;
+	/*
+	 * The VMPL the vCPU runs at: 0, or below VMPL0 the guest's own VMPL (Linux
+	 * wakeup_cpu_via_vmgexit sets vmsa->vmpl = snp_vmpl; COCONUT core.rs check_vmsa
+	 * refuses a VMSA whose VMPL is not the guest's).
+	 */
+	u8 vmpl;
 };
 
-/* Fill a zeroed VMSA page: long mode, CPL 0, VMPL 0, EFER.SVME set, reset values elsewhere. */
+/* Fill a zeroed VMSA page: long mode, CPL 0, VMPL s->vmpl, EFER.SVME set, reset values elsewhere. */
 void snp_vmsa_fill(struct sev_vmsa *v, const struct snp_ap_state *s);
 
 /*
