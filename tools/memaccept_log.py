@@ -88,6 +88,7 @@ def all_of(events, name):
 # fields the tools read are listed: others are the kernel's to add (README.md, Reading the output).
 INT, STR, BOOL, INTS, INTMAP, LATENCY = "integer", "string", "boolean", "list of integers", \
     "object of integers", "latency object"
+PAIRED = "paired-samples object"
 
 
 def _is_int(v):
@@ -98,6 +99,11 @@ def _is_int(v):
 _LATENCY_FIELDS = {"count": INT, "total_ns": INT, "p50_ns": INT, "p90_ns": INT, "p99_ns": INT,
                    "p999_ns": INT, "max_ns": INT, "exact": BOOL, "quantiles_permille": INTS,
                    "quantiles_ns": INTS}
+
+# The bandwidth step's accepts paired with first writes (kernel/workload.c paired_first_writes):
+# each series is {"count", "p10", "p50", "p90", "total"}.
+_PAIRED_FIELDS = {"pairs": INT, "accept_ns": INTMAP, "first_write_ns": INTMAP,
+                  "ratio_permille": INTMAP}
 
 # event -> (required fields, optional fields); "*" in required: every field has that type.
 SCHEMA = {
@@ -127,6 +133,8 @@ SCHEMA = {
                   "alloc_fast": LATENCY, "alloc_accepting": LATENCY, "free": LATENCY,
                   "bytes": INT, "done_bytes": INT, "write_mib_s": INT, "first_pass_mib_s": INT,
                   "first_write_bytes": INT, "first_write_mib_s": INT,
+                  "first_write_unit_ns": INTMAP, "paired": PAIRED,
+                  "first_write_skipped_bytes": INT,
                   "passes": INT, "ops": INT, "seed": INT, "alloc_failures": INT,
                   "peak_live_bytes": INT, "cpus": INT, "bytes_by_cpu": INTS,
                   "us_by_cpu": INTS, "accepted_by_cpu": INTS}),
@@ -164,7 +172,7 @@ def _type_ok(kind, v):
         return isinstance(v, list) and all(_is_int(x) for x in v)
     if kind == INTMAP:
         return isinstance(v, dict) and all(_is_int(x) for x in v.values())
-    return isinstance(v, dict)  # LATENCY: its fields are checked one by one
+    return isinstance(v, dict)  # LATENCY, PAIRED: their fields are checked one by one
 
 
 def _describe(v):
@@ -208,6 +216,10 @@ def _check_fields(ev, fields, where, out, required):
                 out.append("%s.%s: %d quantiles but %d values" % (where, k, len(q), len(n)))
                 del lat["quantiles_permille"], lat["quantiles_ns"]
             ev[k] = lat
+        elif kind == PAIRED:
+            sub = dict(ev[k])
+            _check_fields(sub, _PAIRED_FIELDS, "%s.%s" % (where, k), out, True)
+            ev[k] = sub
 
 
 def check_event(ev):

@@ -33,6 +33,12 @@ import memaccept_log as ml  # noqa: E402
 
 MIB = ml.MIB
 POLICY_ORDER = {"lazy": 0, "ahead": 1, "eager": 2}
+# The same-time comparison needs this many pairs to judge (bench: 64, bandwidth:128M).
+MIN_PAIRS = 8
+UNIT_BYTES = 2 * MIB
+# A step of the accepted-memory series at least this big is an eager run, not a partial
+# unit at a range edge (eager runs are 32 MiB to 1 GiB, mm/policy.c policy_boot).
+EAGER_RUN_MIN = 16 * MIB
 LAT_CLASSES = (("all", "alloc_all"), ("fast", "alloc_fast"), ("accepting", "alloc_accepting"))
 
 
@@ -99,8 +105,75 @@ class Run:
         return self.write_mib_s("first_write_mib_s")
 
     def accept_vs_first_write(self):
+        """The totals estimator: all acceptance in the boot (spread over seconds) against
+        the first write of FIRST_WRITE MiB early in the boot. Host stalls in either
+        stretch move it; kept beside same_time(), which judges the goal."""
         a, f = self.accept_mib_s(), self.first_write_mib_s()
         return round(a / f, 2) if a and f else None
+
+    def bandwidth_step(self):
+        return next((w for w in self.boot.workloads if w.get("name") == "bandwidth"), None)
+
+    def same_time(self):
+        """Acceptance against first write under the same host conditions, or None.
+
+        Lazy (any policy that left units to accept): the bandwidth step's pairs, one
+        unit accepted and one never-written unit first-written side by side; the ratio is
+        the median over the pairs of (accept rate / first-write rate), p10-p90 its spread.
+        Eager (nothing left to accept after ready): the rate of its last runs before
+        ready (accept_series, at least as many bytes as the first write) against the
+        first write's rate right after ready, both over all their bytes, stalls included
+        on both sides (the runs are 32 MiB to 1 GiB: no per-unit samples to take medians
+        of); lo-hi: the slowest and fastest of those runs, when there are several.
+        Returns {ratio, lo, hi, basis, accept_mib_s, first_write_mib_s}."""
+        w = self.bandwidth_step()
+        if not w:
+            return None
+        p = w.get("paired") or {}
+        if (p.get("pairs") or 0) >= MIN_PAIRS:
+            r, a, f = p.get("ratio_permille", {}), p.get("accept_ns", {}), \
+                p.get("first_write_ns", {})
+            if None in (r.get("p10"), r.get("p50"), r.get("p90")):
+                return None
+            return {"ratio": r["p50"] / 1000.0, "lo": r["p10"] / 1000.0,
+                    "hi": r["p90"] / 1000.0, "basis": "%d pairs" % p["pairs"],
+                    "accept_mib_s": unit_mib_s(a.get("p50")),
+                    "first_write_mib_s": unit_mib_s(f.get("p50"))}
+        if self.policy != "eager":
+            return None
+        tail = self.eager_tail(w.get("first_write_bytes") or UNIT_BYTES)
+        f = w.get("first_write_mib_s")
+        if tail is None or not f:
+            return None
+        rate, nbytes, rates = tail
+        many = len(rates) > 1
+        return {"ratio": rate / f, "lo": min(rates) / f if many else None,
+                "hi": max(rates) / f if many else None,
+                "basis": "last %d MiB of eager" % (nbytes // MIB),
+                "accept_mib_s": int(rate), "first_write_mib_s": f}
+
+    def eager_tail(self, want_bytes):
+        """(MiB/s, bytes, [MiB/s of each run]) of the last eager runs before ready holding
+        at least want_bytes, from the accepted-memory series (a point after each run);
+        None without one."""
+        b = self.boot
+        ser = b.accept_series or {}
+        t, v = ser.get("t_us"), ser.get("accepted_bytes")
+        if b.ready_us is None or not t or not v:
+            return None
+        pts = [(x, y) for x, y in zip(t, v) if x <= b.ready_us]
+        runs = [(t1 - t0, v1 - v0) for (t0, v0), (t1, v1) in zip(pts, pts[1:])
+                if v1 - v0 >= EAGER_RUN_MIN and t1 > t0]
+        us = nbytes = 0
+        rates = []
+        for dt, dv in reversed(runs):
+            us, nbytes = us + dt, nbytes + dv
+            rates.append(dv * 10**6 / dt / MIB)
+            if nbytes >= want_bytes:
+                break
+        if not nbytes:
+            return None
+        return nbytes * 10**6 / us / MIB, nbytes, rates
 
     def steps(self):
         """[(column name, workload event)], a repeated step named name#2, name#3."""
@@ -119,6 +192,19 @@ class Run:
             if n and (best is None or n > best[0]):
                 best = (n, name, w)
         return best[1:] if best else (None, None)
+
+
+def unit_mib_s(ns):
+    """MiB/s of one 2 MiB unit written or accepted in ns; None for no sample."""
+    return int(UNIT_BYTES * 10**9 // ns // MIB) if ns else None
+
+
+def same_time_text(st):
+    """'0.94 (0.62-1.08)' for a same_time() result."""
+    if not st:
+        return None
+    iv = "" if st["lo"] is None or st["hi"] is None else " (%.2f-%.2f)" % (st["lo"], st["hi"])
+    return "%.2f%s" % (st["ratio"], iv)
 
 
 # ---------------------------------------------------------------- loading
@@ -214,23 +300,31 @@ def tables(runs):
         b = r.boot
         s = b.summary or {}
         steps = dict(r.steps())
+        st = r.same_time()
         status = "ok" if not b.failed and not b.truncated else \
             ("FAILED " + b.failure_text()) if b.failed else "truncated"
         rows.append([r.label, r.policy, ml.format_size(r.ram) if r.ram else "-",
                      b.platform, fmt(r.ready_ms(), 1), mib(r.accepted_at_ready())] +
                     [fmt(step_ms(steps.get(c)), 1) for c in step_cols] +
                     [mib(s.get("accepted_bytes")), s.get("accept_calls"), r.accept_mib_s(),
-                     r.first_write_mib_s(), r.accept_vs_first_write(), r.write_mib_s(), status])
+                     r.first_write_mib_s(), r.accept_vs_first_write()] +
+                    [same_time_text(st), st and st["basis"], r.write_mib_s(), status])
     t1 = Table("Runs", ["run", "policy", "RAM", "platform", "ready ms", "accepted at ready MiB"] +
                ["%s ms" % c for c in step_cols] +
                ["accepted MiB", "accept calls", "accept MiB/s", "first write MiB/s",
-                "accept / first write", "rewrite MiB/s", "status"],
+                "accept / first write, totals", "accept / first write, same time",
+                "same time from", "rewrite MiB/s", "status"],
                [[fmt(c) for c in row] for row in rows],
                "ready: efi_main to allocator ready. accepted at ready: includes the partial "
                "units at range edges. accept MiB/s: all acceptance in the boot. first write: "
                "the bandwidth workload's first write to accepted memory never written "
                "since (under QEMU it includes the host backing each page, as a sim accept "
-               "does): acceptance's limit. rewrite: the same workload's later passes over "
+               "does): acceptance's limit. totals: accept MiB/s over first write MiB/s, "
+               "measured seconds apart. same time (judges the goal): lazy, the median over "
+               "the bandwidth step's pairs (one unit accepted, one first-written, side by "
+               "side) of their rate ratio, p10-p90 in brackets; eager, its last runs before "
+               "ready against the median per-unit first write right after ready, the first "
+               "write's p10-p90 in brackets. rewrite: the same workload's later passes over "
                "written memory (\"-\": no bandwidth step ran).")
 
     lat_rows = []

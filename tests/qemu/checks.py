@@ -642,3 +642,54 @@ def wall_clock_matches(case, events, text, res):
 
 
 wall_clock_matches.wants_result = True
+
+
+# ---------------------------------------------------------------- acceptance against first write
+
+UNIT = 2 << 20
+
+
+def _spread_problems(where, sp, count):
+    if sp is None:
+        return ["%s missing" % where]
+    if sp.get("count") != count:
+        return ["%s.count %s, expected %d" % (where, sp.get("count"), count)]
+    if count and not 0 < sp["p10"] <= sp["p50"] <= sp["p90"]:
+        return ["%s: p10 %d, p50 %d, p90 %d not increasing" % (where, sp["p10"], sp["p50"], sp["p90"])]
+    # Nearest rank: all but the ceil(count / 10) - 1 smallest samples are at least p10.
+    if count and sp["total"] < (count - (count + 9) // 10 + 1) * sp["p10"]:
+        return ["%s.total %d is less than its quantiles allow" % (where, sp["total"])]
+    return []
+
+
+def bandwidth_paired(case, events, text):
+    """The bandwidth step paired one accept with each first write while whole units were
+    left to accept (SIZE / 2 MiB pairs when the case leaves enough), and its series agree
+    with the step's own counters: the accepts are the step's, the platform's share of them
+    (accept_ns) fits inside their timed total, the first writes add up to first_write_mib_s."""
+    w = next((e for e in ml.all_of(events, "workload") if e.get("name") == "bandwidth"), None)
+    if w is None:
+        return ["no bandwidth workload event"]
+    p, fw = w.get("paired") or {}, w.get("first_write_unit_ns")
+    nfresh = w.get("first_write_bytes", 0) // UNIT
+    problems = _spread_problems("first_write_unit_ns", fw, nfresh)
+    pairs = p.get("pairs")
+    if pairs is None:
+        return problems + ["no paired object"]
+    for key in ("accept_ns", "first_write_ns", "ratio_permille"):
+        problems += _spread_problems("paired." + key, p.get(key), pairs)
+    policy = ml.first(events, "ready")["policy"]
+    if policy == "eager" and pairs:
+        problems.append("eager left nothing to accept, yet %d pairs" % pairs)
+    if policy != "eager" and pairs != nfresh:
+        problems.append("%d pairs for %d first writes with units left to accept" % (pairs, nfresh))
+    if pairs and w["accepted_bytes"] != pairs * UNIT:
+        problems.append("the step accepted %d bytes, its %d pairs %d" % (w["accepted_bytes"], pairs, pairs * UNIT))
+    if pairs and not 0 < w["accept_ns"] <= p["accept_ns"]["total"]:
+        problems.append("platform accept time %d ns outside the pairs' timed %d ns" % (w["accept_ns"], p["accept_ns"]["total"]))
+    if fw and fw["total"] and nfresh * UNIT * 10**9 // fw["total"] >> 20 != w["first_write_mib_s"]:
+        problems.append("first_write_unit_ns.total %d ns does not give first_write_mib_s %d" % (fw["total"], w["first_write_mib_s"]))
+    # The pair's ratio is its first write's time over its accept's, in thousandths.
+    if pairs and not (p["ratio_permille"]["p10"] <= 1000 * p["first_write_ns"]["p90"] // p["accept_ns"]["p10"]):
+        problems.append("ratio_permille p10 %d is above what the series allow" % p["ratio_permille"]["p10"])
+    return problems
