@@ -14,6 +14,21 @@ static inline u64 popcount64(u64 v)
 	return (v * 0x0101010101010101ULL) >> 56;
 }
 
+static inline void bits_set(u64 *w, u64 i)
+{
+	w[i / 64] |= 1ULL << (i % 64);
+}
+
+static inline void bits_clear(u64 *w, u64 i)
+{
+	w[i / 64] &= ~(1ULL << (i % 64));
+}
+
+static inline bool bits_test(const u64 *w, u64 i)
+{
+	return w[i / 64] >> (i % 64) & 1;
+}
+
 /* The index of the first set bit at or after from in bits [0, nbits) of w, or nbits if none. */
 static inline u64 bits_find_next(const u64 *w, u64 nbits, u64 from)
 {

@@ -146,9 +146,7 @@ static unsigned freemap_bit(u64 idx, unsigned order)
 /* The block of 2^order pages at page idx of a split unit becomes free. */
 static void block_free_add(struct unit_meta *m, u64 idx, unsigned order)
 {
-	unsigned bit = freemap_bit(idx, order);
-
-	m->freemap[bit / 64] |= 1ULL << (bit % 64);
+	bits_set(m->freemap, freemap_bit(idx, order));
 	if (m->nfree[order]++ == 0) {
 		/* The unit's first free block of this order: it goes to the front of the list. */
 		m->prev[order] = NULL;
@@ -179,9 +177,7 @@ static void block_free_gone(struct unit_meta *m, unsigned order)
 /* The free block of 2^order pages at page idx of a split unit is merged with its buddy. */
 static void block_free_remove(struct unit_meta *m, u64 idx, unsigned order)
 {
-	unsigned bit = freemap_bit(idx, order);
-
-	m->freemap[bit / 64] &= ~(1ULL << (bit % 64));
+	bits_clear(m->freemap, freemap_bit(idx, order));
 	block_free_gone(m, order);
 }
 
@@ -196,6 +192,7 @@ static u64 block_free_take(struct unit_meta *m, unsigned order)
 	unsigned w = first / 64;
 	u64 bits = m->freemap[w] & (~0ULL << (first % 64));	/* not the lower orders' */
 
+	/* Not bits_find_next: nfree > 0 promises a bit, and this is the allocation path. */
 	while (!bits)
 		bits = m->freemap[++w];
 	unsigned bit = (unsigned)__builtin_ctzll(bits);
@@ -212,7 +209,7 @@ static void unit_free_push(u64 unit, u16 *info)
 	u64 bit = (unit - z->base) >> UNIT_SHIFT;
 
 	*info = U_FREE;
-	z->free_units[bit / 64] |= 1ULL << (bit % 64);
+	bits_set(z->free_units, bit);
 	ps.free_count[PALLOC_MAX_ORDER]++;
 	ps.stats.free_bytes += UNIT_SIZE;
 	if (unit < ps.free_unit_hint)
@@ -224,7 +221,7 @@ static void unit_free_remove(u64 unit)
 	const struct zone *z = zone_of(unit);
 	u64 bit = (unit - z->base) >> UNIT_SHIFT;
 
-	z->free_units[bit / 64] &= ~(1ULL << (bit % 64));
+	bits_clear(z->free_units, bit);
 	ps.free_count[PALLOC_MAX_ORDER]--;
 	ps.stats.free_bytes -= UNIT_SIZE;
 }
@@ -816,9 +813,7 @@ u64 palloc_count_free(void)
 	for (unsigned order = 0; order < PALLOC_MAX_ORDER; order++)
 		for (const struct unit_meta *m = ps.free_head[order]; m; m = m->next[order]) {
 			for (u64 idx = 0; idx < PAGES_PER_UNIT; idx += 1ULL << order) {
-				unsigned bit = freemap_bit(idx, order);
-
-				if (m->freemap[bit / 64] & (1ULL << (bit % 64)))
+				if (bits_test(m->freemap, freemap_bit(idx, order)))
 					bytes += PAGE_SIZE << order;
 			}
 		}
