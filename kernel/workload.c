@@ -366,39 +366,26 @@ static u64 write_blocks(const u64 *addr, u64 n, int byte)
 }
 
 /*
- * Per-unit samples of the bandwidth step: accept_ns[i] and write_ns[i] are pair i's
- * accept of one unaccepted unit and first write of one accepted, never-written unit;
- * write_ns also holds the first writes that found no unit to accept beside them.
+ * Per-unit samples of the bandwidth step (ns, and the pairs' ratios in thousandths):
+ * every first write of one never-written unit, and for each pair its accept of one
+ * unaccepted unit, its first write and their ratio. All kept: percentiles are exact.
  */
-static u64 pair_accept_ns[MAX_LIVE], pair_write_ns[MAX_LIVE], pair_ratio[MAX_LIVE];
-static u64 sorted_tmp[MAX_LIVE];
+static u32 unit_write_samples[MAX_LIVE], pair_accept_samples[MAX_LIVE],
+	pair_write_samples[MAX_LIVE], pair_ratio_samples[MAX_LIVE];
+static struct latency unit_write, pair_accept, pair_write, pair_ratio;
 /* Spread reported with each per-unit series: tenth, median, ninetieth percentile. */
 #define SPREAD_LO 100
 #define SPREAD_HI 900
 
-/* The permille-th smallest of v[0..n) (nearest rank), n > 0; v is left as it was. */
-static u64 quantile_of(const u64 *v, u64 n, unsigned permille)
+/* {"count","p10","p50","p90","total"} of a per-unit series (all 0 when it is empty). */
+static void ev_spread(const char *key, struct latency *l)
 {
-	u64 rank = (n * permille + 999) / 1000;
-
-	memcpy(sorted_tmp, v, n * sizeof(*v));
-	sort_u64(sorted_tmp, n);
-	return sorted_tmp[rank ? rank - 1 : 0];
-}
-
-/* {"count","p10","p50","p90","total"} of n per-unit samples (all 0 when n is 0). */
-static void ev_spread(const char *key, const u64 *v, u64 n)
-{
-	u64 total = 0;
-
-	for (u64 i = 0; i < n; i++)
-		total += v[i];
 	ev_obj_begin(key);
-	ev_u64("count", n);
-	ev_u64("p10", n ? quantile_of(v, n, SPREAD_LO) : 0);
-	ev_u64("p50", n ? quantile_of(v, n, 500) : 0);
-	ev_u64("p90", n ? quantile_of(v, n, SPREAD_HI) : 0);
-	ev_u64("total", total);
+	ev_u64("count", l->count);
+	ev_u64("p10", latency_percentile(l, SPREAD_LO));
+	ev_u64("p50", latency_percentile(l, 500));
+	ev_u64("p90", latency_percentile(l, SPREAD_HI));
+	ev_u64("total", l->total_ns);
 	ev_obj_end();
 }
 
@@ -427,14 +414,16 @@ static u64 timed_accept_unit(void)
  * host that speeds up or slows down during the step favours neither side). A host stall
  * (the vCPU thread descheduled, fresh memory backed slowly) then lands on one sample of
  * one pair and the medians and the per-pair ratio pass over it; the totals do not.
- * Returns the pairs made; write_ns gets all nfresh samples, the unpaired ones after.
+ * Returns the pairs made; unit_write gets all nfresh first writes, paired or not.
  */
 static u64 paired_first_writes(const u64 *addr, u64 nfresh, u64 *fresh_ns)
 {
-	u64 pairs = 0, total = 0;
-
+	latency_init(&unit_write, unit_write_samples, MAX_LIVE);
+	latency_init(&pair_accept, pair_accept_samples, MAX_LIVE);
+	latency_init(&pair_write, pair_write_samples, MAX_LIVE);
+	latency_init(&pair_ratio, pair_ratio_samples, MAX_LIVE);
 	for (u64 i = 0; i < nfresh; i++) {
-		bool accept_first = (i & 1) == 0, can_pair = pairs == i;
+		bool accept_first = (i & 1) == 0, can_pair = pair_accept.count == i;
 		u64 acc = 0, w;
 
 		if (can_pair && accept_first)
@@ -442,17 +431,16 @@ static u64 paired_first_writes(const u64 *addr, u64 nfresh, u64 *fresh_ns)
 		w = write_blocks(&addr[i], 1, 0x11);
 		if (can_pair && !accept_first)
 			acc = timed_accept_unit();
-		pair_write_ns[i] = w;
-		total += w;
+		latency_add(&unit_write, w);
 		if (acc) {
-			pair_accept_ns[pairs] = acc;
+			latency_add(&pair_accept, acc);
+			latency_add(&pair_write, w);
 			/* Accept rate over first-write rate of the pair, in thousandths. */
-			pair_ratio[pairs] = w * 1000 / acc;
-			pairs++;
+			latency_add(&pair_ratio, w * 1000 / acc);
 		}
 	}
-	*fresh_ns = total;
-	return pairs;
+	*fresh_ns = unit_write.total_ns;
+	return pair_accept.count;
 }
 
 /*
@@ -544,12 +532,12 @@ static int bandwidth(const struct workload_step *w)
 		"to %llu MiB never written since acceptance %llu MiB/s\n", mib_per_s(bytes, median),
 		bytes >> 20, fresh_bytes >> 20, mib_per_s(fresh_bytes, fresh_ns));
 	if (pairs) {
-		u64 r = quantile_of(pair_ratio, pairs, 500);
+		u64 r = latency_percentile(&pair_ratio, 500);
 
 		kprintf("workload: %llu paired units: median accept %llu us, median first write %llu us, "
 			"accept / first write %llu.%03llu (median of the pairs)\n", pairs,
-			quantile_of(pair_accept_ns, pairs, 500) / 1000,
-			quantile_of(pair_write_ns, pairs, 500) / 1000, r / 1000, r % 1000);
+			latency_percentile(&pair_accept, 500) / 1000,
+			latency_percentile(&pair_write, 500) / 1000, r / 1000, r % 1000);
 	}
 	step_event(&s, true);
 	ev_u64("bytes", bytes);
@@ -560,13 +548,13 @@ static int bandwidth(const struct workload_step *w)
 	/* Free units passed over because the firmware or an accept had written them. */
 	ev_u64("first_write_skipped_bytes", skipped);
 	/* Every first write of one unit (ns), paired or not. */
-	ev_spread("first_write_unit_ns", pair_write_ns, nfresh);
+	ev_spread("first_write_unit_ns", &unit_write);
 	/* The pairs: their accepts, their first writes (the first `pairs` samples) and ratios. */
 	ev_obj_begin("paired");
 	ev_u64("pairs", pairs);
-	ev_spread("accept_ns", pair_accept_ns, pairs);
-	ev_spread("first_write_ns", pair_write_ns, pairs);
-	ev_spread("ratio_permille", pair_ratio, pairs);
+	ev_spread("accept_ns", &pair_accept);
+	ev_spread("first_write_ns", &pair_write);
+	ev_spread("ratio_permille", &pair_ratio);
 	ev_obj_end();
 	ev_u64("passes", BANDWIDTH_PASSES);
 	ev_end();
