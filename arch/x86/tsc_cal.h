@@ -6,7 +6,7 @@
 #include "include/types.h"
 
 enum clock_source {
-	CLOCK_NONE,		/* nothing usable: a 1 GHz guess, reported as such */
+	CLOCK_NONE,		/* nothing usable: the 6 GHz guess (kernel/clock.c), reported as such */
 	CLOCK_CPUID_15,		/* CPUID 0x15 crystal x ratio (the TDX module virtualizes it) */
 	CLOCK_HV_LEAF,		/* hypervisor leaf 0x40000010 EAX, kHz */
 	CLOCK_SNP_SECURE_TSC,	/* MSR GUEST_TSC_FREQ, MHz, with SNP Secure TSC */
