@@ -227,7 +227,7 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	 * the firmware runs this one alone: then there is nothing to start, and the
 	 * allocation is one firmware call less inside the window.
 	 */
-	if (bi.efi_cpus != 1 || bi.config.smp_phantom)
+	if (!boot_one_cpu(&bi))
 		reserve_trampoline();
 
 	/* 7. Leave the firmware. No boot service may be called after this. */

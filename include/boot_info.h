@@ -164,4 +164,13 @@ struct boot_info {
 
 _Static_assert(sizeof(struct boot_info) == 1672, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
+/*
+ * The firmware runs this vCPU alone and no test asked for phantom APs: no trampoline
+ * page is reserved (boot/efi_main.c) and, on a normal VM, no MADT is read (kernel/smp.c).
+ */
+static inline bool boot_one_cpu(const struct boot_info *bi)
+{
+	return bi->efi_cpus == 1 && !bi->config.smp_phantom;
+}
+
 #endif

@@ -67,7 +67,7 @@ static void report_handover(const struct boot_info *bi)
 	if (bi->smp_trampoline)
 		kprintf("boot: AP trampoline at %#llx\n", (unsigned long long)bi->smp_trampoline);
 	else
-		kprintf("boot: no AP trampoline (%s)\n", bi->efi_cpus == 1 && !bi->config.smp_phantom ?
+		kprintf("boot: no AP trampoline (%s)\n", boot_one_cpu(bi) ?
 			"the firmware runs one vCPU" : "no free page below 1 MiB");
 }
 

@@ -314,7 +314,7 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 	 * its first run alone costs about a millisecond). The boot CPU's APIC ID comes
 	 * from its own APIC, at the address IA32_APIC_BASE gives.
 	 */
-	if (bi->efi_cpus == 1 && !bi->config.smp_phantom && platform_kind != PLATFORM_TDX &&
+	if (boot_one_cpu(bi) && platform_kind != PLATFORM_TDX &&
 	    platform_kind != PLATFORM_SNP) {
 		madt_skipped = true;
 		acpi.cpus_enabled = acpi.cpus_listed = 1;
