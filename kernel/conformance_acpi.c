@@ -8,8 +8,9 @@
 /*
  * Layouts from the ACPI specification 6.4: RSDP section 5.2.5.3, system description table
  * header section 5.2.6, XSDT section 5.2.8, FADT section 5.2.9 (its PM timer fields:
- * arch/x86/acpi.c), MADT section 5.2.12 (multiprocessor wakeup structure 5.2.12.19). Every field is read through the reader by offset, never through a
- * pointer into firmware memory.
+ * arch/x86/acpi.c), MADT section 5.2.12 (multiprocessor wakeup structure 5.2.12.19).
+ * Every field is read through the reader by offset, never through a pointer into
+ * firmware memory.
  */
 #define RSDP_SIGNATURE "RSD PTR "
 #define RSDP_V1_LEN 20			/* the part the first checksum covers */
@@ -243,7 +244,7 @@ void acpi_scan(const struct acpi_reader *r, u64 rsdp_addr, struct acpi_facts *f)
 	f->xsdt_addr = le64(rsdp + RSDP_OFF_XSDT);
 
 	f->xsdt = check_sdt(r, f->xsdt_addr, "XSDT", &len);
-	f->pm_status = ACPI_PM_BAD_ROOT;
+	f->pm_status = ACPI_PM_BAD_ROOT;	/* until scan_fadt says better */
 	if (f->xsdt != ACPI_OK)
 		return;
 	f->ntables = (len - SDT_HEADER_LEN) / 8;
