@@ -323,8 +323,8 @@ def tables(runs):
                "measured seconds apart. same time (judges the goal): lazy, the median over "
                "the bandwidth step's pairs (one unit accepted, one first-written, side by "
                "side) of their rate ratio, p10-p90 in brackets; eager, its last runs before "
-               "ready against the median per-unit first write right after ready, the first "
-               "write's p10-p90 in brackets. rewrite: the same workload's later passes over "
+               "ready against the first write right after ready, both over all their bytes, "
+               "the slowest and fastest of those runs in brackets. rewrite: the same workload's later passes over "
                "written memory (\"-\": no bandwidth step ran).")
 
     lat_rows = []
