@@ -23,8 +23,8 @@ and every size, 1G included, has unaccepted memory:
       host before boot (prealloc), and 1 each backed on first touch (goal: 2 vCPUs ready
       in at most 0.625 of the 1-vCPU time).
   (d) lazy and background at 4G on 2 vCPUs under workload=alloc2m:1G,touch:auto, 5 boots
-      each, alternating (goals: background ready within 10% of lazy, everything accepted in the end,
-      allocation latency lower than lazy's: touch p99 and p999, alloc2m p99).
+      each, alternating (goals: background ready within 10% of lazy, everything accepted
+      in the end, allocation latency lower than lazy's: touch p99 and p999, alloc2m p99).
 
 Eager acceptance writes every byte of guest memory, so an eager guest costs the host its
 full size: eager cells above 16G are never booted (marked skipped), and boots run in
@@ -550,8 +550,9 @@ def first_write_goal_text(runs_b):
                                        ratio(tot)) for l, st, tot in judged),
             "MET" if worst >= GOAL_FIRST_WRITE else "NOT MET"))
     return ("Goal: sim acceptance throughput at least %.1f of the first-write bandwidth "
-            "under the same host conditions. Measured (accept / first write, same time, "
-            "p10-p90 in brackets; the totals ratio beside): %s." % (GOAL_FIRST_WRITE,
+            "under the same host conditions. Measured (accept / first write, same time; in "
+            "brackets lazy's p10-p90 over the pairs, eager's slowest and fastest run; the "
+            "totals ratio beside): %s." % (GOAL_FIRST_WRITE,
                                                                     "; ".join(out)))
 
 
