@@ -15,14 +15,20 @@ and every size, 1G included, has unaccepted memory:
       `ready` and each lazy size against 1G lazy (the goal: 256G lazy within 10% of 1G
       lazy; and the median time to ready at most 11 ms at 1G and 256G).
   (b) policies lazy, eager, ahead (accept_ahead=64M) x 1G, 4G, 16G, 64G with
-      workload=bandwidth:128M,touch:auto, one boot each; each policy's acceptance
-      throughput against the first-write bandwidth of the same boot under the same host
-      conditions (goal: at least 0.8; lazy: the bandwidth step's 64 paired units, eager:
-      its last runs against the first write right after ready; report.Run.same_time).
+      workload=bandwidth:128M,touch:auto, one boot each, and eager once more with guest
+      RAM backed by the host before boot (prealloc); each policy's acceptance throughput
+      against the first-write bandwidth of the same boot under the same host conditions
+      (goal: at least 0.8; lazy: the bandwidth step's 64 paired units; eager: its last
+      runs against the first write right after ready, judged on the backed boots;
+      report.Run.same_time). Eager's accepts all come before ready and its first write
+      after, so it cannot be paired in time: on first-touch RAM the two sides then meet
+      the host backing fresh memory at different rates (this host, itself a VM, backed
+      fresh memory at 200 MiB/s to over 900 MiB/s from one boot to the next), and those
+      boots are shown beside, not judged. The backed boots run one at a time.
   (c) eager at 8G on 1 and 2 vCPUs, alternating, 3 boots each with guest RAM backed by the
       host before boot (prealloc), and 1 each backed on first touch (goal: 2 vCPUs ready
       in at most 0.625 of the 1-vCPU time).
-  (d) lazy and background at 4G on 2 vCPUs under workload=alloc2m:1G,touch:auto, 5 boots
+  (d) lazy and background at 4G on 2 vCPUs under workload=alloc2m:1G,touch:auto, 9 boots
       each, alternating (goals: background ready within 10% of lazy, everything accepted
       in the end, allocation latency lower than lazy's: touch p99 and p999, alloc2m p99).
 
@@ -74,8 +80,11 @@ BACKGROUND_MEM = "4G"
 # which p99 cannot see (p999 can).
 BACKGROUND_WORKLOAD = "workload=alloc2m:1G,touch:auto"
 # Boots of each policy in (d): touch p99 of one boot varies by about +-30% on a shared
-# 2-core host, more than the difference between the policies' fast paths.
-BACKGROUND_RUNS = 5
+# 2-core host, more than the difference between the policies' fast paths, and `ready`
+# on 2 vCPUs by about +-15% (22-31 ms in ten alternating boots of either policy, steps
+# before ExitBootServices included, where both policies run the same code), more than
+# the 10% the goal allows: 9 boots each, so that one slow boot moves neither median.
+BACKGROUND_RUNS = 9
 # Eager on 2 vCPUs ready in at most this share of the 1-vCPU time (a 1.6x speedup);
 # background ready within GOAL_RATIO of lazy's.
 GOAL_SMP_SHARE = 0.625
@@ -123,9 +132,11 @@ class Cell:
     def est_seconds(self):
         """Rough TCG durations on this kind of host, to start the long boots first."""
         g = self.mem_bytes / GIB
+        # prealloc: the host backs all of it first (about 4 s per GiB here).
+        backing = 4 * g if self.prealloc else 0
         if self.workload == "workload=none":
-            return 8 + (3 * g if self.policy == "eager" else 0)
-        return 12 + (6 * g if self.policy == "eager" else 0)
+            return 8 + backing + (3 * g if self.policy == "eager" else 0)
+        return 12 + backing + (6 * g if self.policy == "eager" else 0)
 
     def timeout(self, base):
         return base + (30 * self.mem_bytes // GIB if self.policy == "eager" else 0)
@@ -178,6 +189,8 @@ def matrix_cells(quick, runs=None):
                 skipped.append(c)
             else:
                 cells.append(c)
+                if policy == "eager":
+                    cells.append(Cell("b", policy, mem, POLICY_WORKLOAD, prealloc=True))
     return cells, skipped
 
 
@@ -535,25 +548,34 @@ def ready_goal_text(rows):
 def first_write_goal_text(runs_b):
     """Acceptance against first write, per policy (matrix b), judged by the same-time
     estimator (report.Run.same_time: lazy's paired units, eager's last runs against the
-    first write right after ready); the totals ratio of each boot is given beside it."""
+    first write right after ready); the totals ratio of each boot is given beside it.
+    Eager is judged on its backed boots when there are any (its two sides cannot be
+    paired in time, so on first-touch RAM they meet different host backing rates); its
+    first-touch boots are then listed as not judged."""
     out = []
     for policy in ("lazy", "eager"):
-        rs = [(r.label, r.same_time(), r.accept_vs_first_write())
+        rs = [(r, r.same_time(), r.accept_vs_first_write())
               for r in runs_b if r.policy == policy]
-        judged = [x for x in rs if x[1] is not None]
-        if not judged:
+        rs = [x for x in rs if x[1] is not None]
+        shown = []
+        if policy == "eager" and any(r.boot.backed for r, _, _ in rs):
+            shown = [x for x in rs if not x[0].boot.backed]
+            rs = [x for x in rs if x[0].boot.backed]
+        if not rs:
             out.append("%s: not measured" % policy)
             continue
-        worst = min(st["ratio"] for _, st, _ in judged)
-        out.append("%s: %s" % (", ".join(
-            "%s %s [%s; totals %s]" % (l, report.same_time_text(st), st["basis"],
-                                       ratio(tot)) for l, st, tot in judged),
-            "MET" if worst >= GOAL_FIRST_WRITE else "NOT MET"))
+        worst = min(st["ratio"] for _, st, _ in rs)
+        text = lambda xs: ", ".join(  # noqa: E731
+            "%s %s [%s; totals %s]" % (r.label, report.same_time_text(st), st["basis"],
+                                       ratio(tot)) for r, st, tot in xs)
+        out.append("%s: %s" % (text(rs),
+                                   "MET" if worst >= GOAL_FIRST_WRITE else "NOT MET"))
+        if shown:
+            out.append("eager on RAM backed on first touch, not judged: %s" % text(shown))
     return ("Goal: sim acceptance throughput at least %.1f of the first-write bandwidth "
             "under the same host conditions. Measured (accept / first write, same time; in "
             "brackets lazy's p10-p90 over the pairs, eager's slowest and fastest run; the "
-            "totals ratio beside): %s." % (GOAL_FIRST_WRITE,
-                                                                    "; ".join(out)))
+            "totals ratio beside): %s." % (GOAL_FIRST_WRITE, "; ".join(out)))
 
 
 def goal_text(goal):
@@ -780,7 +802,12 @@ def write_report(o, info, cells, skipped, rows, goal, runs_b, host, messages, pl
     r.append("")
     r += ["**%s**\n" % t for t in smp_goal_texts(smp)]
     r.append("## Policies under a workload\n")
-    r.append("`%s`, policies `lazy`, `eager`, `ahead` (accept_ahead=64M), one boot each.\n" %
+    r.append("`%s`, policies `lazy`, `eager`, `ahead` (accept_ahead=64M), one boot each; "
+             "eager once more with guest RAM backed by the host before boot (QEMU "
+             "prealloc=on, \"backed\"), one boot at a time. Eager accepts everything before "
+             "ready and first-writes after it, so its two rates cannot be taken side by side; "
+             "on RAM backed on first touch each side then pays whatever the host charges for "
+             "fresh memory at that moment, so eager's goal is judged on the backed boots.\n" %
              POLICY_WORKLOAD)
     for c in skipped:
         r.append("- **%s %s: skipped**: %s" % (c.policy, c.mem, c.reason))
@@ -888,7 +915,9 @@ def main(argv=None):
     run_cells(ready_order(cells), o, t0, 1, longest_first=False)
     # Then more than one vCPU, also one boot at a time (a 2-vCPU guest takes both cores).
     run_cells([c for c in cells if c.matrix in ("c", "d")], o, t0, 1, longest_first=False)
-    run_cells([c for c in cells if c.matrix == "b"], o, t0, o.jobs)
+    run_cells([c for c in cells if c.matrix == "b" and not c.prealloc], o, t0, o.jobs)
+    # Backed boots alone: backing takes both cores, and their rates are the judged ones.
+    run_cells([c for c in cells if c.matrix == "b" and c.prealloc], o, t0, 1)
     host = {"status": "absent", "note": "--no-host", "results": [], "targets": []} \
         if o.no_host else host_benchmarks(o)
 

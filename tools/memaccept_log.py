@@ -348,6 +348,12 @@ class Boot:
     def ram_bytes(self):
         return self.ram()[0]
 
+    @property
+    def backed(self):
+        """The host backed all guest RAM before the boot (the bench's sidecar says
+        prealloc): first writes then cost no host page faults."""
+        return self.meta.get("prealloc") is True
+
     def ram(self):
         """(bytes, where it came from): the bench's sidecar, else the firmware map."""
         m = self.meta.get("mem_bytes")

@@ -59,7 +59,8 @@ class Run:
         return self.boot.ram_bytes
 
     def default_label(self):
-        return "%s %s" % (self.policy, ml.format_size(self.ram) if self.ram else "?RAM")
+        return "%s %s%s" % (self.policy, ml.format_size(self.ram) if self.ram else "?RAM",
+                            " backed" if self.boot.backed else "")
 
     def sort_key(self):
         return (self.ram if self.ram else float("inf"), POLICY_ORDER.get(self.policy, 9),

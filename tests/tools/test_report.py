@@ -464,6 +464,38 @@ class FirstWrite(unittest.TestCase):
         self.assertIn("lazy 1G 0.94 (0.62-1.08) [64 pairs; totals 0.26]: MET",
                       bench.first_write_goal_text(runs))
 
+    def with_sidecar(self, path, **meta):
+        with open(ml.sidecar_path(path), "w") as f:
+            json.dump(meta, f)
+        return path
+
+    def test_eager_judged_on_backed_boots(self):
+        import bench
+        # The same eager boot twice: backed (sidecar prealloc) at 0.90, and on first-touch
+        # RAM with a first write four times faster (0.23). Only the backed one is judged.
+        backed = self.with_sidecar(self.edited("eager-4g-paired"), prealloc=True,
+                                   mem="4G")
+        touch = self.edited("eager-4g-paired", ('"first_write_mib_s":256',
+                                                '"first_write_mib_s":1024'))
+        runs, msgs = report.load_runs([backed, touch])
+        self.assertEqual(msgs, [])
+        self.assertEqual(sorted(r.label for r in runs), ["eager 4G", "eager 4G backed"])
+        text = bench.first_write_goal_text(runs)
+        self.assertIn("eager 4G backed 0.90 [last 256 MiB of eager; totals 1.59]: MET", text)
+        self.assertIn("eager on RAM backed on first touch, not judged: eager 4G 0.23", text)
+        # A backed boot that misses is a miss, whatever the first-touch boots say.
+        slow = self.with_sidecar(self.edited("eager-4g-paired", (
+            '"first_write_mib_s":256', '"first_write_mib_s":1024')), prealloc=True)
+        fine = self.edited("eager-4g-paired")
+        runs, _ = report.load_runs([slow, fine])
+        text = bench.first_write_goal_text(runs)
+        self.assertIn("eager 4G backed 0.23 [last 256 MiB of eager; totals 0.40]: NOT MET",
+                      text)
+        # Without backed boots, the first-touch ones are judged as before.
+        runs, _ = report.load_runs([touch])
+        self.assertIn("eager 4G 0.23 [last 256 MiB of eager; totals 0.40]: NOT MET",
+                      bench.first_write_goal_text(runs))
+
     def test_too_few_or_malformed_pairs_not_judged(self):
         import bench
         few = self.edited("lazy-1g-paired", ('"paired":{"pairs":64', '"paired":{"pairs":7'))
@@ -482,7 +514,10 @@ class BenchMatrix(unittest.TestCase):
         a = [c for c in cells if c.matrix == "a"]
         b = [c for c in cells if c.matrix == "b"]
         self.assertEqual(len(a), 6 * 11)   # six cells, eleven boots each
-        self.assertEqual(len(b), 11)
+        # Four sizes of lazy and ahead, three of eager, and eager again backed.
+        self.assertEqual(len(b), 14)
+        self.assertEqual(sorted(c.mem for c in b if c.prealloc), ["16G", "1G", "4G"])
+        self.assertTrue(all(c.policy == "eager" for c in b if c.prealloc))
         self.assertEqual([(c.policy, c.mem) for c in skipped], [("eager", "64G")])
         self.assertEqual(len({c.name for c in cells}), len(cells))
         for c in cells:
@@ -497,11 +532,11 @@ class BenchMatrix(unittest.TestCase):
         c = [x for x in cells if x.matrix == "c"]
         d = [x for x in cells if x.matrix == "d"]
         # Eager 8G: 3 backed boots on each of 1 and 2 vCPUs, alternating, then one of each
-        # on first touch; background against lazy on 2 vCPUs, 5 each.
+        # on first touch; background against lazy on 2 vCPUs, 9 each.
         self.assertEqual([(x.smp, x.prealloc) for x in c], [(1, True), (2, True)] * 3 +
                          [(1, False), (2, False)])
         self.assertEqual(sorted((x.policy, x.smp) for x in d),
-                         [("background", 2)] * 5 + [("lazy", 2)] * 5)
+                         [("background", 2)] * 9 + [("lazy", 2)] * 9)
         self.assertTrue(all("accept_memory=background" in x.args for x in d
                             if x.policy == "background"))
 
