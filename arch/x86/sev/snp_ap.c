@@ -40,8 +40,9 @@
  * after a refused AP Creation at once; for an AP whose creation was accepted but that
  * did not check in by the deadline, after AP Destroy (request 2), which makes the
  * hypervisor stop running that VMSA first, as Linux shutdown_all_aps does before its
- * snp_cleanup_vmsa (KVM sev_snp_ap_creation: destroy forgets the target's VMSA and
- * kicks it; the RMP attribute cannot be taken from a VMSA a vCPU is running).
+ * snp_cleanup_vmsa: there, destroy "ensures the AP gets kicked out of guest mode to
+ * allow using RMPADJUST to remove the VMSA tag" (KVM sev_snp_ap_creation: destroy
+ * forgets the target's VMSA and kicks it, so it is not entered again).
  */
 enum { AP_WAITING, AP_RUNNING, AP_ABANDONED };
 
