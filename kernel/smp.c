@@ -180,6 +180,7 @@ static struct {
 	u64 cycles;		/* TSC cycles: the frequency is final only after ready */
 	u32 ids[MAX_CPUS];
 	unsigned nids;
+	u8 vmsa[MAX_CPUS];	/* SNP: SMP_VMSA_* per AP (index i - 1 for ids[i]) */
 } result;
 
 static void record(const char *method, u64 cycles, const u32 *ids, unsigned nids)
@@ -214,6 +215,16 @@ void smp_report(const struct boot_info *bi)
 	ev_str("madt", madt_skipped ? "not-read" : acpi_status_name(acpi.madt));
 	ev_u64_array("apic_ids", started, ns);
 	ev_u64_array("not_started", missing, nm);
+	/* SNP: the APs whose VMSA was made but is not run: undone, or left a VMSA. */
+	nm = ns = 0;
+	for (unsigned i = 1; i < result.nids; i++) {
+		if (result.vmsa[i - 1] == SMP_VMSA_REMOVED)
+			started[ns++] = result.ids[i];
+		else if (result.vmsa[i - 1] == SMP_VMSA_LEFT)
+			missing[nm++] = result.ids[i];
+	}
+	ev_u64_array("vmsa_undone", started, ns);
+	ev_u64_array("vmsa_left", missing, nm);
 	ev_end();
 }
 
@@ -276,6 +287,7 @@ static void start_aps(const struct boot_info *bi, const u32 *ids, unsigned n, un
 		.timeout_ns = AP_START_TIMEOUT_NS,
 		.ap_main = ap_main,
 		.ap_why = ap_why,
+		.ap_vmsa = result.vmsa,
 	};
 
 	if (how == START_MAILBOX)

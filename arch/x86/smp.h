@@ -82,7 +82,13 @@ struct smp_start {
 	u64 timeout_ns;			/* per AP, from its STARTUP IPI */
 	void (*ap_main)(struct percpu *self) __noreturn;
 	const char **ap_why;		/* mailbox start: per AP, NULL or why it did not start */
+	u8 *ap_vmsa;			/* SNP: per AP, SMP_VMSA_*: its VMSA if it did not run it */
 };
+
+/* What became of the VMSA of an SNP AP that does not run (arch/x86/sev/snp_ap.c). */
+#define SMP_VMSA_NONE 0		/* none was made, or the AP runs it */
+#define SMP_VMSA_REMOVED 1	/* made, then undone: the page is no VMSA any more */
+#define SMP_VMSA_LEFT 2		/* made, and the undo was refused: it stays a VMSA */
 
 /*
  * Start the APs with INIT-SIPI-SIPI: all INITs, the 10 ms wait where the CPU needs it,

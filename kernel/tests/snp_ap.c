@@ -205,3 +205,37 @@ TESTCASE(snp_svsm_create_vcpu_refusals, "Create vCPU and VMPL1 AP Creation reque
 	CHECK(i1 == GHCB_HV_RESP_ISSUE && i2 == GHCB_ERR_INVALID_INPUT);
 	return EXIT_OK;
 }
+
+/*
+ * Delete vCPU as COCONUT core_delete_vcpu checks it: a page the SVSM never made a VMSA,
+ * and one it made but no longer holds, are INVALID_PARAMETER (PERCPU_VMSAS.unregister
+ * finds no entry in use); a VMSA it made is deleted, with EFER.SVME cleared in the page
+ * (VMSA::disable). The host then refuses an AP Creation naming the deleted page: the SVSM
+ * no longer holds it for that vCPU. No vCPU starts.
+ */
+TESTCASE(snp_svsm_delete_vcpu, "Delete vCPU of pages that are and are not the SVSM's VMSAs")
+{
+	u64 p = vmsa_page(), caa = palloc_alloc(0), features = cpu_rdmsr(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT;
+	const struct sev_vmsa *v = (const struct sev_vmsa *)(uintptr_t)p;
+	u64 rc, i1, i2;
+
+	CHECK(emu_mode() == EMU_SNP && snp_below_vmpl0() && p && caa);
+	memset((void *)(uintptr_t)caa, 0, PAGE_SIZE);
+	rc = snp_svsm_delete_vcpu(p);
+	kprintf("test: Delete vCPU of a page that is no VMSA: %#llx\n", rc);
+	CHECK(rc == SVSM_ERR_INVALID_PARAMETER);
+	CHECK(snp_svsm_create_vcpu(p, caa, 1) == SVSM_SUCCESS);
+	rc = snp_svsm_delete_vcpu(p + 8);
+	kprintf("test: Delete vCPU of an address inside the VMSA page: %#llx\n", rc);
+	CHECK(rc == SVSM_ERR_INVALID_PARAMETER);
+	rc = snp_svsm_delete_vcpu(p);
+	kprintf("test: Delete vCPU of the VMSA: %#llx, EFER %#llx\n", rc, v->efer);
+	CHECK(rc == SVSM_SUCCESS && !(v->efer & EFER_SVME));
+	rc = snp_svsm_delete_vcpu(p);
+	kprintf("test: Delete vCPU of the same page again: %#llx\n", rc);
+	CHECK(rc == SVSM_ERR_INVALID_PARAMETER);
+	snp_ap_create_exit(1, p, features, &i1, &i2);
+	kprintf("test: AP Creation naming the deleted VMSA: SW_EXITINFO1 %#llx, SW_EXITINFO2 %#llx\n", i1, i2);
+	CHECK(i1 == GHCB_HV_RESP_ISSUE && i2 == GHCB_ERR_INVALID_INPUT);
+	return EXIT_OK;
+}

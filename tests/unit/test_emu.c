@@ -92,6 +92,14 @@ TEST(faults_parse_all_kinds)
 	EXPECT_EQ(fs.f[0].kind, FAULT_SVSM_CREATE_VCPU_REFUSED);
 	EXPECT_EQ(fs.f[0].count, 2);
 	EXPECT_EQ(fs.f[1].kind, FAULT_SVSM_CREATE_VCPU_MALFORMED);
+	EXPECT(emu_faults_parse("svsm_delete_vcpu_refused:3,svsm_delete_vcpu_malformed,ap_create_lost", &fs, err,
+				sizeof(err)));
+	EXPECT_EQ(fs.n, 3);
+	EXPECT_EQ(fs.f[0].kind, FAULT_SVSM_DELETE_VCPU_REFUSED);
+	EXPECT_EQ(fs.f[0].count, 3);
+	EXPECT_EQ(fs.f[1].kind, FAULT_SVSM_DELETE_VCPU_MALFORMED);
+	EXPECT_EQ(fs.f[2].kind, FAULT_AP_CREATE_LOST);
+	EXPECT_EQ(fs.f[2].count, 1);
 	EXPECT(emu_faults_parse("mailbox_ignore@2,no_mp_wakeup,mp_wakeup_bad_mailbox", &fs, err, sizeof(err)));
 	EXPECT_EQ(fs.n, 3);
 	EXPECT_EQ(fs.f[0].kind, FAULT_MAILBOX_IGNORE);

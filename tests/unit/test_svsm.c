@@ -131,6 +131,26 @@ TEST(svsm_create_vcpu_answers)
 	EXPECT_EQ(svsm_create_vcpu_answer(~0ULL), SVSM_CREATE_MALFORMED);
 }
 
+/*
+ * Delete vCPU's answer, judged as Create vCPU's: COCONUT core_delete_vcpu answers
+ * INVALID_PARAMETER (not a registered VMSA in use) or INVALID_ADDRESS (RMP change
+ * failed), an SVSM without the call UNSUPPORTED_CALL; BUSY is re-sent; nothing else is
+ * an answer the spec allows.
+ */
+TEST(svsm_delete_vcpu_answers)
+{
+	EXPECT_EQ(SVSM_CORE_DELETE_VCPU, 3);
+	EXPECT_EQ(SVSM_CALL(SVSM_CORE_PROTOCOL, SVSM_CORE_DELETE_VCPU), 3);
+	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_SUCCESS), SVSM_CREATE_OK);
+	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_BUSY), SVSM_CREATE_BUSY);
+	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_INVALID_PARAMETER), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_INVALID_ADDRESS), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_UNSUPPORTED_CALL), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_delete_vcpu_answer(0x80000099ULL), SVSM_CREATE_MALFORMED);
+	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_PROTOCOL_BASE + 1), SVSM_CREATE_MALFORMED);
+	EXPECT_EQ(svsm_delete_vcpu_answer(2), SVSM_CREATE_MALFORMED);
+}
+
 TEST(svsm_request_encoding)
 {
 	/* Linux struct svsm_pvalidate_entry: page_size 1:0, action 2, ignore_cf 3, pfn 63:12. */

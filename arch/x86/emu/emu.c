@@ -416,6 +416,23 @@ void emu_observe_accept(u64 start, u64 end)
 								   : "not RAM");
 }
 
+/*
+ * SNP: what is a VMSA at the end, so a test can tell that a VMSA the guest did not run
+ * was undone: pages with the VMSA attribute in the RMP model (RMPADJUST or the SVSM's
+ * Create vCPU set it), and vCPUs with a VMSA the SVSM registered.
+ */
+static void report_vmsas(void)
+{
+	u64 pages = 0, vcpus = 0;
+
+	for (u64 i = 0; emu.model.pages && i < emu.model.end / PAGE_SIZE; i++)
+		pages += !!(emu.model.pages[i] & EMU_PG_VMSA);
+	for (unsigned i = 0; i < EMU_MAX_VCPUS; i++)
+		vcpus += !!emu.vcpu[i].svsm_vmsa;
+	ev_u64("vmsa_pages", pages);
+	ev_u64("svsm_vcpus", vcpus);
+}
+
 void emu_report(void)
 {
 	ev_obj_begin("emulator");
@@ -423,6 +440,8 @@ void emu_report(void)
 	ev_str("host", host_name());
 	for (unsigned i = 0; i < ncounters; i++)
 		ev_u64(counters[i].name, counters[i].count);
+	if (emu.mode == EMU_SNP)
+		report_vmsas();
 	/* How often each injected fault fired: a test can tell that it took effect. */
 	ev_arr_begin("faults");
 	for (unsigned i = 0; i < emu.faults.n; i++) {

@@ -632,6 +632,11 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 		emu_count("ap_create_on_init");
 		return;
 	}
+	/* ap_create_lost: accepted and recorded, but this host never runs the vCPU. */
+	if (emu_fault_take(&emu.faults, FAULT_AP_CREATE_LOST, 0, 0)) {
+		emu_count("ap_create_lost_fault");
+		return;
+	}
 	ap_run(apic_id, t);
 }
 

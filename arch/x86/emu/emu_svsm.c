@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept (test image): an SVSM at VMPL0 that validates for the guest and creates its vCPUs (emu_svsm=1). */
+/* memaccept (test image): an SVSM at VMPL0 that validates for the guest and creates and deletes its vCPUs (emu_svsm=1). */
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/sev/svsm.h"
 #include "arch/x86/sev/vmsa.h"
@@ -14,12 +14,12 @@
  * (kernel/src/protocols/core.rs core_pvalidate, core_pvalidate_one; result codes from
  * errors.rs): the request header is checked (entries 1..max, entries > next), entries
  * run from `next`, each success advances `next`, the first failure stops the loop and
- * is the result, `next` is written back either way. Create vCPU as core_create_vcpu
- * (below). Each vCPU's calls are served from its own calling area: the boot vCPU's is
+ * is the result, `next` is written back either way. Create vCPU as core_create_vcpu,
+ * Delete vCPU as core_delete_vcpu (below). Each vCPU's calls are served from its own calling area: the boot vCPU's is
  * the secrets page's, an AP's the one Create vCPU registered for it (COCONUT
  * update_guest_vmsa_caa; the SVSM instance on each vCPU looks only at that vCPU's
  * calling area). Not modelled: COCONUT zeroes each page it validates (the page model
- * has no contents), REMAP_CA, DELETE_VCPU and the other core protocol calls (they answer
+ * has no contents), REMAP_CA and the other core protocol calls (they answer
  * UNSUPPORTED_CALL), the SVSM's own VMPL0 permission changes (the guest keeps write
  * access to a VMSA page here).
  */
@@ -27,7 +27,7 @@
 /* A Run VMPL response with a non-zero value in 63:32: the host did not run that VMPL. */
 #define VMPL_RESP_REFUSED (1ULL << 32)
 
-/* The result the svsm_create_vcpu_malformed fault answers with: no SVSM spec defines it. */
+/* The result the svsm_{create,delete}_vcpu_malformed faults answer with: no SVSM spec defines it. */
 #define CREATE_VCPU_MALFORMED 0x80000099ULL
 
 /* The calling vCPU's calling area: registered by Create vCPU, else (the boot vCPU) the secrets page's. */
@@ -144,6 +144,46 @@ static u64 core_create_vcpu(const struct trap_frame *f)
 }
 
 /*
+ * Delete vCPU as COCONUT core.rs core_delete_vcpu does it, in its order: RCX must be a
+ * VMSA that Create vCPU registered and that is in use (PERCPU_VMSAS.unregister(paddr,
+ * true), which also refuses the boot vCPU's), else INVALID_PARAMETER; the registry entry
+ * goes and the target vCPU forgets it as its guest VMSA (clear_guest_vmsa_if_match);
+ * EFER.SVME is cleared in the page (VMSA::disable); the VMSA attribute is taken away in
+ * the RMP (rmp_clear_guest_vmsa; its failure would be INVALID_ADDRESS, which the page
+ * model cannot produce). Not modelled: disable() waiting while the vCPU still runs that
+ * VMSA; the emulator stops the VM instead (memaccept deletes only VMSAs not run).
+ */
+static u64 core_delete_vcpu(const struct trap_frame *f)
+{
+	u64 vmsa = f->rcx;
+	struct emu_vcpu *t = NULL;
+	u8 *p;
+
+	emu_count("svsm_delete_vcpu");
+	if (emu_fault_take(&emu.faults, FAULT_SVSM_DELETE_VCPU_MALFORMED, 0, 0))
+		return CREATE_VCPU_MALFORMED;
+	if (emu_fault_take(&emu.faults, FAULT_SVSM_DELETE_VCPU_REFUSED, 0, 0)) {
+		emu_count("svsm_delete_vcpu_refused_fault");
+		return SVSM_ERR_INVALID_PARAMETER;
+	}
+	for (u32 i = 1; vmsa && i < EMU_MAX_VCPUS && !t; i++)
+		if (emu.vcpu[i].svsm_vmsa == vmsa)
+			t = &emu.vcpu[i];
+	if (!t) {
+		emu_count("svsm_delete_vcpu_not_registered");
+		return SVSM_ERR_INVALID_PARAMETER;
+	}
+	if (t->running && t->vmsa_gpa == vmsa)
+		emu_host_stops_guest(vmsa, "SVSM Delete vCPU of a VMSA a vCPU is running: not modelled");
+	t->svsm_vmsa = 0;
+	((struct sev_vmsa *)(uintptr_t)vmsa)->efer &= ~EFER_SVME;
+	p = emu_model_page(&emu.model, vmsa);
+	if (p)
+		*p &= (u8)~EMU_PG_VMSA;
+	return SVSM_SUCCESS;
+}
+
+/*
  * Nothing pending in the caller's own calling area. If it is an AP while call_pending
  * is set in the boot vCPU's calling area, the AP most likely used that one: the SVSM on
  * this vCPU never looks there, so the call is lost and the guest finds call_pending
@@ -192,6 +232,8 @@ void emu_svsm_call(struct trap_frame *f)
 		rc = SVSM_ERR_UNSUPPORTED_PROTOCOL;
 	else if ((u32)f->rax == SVSM_CORE_CREATE_VCPU)
 		rc = core_create_vcpu(f);
+	else if ((u32)f->rax == SVSM_CORE_DELETE_VCPU)
+		rc = core_delete_vcpu(f);
 	else if ((u32)f->rax != SVSM_CORE_PVALIDATE)
 		rc = SVSM_ERR_UNSUPPORTED_CALL;
 	else if (emu_fault_take(&emu.faults, FAULT_SVSM_BUSY, 0, 0))

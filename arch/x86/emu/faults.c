@@ -32,6 +32,9 @@ static const struct {
 	[FAULT_MAILBOX_ACK_ONLY] = { "mailbox_ack_only", true, true, false, false },
 	[FAULT_SVSM_CREATE_VCPU_REFUSED] = { "svsm_create_vcpu_refused", false, false, true, false },
 	[FAULT_SVSM_CREATE_VCPU_MALFORMED] = { "svsm_create_vcpu_malformed", false, false, false, false },
+	[FAULT_SVSM_DELETE_VCPU_REFUSED] = { "svsm_delete_vcpu_refused", false, false, true, false },
+	[FAULT_SVSM_DELETE_VCPU_MALFORMED] = { "svsm_delete_vcpu_malformed", false, false, false, false },
+	[FAULT_AP_CREATE_LOST] = { "ap_create_lost", false, false, true, false },
 };
 
 const char *emu_fault_name(u32 kind)

@@ -38,6 +38,12 @@
  *                           does not accept
  *   svsm_create_vcpu_malformed  SNP, emu_svsm=1: the SVSM answers the next Create vCPU
  *                           with a result no SVSM spec defines (0x80000099)
+ *   svsm_delete_vcpu_refused:N  SNP, emu_svsm=1: the SVSM refuses the next N Delete vCPU
+ *                           calls with INVALID_PARAMETER and keeps the VMSA
+ *   svsm_delete_vcpu_malformed  SNP, emu_svsm=1: the SVSM answers the next Delete vCPU
+ *                           with a result no SVSM spec defines (0x80000099)
+ *   ap_create_lost:N        SNP: the host accepts the next N AP Creation requests
+ *                           (SW_EXITINFO1 = 0) and keeps the VMSA, but never runs the vCPU
  *   mailbox_ignore@ID       TDX: the AP with APIC ID ID never acknowledges a wakeup
  *                           command (the host never runs it again)
  *   mailbox_ack_only@ID     TDX: the AP with APIC ID ID acknowledges its wakeup, then
@@ -74,6 +80,9 @@ enum emu_fault_kind {
 	FAULT_MAILBOX_ACK_ONLY,
 	FAULT_SVSM_CREATE_VCPU_REFUSED,
 	FAULT_SVSM_CREATE_VCPU_MALFORMED,
+	FAULT_SVSM_DELETE_VCPU_REFUSED,
+	FAULT_SVSM_DELETE_VCPU_MALFORMED,
+	FAULT_AP_CREATE_LOST,
 	FAULT_KIND_COUNT,
 };
 

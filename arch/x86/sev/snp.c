@@ -34,6 +34,7 @@ enum {
 	C_SVSM_ENTRIES,
 	C_SVSM_SIZE_MISMATCH,
 	C_SVSM_CREATE_VCPU,
+	C_SVSM_DELETE_VCPU,
 	C_COUNT,
 };
 
@@ -55,6 +56,7 @@ static struct platform_counter counters[C_COUNT] = {
 	[C_SVSM_ENTRIES] = { "svsm_pvalidate_entries", 0 },
 	[C_SVSM_SIZE_MISMATCH] = { "svsm_size_mismatch", 0 },
 	[C_SVSM_CREATE_VCPU] = { "svsm_create_vcpu", 0 },
+	[C_SVSM_DELETE_VCPU] = { "svsm_delete_vcpu", 0 },
 };
 
 /*
@@ -463,6 +465,13 @@ u64 snp_svsm_create_vcpu(u64 vmsa, u64 caa, u32 apic_id)
 	return svsm_core_call(SVSM_CORE_CREATE_VCPU, vmsa, caa, apic_id);
 }
 
+/* Delete vCPU (core protocol call 3, see svsm.h): RCX = the VMSA page, as Linux snp_set_vmsa. */
+u64 snp_svsm_delete_vcpu(u64 vmsa)
+{
+	count(C_SVSM_DELETE_VCPU);
+	return svsm_core_call(SVSM_CORE_DELETE_VCPU, vmsa, 0, 0);
+}
+
 /*
  * The calling area CPU `cpu` (per-CPU index) will use, set by the boot CPU before that
  * CPU runs: a page the SVSM was told about in Create vCPU.
@@ -787,6 +796,17 @@ void snp_ap_create_exit_raw(u64 request_info1, u64 vmsa_gpa, u64 features, u64 *
 void snp_ap_create_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2)
 {
 	snp_ap_create_exit_raw(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_CREATE, snp_guest_vmpl(), apic_id), vmsa_gpa,
+			       features, info1, info2);
+}
+
+/*
+ * AP Destroy (request 2): KVM sev_snp_ap_creation forgets the target's VMSA and kicks
+ * it; on its next entry the vCPU has no VMSA and is not run. Linux vmgexit_ap_control
+ * sends the VMSA's GPA and SEV features with it as with create; KVM reads neither.
+ */
+void snp_ap_destroy_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2)
+{
+	snp_ap_create_exit_raw(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_DESTROY, snp_guest_vmpl(), apic_id), vmsa_gpa,
 			       features, info1, info2);
 }
 

@@ -279,6 +279,8 @@ bool snp_ap_creation_offered(void);
 bool snp_below_vmpl0(void);
 /* One AP Creation exit for apic_id (create, at our VMPL); the hypervisor's SW_EXITINFO1/2 come back. */
 void snp_ap_create_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2);
+/* AP Destroy (request 2) for apic_id, at our VMPL: the hypervisor stops running that VMSA. */
+void snp_ap_destroy_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2);
 /* The same with SW_EXITINFO1 as given (test cases: requests a host must refuse). */
 void snp_ap_create_exit_raw(u64 request_info1, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2);
 /* The VMPL this guest runs at: 0, or below VMPL0 the one the secrets page names. */
@@ -288,6 +290,8 @@ u8 snp_guest_vmpl(void);
  * and the calling area the CPU with per-CPU index cpu uses for its own SVSM calls.
  */
 u64 snp_svsm_create_vcpu(u64 vmsa, u64 caa, u32 apic_id);
+/* Below VMPL0: the SVSM's Delete vCPU call for a VMSA page Create vCPU made, its RAX back. */
+u64 snp_svsm_delete_vcpu(u64 vmsa);
 void snp_svsm_set_caa(unsigned cpu, u64 caa);
 /* NULL if the APs can be started with AP Creation here, else why not. */
 const char *snp_ap_start_unavailable(void);

@@ -34,6 +34,15 @@
  *  5. the AP Creation exit (request 1, create now, VMPL in bits 23:16) with RAX = the
  *     SEV features. Linux issues it below VMPL0 too (wakeup_cpu_via_vmgexit).
  * Then the boot CPU waits for each AP to check in, as after INIT-SIPI.
+ *
+ * A VMSA that was made and is not run is undone (Linux wakeup_cpu_via_vmgexit ->
+ * snp_cleanup_vmsa), so that no page stays a VMSA the hypervisor or the SVSM could run:
+ * after a refused AP Creation at once; for an AP whose creation was accepted but that
+ * did not check in by the deadline, after AP Destroy (request 2), which makes the
+ * hypervisor stop running that VMSA first, as Linux shutdown_all_aps does before its
+ * snp_cleanup_vmsa: there, destroy "ensures the AP gets kicked out of guest mode to
+ * allow using RMPADJUST to remove the VMSA tag" (KVM sev_snp_ap_creation: destroy
+ * forgets the target's VMSA and kicks it, so it is not entered again).
  */
 enum { AP_WAITING, AP_RUNNING, AP_ABANDONED };
 
@@ -122,6 +131,87 @@ static bool svsm_make_vmsa(u64 vmsa, u64 caa, u32 apic_id)
 	}
 }
 
+/*
+ * Below VMPL0: ask the SVSM to delete the vCPU whose VMSA is vmsa (Delete vCPU, svsm.h;
+ * Linux snp_set_vmsa(..., false) in its SVSM branch). BUSY is re-sent as for Create
+ * vCPU; a refusal the SVSM spec defines leaves the page a VMSA (false, reported); any
+ * other answer terminates, as for Create vCPU.
+ */
+static bool svsm_unmake_vmsa(u64 vmsa, u32 apic_id)
+{
+	for (unsigned busy = 0;; busy++) {
+		u64 rax = snp_svsm_delete_vcpu(vmsa);
+
+		switch (svsm_delete_vcpu_answer(rax)) {
+		case SVSM_CREATE_OK:
+			return true;
+		case SVSM_CREATE_BUSY:
+			if (busy < SVSM_BUSY_RETRIES)
+				continue;
+			kprintf("smp: the SVSM stayed busy for Delete vCPU of APIC ID %u; VMSA %#llx stays\n",
+				apic_id, vmsa);
+			return false;
+		case SVSM_CREATE_REFUSED:
+			kprintf("smp: the SVSM refused to delete the vCPU with APIC ID %u (Delete vCPU "
+				"answered %#llx); VMSA %#llx stays, never reused\n", apic_id, rax, vmsa);
+			return false;
+		default:
+			fatal_reason(EXIT_HOST_HOSTILE, FC_SVSM, "malformed answer %#llx to Delete vCPU "
+				     "for APIC ID %u", rax, apic_id);
+		}
+	}
+}
+
+/*
+ * Undo step 4 for an AP that will not run vmsa (Linux snp_cleanup_vmsa): under an SVSM
+ * with Delete vCPU; at VMPL0 with RMPADJUST without the VMSA attribute (Linux
+ * snp_set_vmsa(..., false): the same target VMPL1, attributes without bit 16). memaccept
+ * never frees the page either way (it came from the boot-time allocator).
+ */
+static u8 undo_vmsa(u64 vmsa, u32 apic_id, bool svsm)
+{
+	const char *how = "Delete vCPU";
+
+	if (svsm) {
+		if (!svsm_unmake_vmsa(vmsa, apic_id))
+			return SMP_VMSA_LEFT;
+	} else {
+		u32 rc = snp_rmpadjust(vmsa, PVALIDATE_4K, RMPADJUST_TARGET_VMPL1);
+
+		if (rc != RMPADJUST_OK) {
+			kprintf("smp: RMPADJUST could not clear the VMSA attribute of %#llx (%u); it "
+				"stays the VMSA of APIC ID %u, never reused\n", vmsa, rc, apic_id);
+			return SMP_VMSA_LEFT;
+		}
+		how = "RMPADJUST";
+	}
+	kprintf("smp: VMSA %#llx of APIC ID %u undone (%s)\n", vmsa, apic_id, how);
+	return SMP_VMSA_REMOVED;
+}
+
+/*
+ * An AP whose creation the hypervisor accepted did not check in: AP Destroy, then undo
+ * its VMSA. A refused AP Destroy leaves the VMSA as it is (the vCPU may still run it);
+ * an answer the GHCB spec does not allow terminates, as for AP Creation.
+ */
+static u8 destroy_abandoned(u32 apic_id, u64 vmsa, u64 features, bool svsm)
+{
+	u64 info1, info2;
+
+	snp_ap_destroy_exit(apic_id, vmsa, features, &info1, &info2);
+	switch (snp_ap_answer(info1, info2)) {
+	case SNP_AP_ANSWER_OK:
+		return undo_vmsa(vmsa, apic_id, svsm);
+	case SNP_AP_ANSWER_REFUSED:
+		kprintf("smp: the hypervisor refused AP Destroy for APIC ID %u (SW_EXITINFO1 %#llx, "
+			"SW_EXITINFO2 %#llx); VMSA %#llx stays\n", apic_id, info1, info2, vmsa);
+		return SMP_VMSA_LEFT;
+	default:
+		fatal_reason(EXIT_HOST_HOSTILE, FC_GHCB, "malformed answer to AP Destroy for APIC ID "
+			     "%u: SW_EXITINFO1 %#llx, SW_EXITINFO2 %#llx", apic_id, info1, info2);
+	}
+}
+
 static bool wait_checked_in(unsigned cpu, u64 deadline)
 {
 	while (__atomic_load_n(&ap_state[cpu], __ATOMIC_ACQUIRE) == AP_WAITING) {
@@ -139,6 +229,8 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 		u64 base;
 	} __attribute__((packed)) gdtr, idtr;
 	bool requested[MAX_CPUS] = { false };
+	u64 vmsas[MAX_CPUS];
+	u8 fate[MAX_CPUS] = { SMP_VMSA_NONE };
 	unsigned started = 0;
 
 	*why = snp_ap_start_unavailable();
@@ -178,7 +270,7 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 		struct percpu *pc = s->cpus[i];
 		unsigned cpu = (unsigned)pc->index;
 		u64 base = stacks + i * 4 * s->stack_size;
-		u64 vmsa = snp_vmsa_pick(alloc_pages_aligned(s, 2));
+		u64 vmsa = vmsas[i] = snp_vmsa_pick(alloc_pages_aligned(s, 2));
 		u64 info1, info2;
 		u32 rc;
 
@@ -214,6 +306,7 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 			kprintf("smp: the hypervisor refused to create the vCPU with APIC ID %u "
 				"(SW_EXITINFO1 %#llx, SW_EXITINFO2 %#llx); going on without it\n",
 				pc->apic_id, info1, info2);
+			fate[i] = undo_vmsa(vmsa, pc->apic_id, svsm);
 			break;
 		default:
 			/* Neither success nor a refusal the GHCB spec defines. */
@@ -241,7 +334,14 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 			while (!__atomic_load_n(&s->cpus[i]->started, __ATOMIC_ACQUIRE))
 				cpu_relax();
 			started++;
+			continue;
 		}
+		/* Abandoned: if it ever runs, it parks (snp_ap_entry); stop it and undo its VMSA. */
+		if (requested[i])
+			fate[i] = destroy_abandoned(s->cpus[i]->apic_id, vmsas[i], features, svsm);
 	}
+	if (s->ap_vmsa)
+		for (unsigned i = 0; i < s->count; i++)
+			s->ap_vmsa[i] = fate[i];
 	return started;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: PVALIDATE through an SVSM (SVSM Core protocol call 1) and Create vCPU answers, pure logic, host-tested. */
+/* memaccept: PVALIDATE through an SVSM (SVSM Core protocol call 1) and Create/Delete vCPU answers, pure logic, host-tested. */
 #include "arch/x86/sev/svsm.h"
 #include "include/panic.h"
 
@@ -136,4 +136,10 @@ enum svsm_create_answer svsm_create_vcpu_answer(u64 rax)
 	if (rax >= SVSM_ERR_INCOMPLETE && rax <= SVSM_ERR_INVALID_REQUEST)
 		return SVSM_CREATE_REFUSED;
 	return SVSM_CREATE_MALFORMED;
+}
+
+enum svsm_create_answer svsm_delete_vcpu_answer(u64 rax)
+{
+	/* Same result codes (SVSM spec "Result codes"), none specific to the call. */
+	return svsm_create_vcpu_answer(rax);
 }

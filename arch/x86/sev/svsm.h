@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: the SVSM Core protocol's PVALIDATE and Create vCPU calls, for SEV-SNP guests below VMPL0. */
+/* memaccept: the SVSM Core protocol's PVALIDATE, Create vCPU and Delete vCPU calls, for SEV-SNP guests below VMPL0. */
 #ifndef ARCH_X86_SEV_SVSM_H
 #define ARCH_X86_SEV_SVSM_H
 
@@ -55,6 +55,14 @@
  * calling area for that vCPU's later calls.
  */
 #define SVSM_CORE_CREATE_VCPU 2
+/*
+ * Delete vCPU (SVSM spec, core protocol call 3; Linux asm/sev.h SVSM_CORE_DELETE_VCPU,
+ * used by snp_set_vmsa's SVSM branch when snp_cleanup_vmsa undoes a VMSA; COCONUT
+ * core.rs core_delete_vcpu): RCX = the GPA of a VMSA page Create vCPU made. The SVSM
+ * forgets it as that vCPU's VMSA, clears EFER.SVME in it and takes the VMSA attribute
+ * away in the RMP, so the page is ordinary guest memory again.
+ */
+#define SVSM_CORE_DELETE_VCPU 3
 
 /* RAX on return (SVSM spec, "Result codes"; COCONUT errors.rs SvsmResultCode). */
 #define SVSM_SUCCESS 0x00000000ULL
@@ -142,5 +150,15 @@ enum svsm_create_answer {
 	SVSM_CREATE_MALFORMED,	/* anything else: no answer the spec allows */
 };
 enum svsm_create_answer svsm_create_vcpu_answer(u64 rax);
+
+/*
+ * The SVSM's answer to Delete vCPU, judged with the same classes. The SVSM spec defines
+ * no protocol-specific results for it either; COCONUT core_delete_vcpu answers
+ * INVALID_PARAMETER for a page that is not a VMSA Create vCPU registered and in use
+ * (PERCPU_VMSAS.unregister) and INVALID_ADDRESS when the RMP change fails; an SVSM
+ * without the call answers UNSUPPORTED_CALL. Any of those is a refusal: the page stays
+ * a VMSA the guest reports and never reuses.
+ */
+enum svsm_create_answer svsm_delete_vcpu_answer(u64 rax);
 
 #endif
