@@ -749,19 +749,11 @@ static bool in_free_block(const struct unit_meta *m, u64 idx)
 	return false;
 }
 
-/*
- * A free in a unit that is not split: a whole unit handed out, or a refused free. The
- * unit may be one whose info page was never initialised (nobody used a unit near it):
- * its state comes from unit_state_peek, so that garbage never passes for U_USED.
- */
-static void free_unsplit(u64 addr, u64 unit, const struct zone *z, u64 i)
+/* A refused free of a unit that is not split; its info page may never have been initialised. */
+static __noreturn void free_refused(u64 addr, const struct zone *z, u64 i)
 {
 	int state = info_ready(z, i) ? (int)UI_STATE(z->info[i]) : U_OUTSIDE;
 
-	if (state == U_USED && addr == unit) {
-		unit_free_push(unit, &z->info[i]);
-		return;
-	}
 	panic("palloc_free: %llx is not allocated (unit state %d%s)", addr, state,
 	      state == U_FREE ? ", a free unit: double free" : "");
 }
@@ -779,11 +771,16 @@ static void free_locked(u64 addr)
 	ps.stats.frees++;
 	/*
 	 * A block handed out is in an initialised info page: no check on this path. Only a
-	 * foreign free can read an uninitialised page's garbage as SPLIT; meta_of keeps its
-	 * meta page inside the unit, and the magic check below refuses it.
+	 * foreign free can read an uninitialised page's garbage as SPLIT; meta_of keeps the
+	 * page it reads inside that unit, which nobody has used: unaccepted, so unmapped in
+	 * the kernel (the read faults and is reported), or not RAM the allocator manages,
+	 * whose page fails the magic check below.
 	 */
 	if (UI_STATE(*info) != U_SPLIT) {
-		free_unsplit(addr, unit, z, i);
+		/* Garbage in a page nobody initialised must never pass for a unit handed out. */
+		if (UI_STATE(*info) != U_USED || addr != unit || !info_ready(z, i))
+			free_refused(addr, z, i);
+		unit_free_push(unit, info);
 		return;
 	}
 
