@@ -232,6 +232,12 @@ static void *meta_alloc(u64 bytes)
 	return (void *)(uintptr_t)early_alloc(bytes, 8);
 }
 
+/* Not zeroed: a page of it the allocator never initialises is never touched. */
+static void *meta_alloc_uninit(u64 bytes)
+{
+	return (void *)(uintptr_t)early_reserve_uninit(bytes, 8);
+}
+
 static bool kernel_refill(unsigned order)
 {
 	bool ok = policy_refill(order);
@@ -251,6 +257,7 @@ void memory_init_allocator(const struct boot_info *bi)
 	static const struct palloc_env env = {
 		.accept = accept_backend,
 		.meta_alloc = meta_alloc,
+		.meta_alloc_uninit = meta_alloc_uninit,
 		.now_ns = tsc_now_ns,
 		.cpu_id = smp_this_cpu,
 	};

@@ -73,7 +73,8 @@ static u64 fit(u64 lo, u64 hi, u64 size, u64 align)
 	return 0;
 }
 
-u64 early_alloc(u64 size, u64 align)
+/* Take `size` bytes (whole pages) aligned to `align`, without writing to them. */
+static u64 reserve(u64 size, u64 align)
 {
 	if (finished)
 		panic("early_alloc: called after the page allocator took over");
@@ -98,13 +99,30 @@ u64 early_alloc(u64 size, u64 align)
 			if (s) {
 				add_reserved(s, s + size);
 				total += size;
-				memset((void *)(uintptr_t)s, 0, size);
 				return s;
 			}
 		}
 	}
 	fatal(EXIT_OUT_OF_MEMORY, "early_alloc: no accepted memory left for %llu bytes at boot",
 	      (unsigned long long)size);
+}
+
+u64 early_alloc(u64 size, u64 align)
+{
+	u64 s = reserve(size, align);
+
+	memset((void *)(uintptr_t)s, 0, ALIGN_UP(size, PAGE_SIZE));
+	return s;
+}
+
+/*
+ * No memset: a page nobody writes is never touched, so under a hypervisor that backs
+ * guest memory on first write it costs nothing. Only for callers that initialise each
+ * page before they read it (the allocator's per-unit state, mm/page_alloc.c).
+ */
+u64 early_reserve_uninit(u64 size, u64 align)
+{
+	return reserve(size, align);
 }
 
 u64 early_alloc_page(void)

@@ -12,6 +12,8 @@
 void early_init(const struct memmap *m);
 /* Zeroed, aligned to `align` (a power of two >= 4 KiB); panics when nothing fits. */
 u64 early_alloc(u64 size, u64 align);
+/* Like early_alloc, but the memory is NOT zeroed: its contents are whatever was there. */
+u64 early_reserve_uninit(u64 size, u64 align);
 /* A zeroed page for the page tables (pt_alloc_fn). */
 u64 early_alloc_page(void);
 /* Stop allocating; the page allocator takes over the rest. */

@@ -19,6 +19,16 @@
  * - A SPLIT unit keeps its page-level state in one of its own pages, the meta page: one
  *   byte per page, set on the first page (the head) of every free or allocated block.
  *   So a split unit gives up 1/512 of itself, and an unsplit unit costs two bytes.
+ * - Those two bytes cost nothing until something uses a unit near them: the info array
+ *   is reserved without being zeroed and initialised one page (2048 units, 4 GiB) at a
+ *   time, when a unit of that page first leaves OUTSIDE (added as free memory, claimed
+ *   for acceptance). A per-zone bit per info page says which pages are initialised;
+ *   a unit in any other page is OUTSIDE, and the queries (palloc_unit_state,
+ *   palloc_block_order, a refused free) answer from that bit without reading the page.
+ *   So a 256 GiB guest with only its low memory accepted writes one page of info, not
+ *   64 (under a hypervisor that backs guest memory on first write, each page written
+ *   is a host fault). A free unit, a split unit and a block handed out are in an
+ *   initialised page by construction, so allocation and free read info unchecked.
  * - Free blocks of order 0..8 are bits in their unit's meta page (one bit per possible
  *   block head and order, 1022 bits), and each order has a doubly linked list of the
  *   split units that hold a free block of that order, linked through the meta pages.
@@ -41,6 +51,10 @@
 #define UI_STATE(i) ((i) & 0x7)
 #define UI_PENDING (1u << 3)	/* SPLIT: on the pending-collapse stack */
 #define UI_META_SHIFT 4		/* SPLIT: index of the meta page within the unit */
+_Static_assert(U_OUTSIDE == 0, "a zeroed info page says OUTSIDE for each of its units");
+
+/* Units whose info shares one page of a zone's info array: 2048 units, 4 GiB. */
+#define INFO_PER_PAGE (PAGE_SIZE / sizeof(u16))
 /* Fully free split units waiting to become whole again (see maybe_collapse). */
 #define PENDING_MAX 64
 
@@ -73,8 +87,9 @@ _Static_assert(sizeof(struct unit_meta) <= PAGE_SIZE, "the meta page holds struc
 struct zone {
 	u64 base;		/* 2 MiB aligned */
 	u64 units;
-	u16 *info;
+	u16 *info;		/* not zeroed at init: page p is valid once bit p of info_ready is set */
 	u64 *free_units;	/* bit set: the unit is U_FREE */
+	u64 *info_ready;	/* one bit per INFO_PER_PAGE units: their info was initialised */
 };
 
 /*
@@ -124,6 +139,11 @@ static const struct zone *zone_of(u64 addr)
 	return NULL;
 }
 
+/*
+ * A unit's info, unchecked: only for a unit whose info page is initialised because the
+ * unit is not OUTSIDE (free, split, handed out, claimed). Other units: unit_info_init
+ * or unit_state_peek below.
+ */
 static u16 *unit_info(u64 unit)
 {
 	const struct zone *z = zone_of(unit);
@@ -131,9 +151,61 @@ static u16 *unit_info(u64 unit)
 	return z ? &z->info[(unit - z->base) >> UNIT_SHIFT] : NULL;
 }
 
+/* Is the info of unit index i of zone z initialised? (Without the lock: acquire.) */
+static bool info_ready(const struct zone *z, u64 i)
+{
+	u64 page = i / INFO_PER_PAGE;
+
+	return (__atomic_load_n(&z->info_ready[page / 64], __ATOMIC_ACQUIRE) >> (page % 64)) & 1;
+}
+
+/*
+ * Initialise the info page holding unit index i: each of its units is OUTSIDE (not RAM,
+ * or not accepted yet, which the bitmap tells apart). Under the lock, or before other
+ * CPUs run. The bit is published after the page is written, so that a reader without
+ * the lock that sees it also sees the page (info_ready's acquire).
+ */
+static void info_page_init(const struct zone *z, u64 i)
+{
+	u64 page = i / INFO_PER_PAGE, first = page * INFO_PER_PAGE;
+
+	memset(&z->info[first], 0, MIN(INFO_PER_PAGE, z->units - first) * sizeof(u16));
+	__atomic_fetch_or(&z->info_ready[page / 64], 1ULL << (page % 64), __ATOMIC_RELEASE);
+}
+
+/*
+ * A unit's info for a path where the unit may leave OUTSIDE (adding free memory,
+ * claiming for acceptance): its info page is initialised first. NULL outside zones.
+ */
+static u16 *unit_info_init(u64 unit)
+{
+	const struct zone *z = zone_of(unit);
+
+	if (!z)
+		return NULL;
+	u64 i = (unit - z->base) >> UNIT_SHIFT;
+
+	if (!info_ready(z, i))
+		info_page_init(z, i);
+	return &z->info[i];
+}
+
+/* A unit's state without writing anything: OUTSIDE while its info page is not initialised. */
+static int unit_state_peek(u64 unit)
+{
+	const struct zone *z = zone_of(unit);
+
+	if (!z)
+		return -1;
+	u64 i = (unit - z->base) >> UNIT_SHIFT;
+
+	return info_ready(z, i) ? (int)UI_STATE(z->info[i]) : U_OUTSIDE;
+}
+
 static struct unit_meta *meta_of(u64 unit, u16 info)
 {
-	return virt(unit + ((u64)(info >> UI_META_SHIFT) << PAGE_SHIFT));
+	/* Masked: whatever info holds, the meta page read is one of this unit's pages. */
+	return virt(unit + ((u64)((info >> UI_META_SHIFT) & (PAGES_PER_UNIT - 1)) << PAGE_SHIFT));
 }
 
 /* ------------------------------------------------------------------ free lists */
@@ -408,11 +480,19 @@ static void build_zones(const struct memmap *m)
 				    ALIGN_DOWN(r->start, UNIT_SIZE) - end >= GiB))) {
 			if (ps.nzones == PALLOC_MAX_ZONES)
 				panic("palloc_init: more than %d separate runs of RAM", PALLOC_MAX_ZONES);
-			ps.zones[ps.nzones].base = start;
-			ps.zones[ps.nzones].units = (end - start) >> UNIT_SHIFT;
-			ps.zones[ps.nzones].info = ps.env.meta_alloc(ps.zones[ps.nzones].units * sizeof(u16));
-			ps.zones[ps.nzones].free_units = ps.env.meta_alloc((ps.zones[ps.nzones].units + 63) / 64 * 8);
-			ps.nzones++;
+			struct zone *z = &ps.zones[ps.nzones++];
+
+			z->base = start;
+			z->units = (end - start) >> UNIT_SHIFT;
+			u64 words = (z->units + 63) / 64;
+			u64 pages = (z->units + INFO_PER_PAGE - 1) / INFO_PER_PAGE;
+
+			/* Not zeroed: info_page_init writes each page before anything reads it. */
+			z->info = (ps.env.meta_alloc_uninit ? ps.env.meta_alloc_uninit
+							    : ps.env.meta_alloc)(z->units * sizeof(u16));
+			/* Zeroed, in one piece: the free-unit bits, then the info pages' ready bits. */
+			z->free_units = ps.env.meta_alloc((words + (pages + 63) / 64) * 8);
+			z->info_ready = z->free_units + words;
 			open = false;
 		}
 		if (!r)
@@ -432,7 +512,7 @@ static void add_free_locked(u64 start, u64 end)
 		panic("palloc_add_free: bad range [%llx, %llx)", start, end);
 	for (u64 unit = ALIGN_DOWN(start, UNIT_SIZE); unit < end; unit += UNIT_SIZE) {
 		u64 a = MAX(start, unit), b = MIN(end, unit + UNIT_SIZE);
-		u16 *info = unit_info(unit);
+		u16 *info = unit_info_init(unit);
 
 		if (!info)
 			panic("palloc_add_free: %llx is outside every zone", unit);
@@ -635,15 +715,14 @@ u64 palloc_alloc(unsigned order)
 static int block_order_locked(u64 addr)
 {
 	u64 unit = ALIGN_DOWN(addr, UNIT_SIZE);
-	u16 *info = unit_info(unit);
+	int state = unit_state_peek(unit);
 
-	if (!info || !IS_ALIGNED(addr, PAGE_SIZE))
+	/* Any address may be asked about: only a used or split unit's info is read. */
+	if ((state != U_USED && state != U_SPLIT) || !IS_ALIGNED(addr, PAGE_SIZE))
 		return -1;
-	if (UI_STATE(*info) == U_USED)
+	if (state == U_USED)
 		return addr == unit ? PALLOC_MAX_ORDER : -1;
-	if (UI_STATE(*info) != U_SPLIT)
-		return -1;
-	u8 st = meta_of(unit, *info)->page[(addr - unit) >> PAGE_SHIFT];
+	u8 st = meta_of(unit, *unit_info(unit))->page[(addr - unit) >> PAGE_SHIFT];
 
 	return st & PG_USED ? (int)(st & PG_ORDER_MASK) : -1;
 }
@@ -670,21 +749,40 @@ static bool in_free_block(const struct unit_meta *m, u64 idx)
 	return false;
 }
 
+/* A refused free of a unit that is not split; its info page may never have been initialised. */
+static __noreturn void free_refused(u64 addr, const struct zone *z, u64 i)
+{
+	int state = info_ready(z, i) ? (int)UI_STATE(z->info[i]) : U_OUTSIDE;
+
+	panic("palloc_free: %llx is not allocated (unit state %d%s)", addr, state,
+	      state == U_FREE ? ", a free unit: double free" : "");
+}
+
 static void free_locked(u64 addr)
 {
 	u64 unit = ALIGN_DOWN(addr, UNIT_SIZE);
-	u16 *info = unit_info(unit);
+	const struct zone *z = zone_of(unit);
 
-	if (!info || !IS_ALIGNED(addr, PAGE_SIZE))
+	if (!z || !IS_ALIGNED(addr, PAGE_SIZE))
 		panic("palloc_free: %llx was never allocated (outside every zone or unaligned)", addr);
+	u64 i = (unit - z->base) >> UNIT_SHIFT;
+	u16 *info = &z->info[i];
+
 	ps.stats.frees++;
-	if (UI_STATE(*info) == U_USED && addr == unit) {
+	/*
+	 * A block handed out is in an initialised info page: no check on this path. Only a
+	 * foreign free can read an uninitialised page's garbage as SPLIT; meta_of keeps the
+	 * page it reads inside that unit, which nobody has used: unaccepted, so unmapped in
+	 * the kernel (the read faults and is reported), or not RAM the allocator manages,
+	 * whose page fails the magic check below.
+	 */
+	if (UI_STATE(*info) != U_SPLIT) {
+		/* Garbage in a page nobody initialised must never pass for a unit handed out. */
+		if (UI_STATE(*info) != U_USED || addr != unit || !info_ready(z, i))
+			free_refused(addr, z, i);
 		unit_free_push(unit, info);
 		return;
 	}
-	if (UI_STATE(*info) != U_SPLIT)
-		panic("palloc_free: %llx is not allocated (unit state %u%s)", addr, UI_STATE(*info),
-		      UI_STATE(*info) == U_FREE ? ", a free unit: double free" : "");
 
 	struct unit_meta *m = meta_of(unit, *info);
 	u64 idx = (addr - unit) >> PAGE_SHIFT;
@@ -723,15 +821,13 @@ void palloc_set_hooks(bool (*refill)(unsigned order), void (*after_alloc)(void))
 
 int palloc_unit_state(u64 unit)
 {
-	u16 *info = unit_info(unit);
-
-	return info ? (int)UI_STATE(*info) : -1;
+	return unit_state_peek(unit);
 }
 
 void palloc_units_claim_locked(u64 start, u64 end)
 {
 	for (u64 u = start; u < end; u += UNIT_SIZE) {
-		u16 *info = unit_info(u);
+		u16 *info = unit_info_init(u);
 
 		if (!info)
 			panic("palloc: unaccepted unit %llx is outside every zone", u);
@@ -761,12 +857,9 @@ void palloc_units_done_locked(u64 start, u64 end, bool accepted)
 
 bool palloc_units_claimed_locked(u64 start, u64 end)
 {
-	for (u64 u = start; u < end; u += UNIT_SIZE) {
-		u16 *info = unit_info(u);
-
-		if (info && UI_STATE(*info) == U_ACCEPTING)
+	for (u64 u = start; u < end; u += UNIT_SIZE)
+		if (unit_state_peek(u) == U_ACCEPTING)
 			return true;
-	}
 	return false;
 }
 

@@ -75,6 +75,11 @@ struct palloc_env {
 	void *ctx;
 	/* Zeroed, 8-byte aligned memory that is never freed (per-unit state). */
 	void *(*meta_alloc)(u64 bytes);
+	/*
+	 * The same, but not zeroed (the allocator initialises each page of it before its
+	 * first read: the per-unit info arrays). NULL: meta_alloc is used.
+	 */
+	void *(*meta_alloc_uninit)(u64 bytes);
 	/* Time source for accept latencies: ns since any fixed point. */
 	u64 (*now_ns)(void);
 	/* Physical address -> pointer. */

@@ -7,6 +7,7 @@
 #include "mm/bitmap.h"
 #include "mm/memmap.h"
 #include "mm/page_alloc.h"
+#include "mm/palloc_internal.h"
 #include "mm/policy.h"
 #include "tests/unit/unit.h"
 
@@ -66,6 +67,12 @@ static struct {
 	u32 *owner;		/* per page: id of the live block holding it, 0 = none */
 	void *meta[4 * PALLOC_MAX_ZONES];
 	unsigned nmeta;
+	/* The unzeroed per-unit info arrays (meta_alloc_uninit), one per zone, in order. */
+	u8 *info[PALLOC_MAX_ZONES];
+	u64 info_bytes[PALLOC_MAX_ZONES];
+	unsigned ninfo;
+	u8 info_fill;		/* what they hold before the allocator writes: INFO_GARBAGE unless set */
+	bool info_fill_set;
 	u32 lat[LAT_CAP];
 	u64 clock;
 	struct accept_call calls[MAX_CALLS];
@@ -149,6 +156,31 @@ static void *mock_meta_alloc(u64 bytes)
 		abort();
 	}
 	fx.meta[fx.nmeta++] = p;
+	return p;
+}
+
+/*
+ * The allocator initialises each page of its info array before it reads it, so the mock
+ * hands the array over full of garbage (every test here runs on it), page aligned as
+ * the kernel's early allocator does, and remembers where it is for the tests that check
+ * which pages were written.
+ */
+#define INFO_GARBAGE 0xa5
+#define INFO_PAGE_UNITS (PAGE_SIZE / sizeof(u16))	/* units per info page (mm/page_alloc.c) */
+
+static void *mock_meta_alloc_uninit(u64 bytes)
+{
+	u64 size = ALIGN_UP(bytes ? bytes : 1, PAGE_SIZE);
+	void *p = aligned_alloc(PAGE_SIZE, size);
+
+	if (!p || fx.nmeta == ARRAY_SIZE(fx.meta) || fx.ninfo == ARRAY_SIZE(fx.info)) {
+		fprintf(stderr, "test_page_alloc: meta_alloc_uninit(%llu) failed\n", bytes);
+		abort();
+	}
+	memset(p, fx.info_fill_set ? fx.info_fill : INFO_GARBAGE, size);
+	fx.meta[fx.nmeta++] = p;
+	fx.info[fx.ninfo] = p;
+	fx.info_bytes[fx.ninfo++] = bytes;
 	return p;
 }
 
@@ -267,6 +299,7 @@ static void fixture_start(void)
 		.accept = mock_accept,
 		.ctx = &fx,
 		.meta_alloc = mock_meta_alloc,
+		.meta_alloc_uninit = mock_meta_alloc_uninit,
 		.now_ns = mock_now,
 	};
 
@@ -1484,4 +1517,215 @@ TEST(edge_overlapping_one_in_the_table_panics)
 	fixture_start();
 	ASSERT(palloc_add_edge(FB + 2 * MiB + 64 * KiB, FB + 2 * MiB + 128 * KiB));
 	CHECK_PANICS(palloc_add_edge(FB + 2 * MiB + 124 * KiB, FB + 2 * MiB + 132 * KiB), "overlaps");
+}
+
+/* ------------------------------------------------------------------ per-unit info, initialised lazily */
+
+/*
+ * The info array (one u16 per unit) is handed over unzeroed and initialised an info
+ * page (INFO_PAGE_UNITS units, 4 GiB) at a time. A 64 GiB map: the first GiB usable,
+ * the rest unaccepted except a reserved unit at 40 GiB (not RAM: OUTSIDE for good).
+ * Zone base FB, so info page k holds [FB + 4k GiB, FB + 4(k + 1) GiB); 16 pages.
+ */
+#define INFO_SPAN (64 * GiB)
+#define INFO_PAGE_SPAN (INFO_PAGE_UNITS * UNIT_SIZE)
+#define INFO_PAGES (INFO_SPAN / INFO_PAGE_SPAN)
+
+static void info_map(u8 fill)
+{
+	map_begin(INFO_SPAN, false);
+	map_add(0, 1 * GiB, RANGE_USABLE);
+	map_add(1 * GiB, 40 * GiB, RANGE_UNACCEPTED);
+	map_add(40 * GiB, 40 * GiB + 2 * MiB, RANGE_RESERVED);
+	map_add(40 * GiB + 2 * MiB, INFO_SPAN, RANGE_UNACCEPTED);
+	fx.info_fill = fill;
+	fx.info_fill_set = true;
+}
+
+/* Info pages of the single zone that still hold the fill byte everywhere. */
+static u64 info_pages_untouched(u8 fill, bool untouched[INFO_PAGES])
+{
+	u64 n = 0;
+
+	if (!EXPECT_EQ(fx.ninfo, 1) || !EXPECT_EQ(fx.info_bytes[0], INFO_SPAN / UNIT_SIZE * sizeof(u16)))
+		return 0;
+	for (u64 p = 0; p < INFO_PAGES; p++) {
+		untouched[p] = true;
+		for (u64 b = 0; b < PAGE_SIZE; b++)
+			untouched[p] &= fx.info[0][p * PAGE_SIZE + b] == fill;
+		n += untouched[p];
+	}
+	return n;
+}
+
+/* What a run observed, folded into one number to compare runs with different fills. */
+static u64 info_hash;
+
+static void observe(u64 v)
+{
+	info_hash = (info_hash ^ v) * 0x100000001b3ULL;
+}
+
+/* Every unit's state and, for a sample, the block order: all of it goes into the hash. */
+static void observe_states(void)
+{
+	for (u64 u = FB; u < FB + INFO_SPAN; u += UNIT_SIZE)
+		observe((u64)palloc_unit_state(u));
+	for (u64 a = FB; a < FB + INFO_SPAN; a += 256 * MiB + 4 * KiB)
+		observe((u64)palloc_block_order(ALIGN_DOWN(a, PAGE_SIZE)));
+}
+
+/*
+ * Allocation, free, acceptance on demand, explicit claims in far info pages, the
+ * queries and the counters, each checked, on an info array that starts as `fill`.
+ * Returns the hash of everything it saw (addresses handed out, states, orders).
+ */
+static u64 info_scenario(u8 fill)
+{
+	const struct palloc_stats *s = palloc_stats();
+	u64 a;
+
+	info_hash = 0xcbf29ce484222325ULL;
+	info_map(fill);
+	fixture_start();
+	use_policy(POLICY_LAZY, 0);
+	EXPECT(check_counters());
+	EXPECT_EQ(palloc_unit_state(FB), U_FREE);
+	EXPECT_EQ(palloc_unit_state(FB + 1 * GiB), U_OUTSIDE);
+	EXPECT_EQ(palloc_unit_state(FB + 40 * GiB), U_OUTSIDE);
+	EXPECT_EQ(palloc_unit_state(FB + 63 * GiB), U_OUTSIDE);
+	EXPECT_EQ(palloc_unit_state(FB + INFO_SPAN), -1);
+	EXPECT_EQ(palloc_block_order(FB + 50 * GiB), -1);
+	EXPECT_EQ(s->free_bytes, 1 * GiB);
+	EXPECT_EQ(s->unaccepted_bytes, 63 * GiB - UNIT_SIZE);
+	observe_states();
+
+	/* The usable GiB whole, then pages: lazy acceptance takes the unit at 1 GiB. */
+	for (unsigned i = 0; i < 512; i++) {
+		a = palloc_alloc(PALLOC_MAX_ORDER);
+		if (!take(a, PALLOC_MAX_ORDER))
+			return 0;
+		observe(a);
+	}
+	EXPECT_EQ(fx.ncalls, 0);
+	for (unsigned i = 0; i < 600; i++) {
+		a = palloc_alloc(0);
+		if (!take(a, 0))
+			return 0;
+		observe(a);
+	}
+	EXPECT_EQ(fx.ncalls, 2);
+	EXPECT_EQ(fx.calls[0].start, FB + 1 * GiB);
+	EXPECT_EQ(palloc_unit_state(FB + 1 * GiB), U_SPLIT);
+	EXPECT_EQ(palloc_unit_state(FB + 1 * GiB + 4 * UNIT_SIZE), U_OUTSIDE);
+
+	/* Claims across an info page boundary and in a far page (48 GiB: page 12). */
+	EXPECT_EQ(palloc_accept_range(FB + 4 * GiB - UNIT_SIZE, FB + 4 * GiB + UNIT_SIZE, ACCEPT_EXPLICIT),
+		  2 * UNIT_SIZE);
+	EXPECT_EQ(palloc_accept_range(FB + 48 * GiB, FB + 48 * GiB + 4 * MiB, ACCEPT_EXPLICIT), 4 * MiB);
+	EXPECT_EQ(palloc_unit_state(FB + 4 * GiB), U_FREE);
+	EXPECT_EQ(palloc_unit_state(FB + 4 * GiB + UNIT_SIZE), U_OUTSIDE);
+	EXPECT_EQ(palloc_unit_state(FB + 48 * GiB + 2 * MiB), U_FREE);
+	EXPECT_EQ(palloc_unit_state(FB + 48 * GiB + 4 * MiB), U_OUTSIDE);
+	EXPECT_EQ(palloc_unit_state(FB + 48 * GiB - UNIT_SIZE), U_OUTSIDE);
+	EXPECT(check_counters());
+	observe_states();
+
+	/* Half of it back, then more of every order: from the accepted units, lowest first. */
+	for (u64 i = 0; i < nlive; i++)
+		if (i % 2 && !release(i))
+			return 0;
+	for (unsigned i = 0; i < 3000; i++) {
+		unsigned order = (unsigned)(unit_rand() % (PALLOC_MAX_ORDER + 1));
+
+		a = palloc_alloc(order);
+		if (!take(a, order))
+			return 0;
+		observe(a);
+	}
+	EXPECT(check_counters());
+	release_all();
+	palloc_trim();
+	EXPECT(check_counters());
+	observe(s->free_bytes);
+	observe(s->accepted_bytes);
+	observe(fx.ncalls);
+	observe_states();
+	return info_hash;
+}
+
+/*
+ * The allocator must not read an info page before it initialised it: with the info
+ * array full of garbage (0xa5: states ACCEPTING, 0xa2: USED, 0xa3: SPLIT, 0xff) the
+ * same run sees exactly what it sees on zeroed memory.
+ */
+TEST(info_garbage_behaves_as_zeroed_64g)
+{
+	static const u8 fills[] = { 0xa5, 0xa2, 0xa3, 0xff };
+	u64 want;
+
+	unit_srand(stress_seed() + 14);
+	want = info_scenario(0);
+	ASSERT(want != 0);
+	for (unsigned i = 0; i < ARRAY_SIZE(fills); i++) {
+		unit_srand(stress_seed() + 14);
+		u64 got = info_scenario(fills[i]);
+
+		if (!EXPECT_EQ(got, want))
+			printf("  info filled with %#x before palloc_init: the run differs\n", fills[i]);
+	}
+}
+
+/*
+ * A free of an address no allocation returned, in an info page nobody initialised,
+ * panics whatever garbage the page holds: never a unit pushed to the free map that was
+ * never accepted (garbage reading as USED), never a meta page outside the unit.
+ */
+TEST(info_garbage_foreign_free_panics)
+{
+	static const u8 fills[] = { 0xa5, 0xa2, 0xa3, 0xff };
+
+	for (unsigned i = 0; i < ARRAY_SIZE(fills); i++) {
+		info_map(fills[i]);
+		fixture_start();
+		/* A panic leaves the allocator's lock held: released by hand between the checks. */
+		CHECK_PANICS(palloc_free(FB + 50 * GiB), "palloc_free");
+		palloc_lock = (struct spinlock)SPINLOCK_INIT;
+		CHECK_PANICS(palloc_free(FB + 50 * GiB + 8 * KiB), "palloc_free");
+		palloc_lock = (struct spinlock)SPINLOCK_INIT;
+		/* In an initialised page, a unit that is OUTSIDE: the plain refusal. */
+		CHECK_PANICS(palloc_free(FB + 2 * GiB), "not allocated (unit state 0)");
+		palloc_lock = (struct spinlock)SPINLOCK_INIT;
+		EXPECT_EQ(palloc_stats()->free_bytes, 1 * GiB);
+		EXPECT_EQ(palloc_free_blocks(PALLOC_MAX_ORDER), 512);
+	}
+}
+
+/*
+ * Init writes only the info page of the memory that is free at boot: with only the
+ * first GiB usable, 15 of the 16 pages keep the fill. Queries write nothing; a claim
+ * initialises exactly its own page.
+ */
+TEST(info_init_touches_one_page_for_the_first_gib)
+{
+	bool untouched[INFO_PAGES];
+
+	info_map(INFO_GARBAGE);
+	fixture_start();
+	use_policy(POLICY_LAZY, 0);
+	ASSERT_EQ(info_pages_untouched(INFO_GARBAGE, untouched), INFO_PAGES - 1);
+	EXPECT(!untouched[0]);
+	observe_states();
+	for (u64 u = FB; u < FB + INFO_SPAN; u += UNIT_SIZE)
+		palloc_units_claimed_locked(u, u + UNIT_SIZE);
+	EXPECT_EQ(info_pages_untouched(INFO_GARBAGE, untouched), INFO_PAGES - 1);
+	/* Lazy acceptance from the bottom stays in page 0 for the next 3 GiB. */
+	ASSERT(take(palloc_alloc(PALLOC_MAX_ORDER), PALLOC_MAX_ORDER));
+	for (unsigned i = 0; i < 600; i++)
+		ASSERT(take(palloc_alloc(0), 0));
+	EXPECT_EQ(info_pages_untouched(INFO_GARBAGE, untouched), INFO_PAGES - 1);
+	EXPECT_EQ(palloc_accept_range(FB + 48 * GiB, FB + 48 * GiB + 4 * MiB, ACCEPT_EXPLICIT), 4 * MiB);
+	EXPECT_EQ(info_pages_untouched(INFO_GARBAGE, untouched), INFO_PAGES - 2);
+	EXPECT(!untouched[12]);
+	ASSERT(check_counters());
 }

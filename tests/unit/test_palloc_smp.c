@@ -108,6 +108,15 @@ static void *mock_meta_alloc(u64 bytes)
 	return p;
 }
 
+/* The info array comes unzeroed, as in the kernel: garbage the allocator must never read. */
+static void *mock_meta_alloc_uninit(u64 bytes)
+{
+	void *p = mock_meta_alloc(bytes);
+
+	memset(p, 0xa5, bytes);
+	return p;
+}
+
 static u64 mock_now(void)
 {
 	struct timespec ts;
@@ -121,6 +130,7 @@ static void setup(void)
 	struct palloc_env env = {
 		.accept = mock_accept,
 		.meta_alloc = mock_meta_alloc,
+		.meta_alloc_uninit = mock_meta_alloc_uninit,
 		.now_ns = mock_now,
 		.cpu_id = mock_cpu_id,
 	};
