@@ -304,8 +304,8 @@ static void start_aps(const struct boot_info *bi, const u32 *ids, unsigned n, un
 		if (smp_cpu_online(i))
 			continue;
 		if (ap_why[i - 1])
-			kprintf("smp: vCPU with APIC ID %u %s (waited up to %llu ms); going on "
-				"without it\n", ids[i], ap_why[i - 1], AP_START_TIMEOUT_NS / 1000000);
+			kprintf("smp: vCPU with APIC ID %u %s; going on without it\n", ids[i],
+				ap_why[i - 1]);
 		else
 			kprintf("smp: vCPU with APIC ID %u did not start within %llu ms; going on "
 				"without it\n", ids[i], AP_START_TIMEOUT_NS / 1000000);

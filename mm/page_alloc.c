@@ -322,7 +322,7 @@ static u64 lowest_free_unit(void)
 /* ------------------------------------------------------------------ split units */
 
 /* Free 2^order pages at page index idx of a split unit, merging with free buddies. */
-static void free_in_unit(u64 unit, struct unit_meta *m, u64 idx, unsigned order)
+static void free_in_unit(struct unit_meta *m, u64 idx, unsigned order)
 {
 	m->free_pages += 1u << order;
 	/* A split unit always holds its meta page, so blocks inside it stop at order 8. */
@@ -443,7 +443,7 @@ static void unreserve(u64 unit, struct unit_meta *m, u64 a, u64 b)
 		while (order < PALLOC_MAX_ORDER - 1 && !(a & (1ULL << order)) &&
 		       a + (2ULL << order) <= b)
 			order++;
-		free_in_unit(unit, m, a, order);
+		free_in_unit(m, a, order);
 		a += 1ULL << order;
 	}
 }
@@ -800,7 +800,7 @@ static void free_locked(u64 addr)
 	/* Junk, so that a use after free reads garbage instead of stale data. */
 	memset(virt(addr), 0x6b, PAGE_SIZE << order);
 #endif
-	free_in_unit(unit, m, idx, order);
+	free_in_unit(m, idx, order);
 	maybe_collapse(unit, info, m, false);
 }
 

@@ -125,6 +125,10 @@ def check_case(case, res, events):
     for pattern in case.get("text", []):
         if not re.search(pattern, res.output, re.M):
             problems.append("console lacks /%s/" % pattern)
+    for pattern in case.get("absent_text", []):
+        m = re.search(pattern, res.output, re.M)
+        if m:
+            problems.append("console has /%s/: %r" % (pattern, m.group(0)))
     for name in case.get("checks", []):
         import checks  # tests/qemu/checks.py: named whole-log checks
         fn = getattr(checks, name, None)

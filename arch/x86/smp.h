@@ -81,7 +81,7 @@ struct smp_start {
 	u64 (*alloc)(u64 size);		/* zeroed, 16-byte aligned, never freed */
 	u64 timeout_ns;			/* per AP, from its STARTUP IPI */
 	void (*ap_main)(struct percpu *self) __noreturn;
-	const char **ap_why;		/* mailbox start: per AP, NULL or why it did not start */
+	const char **ap_why;		/* mailbox and SNP start: per AP, NULL or why not */
 	u8 *ap_vmsa;			/* SNP: per AP, SMP_VMSA_*: its VMSA if it did not run it */
 };
 

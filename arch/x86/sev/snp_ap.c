@@ -117,12 +117,11 @@ static bool svsm_make_vmsa(u64 vmsa, u64 caa, u32 apic_id)
 		case SVSM_CREATE_BUSY:
 			if (busy < SVSM_BUSY_RETRIES)
 				continue;
-			kprintf("smp: the SVSM stayed busy for Create vCPU of APIC ID %u; vCPU stays "
-				"stopped\n", apic_id);
+			kprintf("smp: the SVSM stayed busy for Create vCPU of APIC ID %u\n", apic_id);
 			return false;
 		case SVSM_CREATE_REFUSED:
 			kprintf("smp: the SVSM refused to create the vCPU with APIC ID %u (Create vCPU "
-				"answered %#llx); going on without it\n", apic_id, rax);
+				"answered %#llx)\n", apic_id, rax);
 			return false;
 		default:
 			fatal_reason(EXIT_HOST_HOSTILE, FC_SVSM, "malformed answer %#llx to Create vCPU "
@@ -212,6 +211,13 @@ static u8 destroy_abandoned(u32 apic_id, u64 vmsa, u64 features, bool svsm)
 	}
 }
 
+/* AP i was never asked to run: say so, rather than that it did not start in time. */
+static void not_created(const struct smp_start *s, unsigned i)
+{
+	if (s->ap_why)
+		s->ap_why[i] = "was not created";
+}
+
 static bool wait_checked_in(unsigned cpu, u64 deadline)
 {
 	while (__atomic_load_n(&ap_state[cpu], __ATOMIC_ACQUIRE) == AP_WAITING) {
@@ -287,13 +293,16 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 
 			memset((void *)(uintptr_t)caa, 0, PAGE_SIZE);
 			snp_svsm_set_caa(cpu, caa);
-			if (!svsm_make_vmsa(vmsa, caa, pc->apic_id))
+			if (!svsm_make_vmsa(vmsa, caa, pc->apic_id)) {
+				not_created(s, i);
 				continue;
+			}
 		} else {
 			rc = snp_rmpadjust(vmsa, PVALIDATE_4K, RMPADJUST_TARGET_VMPL1 | RMPADJUST_VMSA);
 			if (rc != RMPADJUST_OK) {
-				kprintf("smp: RMPADJUST could not make %#llx a VMSA (%u); vCPU with APIC ID "
-					"%u stays stopped\n", vmsa, rc, pc->apic_id);
+				kprintf("smp: RMPADJUST could not make %#llx a VMSA (%u) for APIC ID %u\n",
+					vmsa, rc, pc->apic_id);
+				not_created(s, i);
 				continue;
 			}
 		}
@@ -304,8 +313,8 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 			break;
 		case SNP_AP_ANSWER_REFUSED:
 			kprintf("smp: the hypervisor refused to create the vCPU with APIC ID %u "
-				"(SW_EXITINFO1 %#llx, SW_EXITINFO2 %#llx); going on without it\n",
-				pc->apic_id, info1, info2);
+				"(SW_EXITINFO1 %#llx, SW_EXITINFO2 %#llx)\n", pc->apic_id, info1, info2);
+			not_created(s, i);
 			fate[i] = undo_vmsa(vmsa, pc->apic_id, svsm);
 			break;
 		default:
