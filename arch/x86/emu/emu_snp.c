@@ -141,9 +141,15 @@ void emu_snp_rmpadjust(struct trap_frame *f)
 	 */
 	if (may) {
 		u8 *p = emu_model_page(&emu.model, w.pa);
+		bool set = f->rdx & RMPADJUST_VMSA, clear = !set && p && (*p & EMU_PG_VMSA);
 
-		if ((f->rdx & RMPADJUST_VMSA) && (u32)f->rcx != PVALIDATE_4K) {
+		if (set && (u32)f->rcx != PVALIDATE_4K) {
 			f->rax = RMPADJUST_FAIL_INPUT;
+		} else if ((set && emu_fault_take(&emu.faults, FAULT_RMPADJUST_VMSA_FAIL, 0, 0)) ||
+			   (clear && emu_fault_take(&emu.faults, FAULT_RMPADJUST_UNVMSA_FAIL, 0, 0))) {
+			/* Injected: a failure the model cannot produce by itself; nothing changes. */
+			f->rax = RMPADJUST_FAIL_SIZEMISMATCH;
+			emu_count("rmpadjust_fault");
 		} else if (p) {
 			if (f->rdx & RMPADJUST_VMSA)
 				*p |= EMU_PG_VMSA;
@@ -585,6 +591,7 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 {
 	bool svsm = emu.svsm == EMU_SVSM_PRESENT;
 	u32 req = svsm ? SNP_AP_INFO1_REQUEST_LOW(r->info1) : SNP_AP_INFO1_REQUEST(r->info1);
+	bool destroy = req == SNP_AP_DESTROY;
 	u32 apic_id = SNP_AP_INFO1_APIC_ID(r->info1);
 	u64 gpa = r->info2;
 	const char *refused = NULL;
@@ -592,14 +599,16 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 	struct emu_vcpu *t = NULL;
 
 	emu_count("vmgexit_ap_creation");
-	if (emu_fault_take(&emu.faults, FAULT_AP_CREATE_MALFORMED, 0, 0)) {
+	if (emu_fault_take(&emu.faults, destroy ? FAULT_AP_DESTROY_MALFORMED : FAULT_AP_CREATE_MALFORMED,
+			   0, 0)) {
 		exit_result(g, GHCB_HV_RESP_ISSUE, AP_MALFORMED_REASON);
 		return;
 	}
 	/* page_address_valid: page aligned and below MAXPHYADDR (CPUID 0x80000008 EAX[7:0]). */
 	cpuid_raw(0x80000008, 0, &c);
-	if (emu_fault_take(&emu.faults, FAULT_AP_CREATE_REFUSED, 0, 0))
-		refused = "ap_create_refused_fault";
+	if (emu_fault_take(&emu.faults, destroy ? FAULT_AP_DESTROY_REFUSED : FAULT_AP_CREATE_REFUSED,
+			   0, 0))
+		refused = destroy ? "ap_destroy_refused_fault" : "ap_create_refused_fault";
 	else if (apic_id >= emu_snp_host_vcpus() || apic_id >= EMU_MAX_VCPUS)
 		refused = "ap_create_unknown_apic_id";
 	else if (req != SNP_AP_CREATE_ON_INIT && req != SNP_AP_CREATE && req != SNP_AP_DESTROY)

@@ -29,10 +29,16 @@
  *   svsm_busy:N             SNP, emu_svsm=1: the SVSM answers the next N calls BUSY
  *   svsm_not_run            SNP, emu_svsm=1: the host refuses the next Run VMPL request
  *                           (the SVSM never sees the call; call_pending stays set)
- *   ap_create_refused:N     SNP: the host refuses the next N AP Creation requests as
- *                           KVM refuses a bad one (SW_EXITINFO1 = 2, invalid input)
- *   ap_create_malformed     SNP: the host answers the next AP Creation with SW_EXITINFO1
- *                           = 2 and a reason no GHCB spec defines (0x99)
+ *   ap_create_refused:N     SNP: the host refuses the next N AP Creation create requests
+ *                           as KVM refuses a bad one (SW_EXITINFO1 = 2, invalid input)
+ *   ap_create_malformed     SNP: the host answers the next create request with
+ *                           SW_EXITINFO1 = 2 and a reason no GHCB spec defines (0x99)
+ *   ap_destroy_refused:N    SNP: the host refuses the next N AP Destroy requests (as
+ *                           ap_create_refused; KVM refuses one only for an unknown APIC ID)
+ *   ap_destroy_malformed    SNP: the next AP Destroy gets ap_create_malformed's answer
+ *   rmpadjust_vmsa_fail:N   SNP: the next N RMPADJUST calls that set the VMSA attribute
+ *                           fail with FAIL_SIZEMISMATCH and change nothing
+ *   rmpadjust_unvmsa_fail:N SNP: ... the next N that clear it from a VMSA page
  *   svsm_create_vcpu_refused:N  SNP, emu_svsm=1: the SVSM refuses the next N Create vCPU
  *                           calls with INVALID_PARAMETER, as COCONUT refuses a VMSA it
  *                           does not accept
@@ -83,6 +89,10 @@ enum emu_fault_kind {
 	FAULT_SVSM_DELETE_VCPU_REFUSED,
 	FAULT_SVSM_DELETE_VCPU_MALFORMED,
 	FAULT_AP_CREATE_LOST,
+	FAULT_AP_DESTROY_REFUSED,
+	FAULT_AP_DESTROY_MALFORMED,
+	FAULT_RMPADJUST_VMSA_FAIL,
+	FAULT_RMPADJUST_UNVMSA_FAIL,
 	FAULT_KIND_COUNT,
 };
 
