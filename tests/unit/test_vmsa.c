@@ -96,9 +96,9 @@ TEST(ap_create_request_encoding)
 }
 
 /*
- * Below VMPL0 the VMPL the VMSA is for goes in 23:16, the request stays in 15:0 (Linux
- * vmgexit_ap_control: apic_id << 32 | snp_vmpl << 16 | event); at VMPL0 the encoding is
- * unchanged.
+ * Below VMPL0 the VMPL the VMSA is for goes from bit 16 (Linux vmgexit_ap_control:
+ * apic_id << 32 | snp_vmpl << 16 | event), read as 19:16 with the request as 31:0
+ * without them (the KVM planes series); at VMPL0 the encoding is unchanged.
  */
 TEST(ap_create_request_encoding_with_vmpl)
 {
@@ -112,6 +112,11 @@ TEST(ap_create_request_encoding_with_vmpl)
 	EXPECT_EQ(SNP_AP_INFO1_REQUEST(i1), 0x10001);
 	EXPECT_EQ(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_CREATE, 0, 3), SNP_AP_CREATE_INFO1(SNP_AP_CREATE, 3));
 	EXPECT_EQ(SNP_AP_INFO1_VMPL(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_DESTROY, 3, 7)), 3);
+	EXPECT_EQ(SNP_AP_INFO1_REQUEST_LOW(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_DESTROY, 3, 7)), SNP_AP_DESTROY);
+	/* Bits above 19 stay part of the request: no request a host knows. */
+	EXPECT_EQ(SNP_AP_INFO1_REQUEST_LOW(0x0000000100100001ULL), 0x100001);
+	EXPECT_EQ(SNP_AP_INFO1_VMPL(0x0000000100100001ULL), 0);
+	EXPECT_EQ(SNP_AP_INFO1_VMPL(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_CREATE, 15, 1)), 15);
 }
 
 /* The VMSA carries the VMPL it runs at: 0, or the guest's below VMPL0 (COCONUT check_vmsa). */

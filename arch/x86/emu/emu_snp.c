@@ -299,6 +299,15 @@ static void exit_result(u8 *g, u64 info1, u64 info2)
 }
 
 /*
+ * The AP Creation request as this host reads it: all of SW_EXITINFO1 31:0 at VMPL0 (upstream
+ * KVM), 31:0 without the VMPL field below it (the KVM planes series; see ap_creation).
+ */
+static u32 ap_request(u64 info1)
+{
+	return emu.svsm == EMU_SVSM_PRESENT ? SNP_AP_INFO1_REQUEST_LOW(info1) : SNP_AP_INFO1_REQUEST(info1);
+}
+
+/*
  * KVM's input checks for the exits memaccept uses (sev_es_validate_vmgexit): usage 0;
  * SW_EXITCODE, SW_EXITINFO1 and SW_EXITINFO2 valid; CPUID needs RAX and RCX, and XCR0
  * for leaf 0xD; OUT needs RAX, string I/O SW_SCRATCH; PSC needs SW_SCRATCH; an exit code
@@ -329,7 +338,7 @@ static u64 validate(const u8 *g, const struct exit_regs *r)
 		return 0;
 	case SVM_VMGEXIT_AP_CREATION:
 		/* KVM: RAX (the SEV features) unless the request is a destroy. */
-		if (SNP_AP_INFO1_REQUEST(r->info1) != SNP_AP_DESTROY && !was_valid(r, GHCB_RAX))
+		if (ap_request(r->info1) != SNP_AP_DESTROY && !was_valid(r, GHCB_RAX))
 			return GHCB_ERR_MISSING_INPUT;
 		return 0;
 	default:
@@ -577,20 +586,21 @@ static void ap_refuse(u8 *g, const char *counter)
  * equal to the VM's SEV features, a page-aligned, legal GPA that is not 2 MiB aligned
  * (the VMSA erratum); destroy forgets the VMSA; any other request is refused.
  *
- * Under the SVSM (emu_svsm=1) the guest at VMPL1 names the VMPL in SW_EXITINFO1 23:16
- * and the request in 15:0 (Linux vmgexit_ap_control). Upstream KVM reads the request
- * from all of 31:0 and so refuses such a request; a host that runs VMPLs must read them
- * apart, which this one does: the VMPL must be the guest's (a VMPL1 guest may not set
- * VMPL0's state). Which VMSA then runs is the SVSM's business: COCONUT's Create vCPU
- * hands the VMSA to the target vCPU's SVSM (update_guest_vmsa_caa), which enters it.
- * The emulator therefore starts only the VMSA the SVSM registered for that vCPU and
- * refuses an AP Creation naming any other page (its own choice, not from a source: how
- * a VMPL-aware KVM and COCONUT reconcile the two is not pinned down by public code).
+ * Under the SVSM (emu_svsm=1) the guest at VMPL1 names the VMPL in SW_EXITINFO1 19:16
+ * (Linux vmgexit_ap_control: snp_vmpl << 16). Upstream KVM reads all of 31:0 as the
+ * request and so refuses such a request; this host follows the VMPL-aware KVM posted as
+ * "KVM planes" (patch 57/60 of the series of June 2026, "kvm: sev: Allow for VMPL level
+ * specification in AP create": SVM_VMGEXIT_AP_VMPL_MASK = GENMASK(19, 16), the request
+ * is 31:0 without those bits): a VMPL of 4 or more is invalid input, and VMPL0 may only
+ * be named from VMPL0. That series then runs the VMSA the request names on the target
+ * vCPU's plane for that VMPL and checks no more; a page that is no VMSA fails at VMRUN
+ * (ap_vmrun_check). Not modelled: VMPL 2 and 3 (the series asks user space to create
+ * those planes; here they are refused), destroy of a running vCPU (VM stopped).
  */
 static void ap_creation(u8 *g, struct exit_regs *r)
 {
 	bool svsm = emu.svsm == EMU_SVSM_PRESENT;
-	u32 req = svsm ? SNP_AP_INFO1_REQUEST_LOW(r->info1) : SNP_AP_INFO1_REQUEST(r->info1);
+	u32 req = ap_request(r->info1);
 	bool destroy = req == SNP_AP_DESTROY;
 	u32 apic_id = SNP_AP_INFO1_APIC_ID(r->info1);
 	u64 gpa = r->info2;
@@ -619,10 +629,12 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 		refused = "ap_create_bad_vmsa_gpa";
 	else if (req != SNP_AP_DESTROY && IS_ALIGNED(gpa, UNIT_SIZE))
 		refused = "ap_create_vmsa_2m_aligned";
-	else if (svsm && SNP_AP_INFO1_VMPL(r->info1) != EMU_SVSM_GUEST_VMPL)
+	else if (svsm && SNP_AP_INFO1_VMPL(r->info1) < EMU_SVSM_GUEST_VMPL)
+		refused = "ap_create_vmpl0_from_vmpl1";
+	else if (svsm && SNP_AP_INFO1_VMPL(r->info1) >= 4)
 		refused = "ap_create_bad_vmpl";
-	else if (svsm && req != SNP_AP_DESTROY && gpa != emu.vcpu[apic_id].svsm_vmsa)
-		refused = "ap_create_vmsa_not_from_svsm";
+	else if (svsm && SNP_AP_INFO1_VMPL(r->info1) != EMU_SVSM_GUEST_VMPL)
+		refused = "ap_create_no_such_plane";
 	if (refused) {
 		ap_refuse(g, refused);
 		return;

@@ -31,7 +31,7 @@
  *     permissions); below VMPL0 (under an SVSM) the guest cannot, so it asks the SVSM
  *     with Create vCPU (svsm.h), handing it a zeroed page as the AP's own calling area
  *     (Linux snp_set_vmsa's SVSM branch; COCONUT core.rs core_create_vcpu);
- *  5. the AP Creation exit (request 1, create now, VMPL in bits 23:16) with RAX = the
+ *  5. the AP Creation exit (request 1, create now, VMPL from bit 16) with RAX = the
  *     SEV features. Linux issues it below VMPL0 too (wakeup_cpu_via_vmgexit).
  * Then the boot CPU waits for each AP to check in, as after INIT-SIPI.
  *

@@ -22,15 +22,18 @@
 #define SNP_AP_INFO1_REQUEST(info1) ((u32)(info1))
 #define SNP_AP_INFO1_APIC_ID(info1) ((u32)((info1) >> 32))
 /*
- * A guest below VMPL0 names the VMPL the new VMSA is for in SW_EXITINFO1 bits 23:16,
- * the request staying in 15:0 (Linux arch/x86/coco/sev/core.c vmgexit_ap_control:
- * apic_id << 32 | snp_vmpl << 16 | event). At VMPL0 those bits are 0, so the encoding
- * is the one above. A host that knows VMPLs reads the request from 15:0 only.
+ * A guest below VMPL0 names the VMPL the new VMSA is for in SW_EXITINFO1 from bit 16
+ * (Linux arch/x86/coco/sev/core.c vmgexit_ap_control: apic_id << 32 | snp_vmpl << 16 |
+ * event). At VMPL0 those bits are 0, so the encoding is the one above. Upstream KVM
+ * reads all of 31:0 as the request; the VMPL-aware KVM posted as "KVM planes" (2026,
+ * SVM_VMGEXIT_AP_VMPL_MASK) reads the VMPL from 19:16 and the request from 31:0 without
+ * them.
  */
+#define SNP_AP_INFO1_VMPL_MASK 0xf0000u
 #define SNP_AP_CREATE_INFO1_VMPL(request, vmpl, apic_id) \
-	(((u64)(apic_id) << 32) | ((u64)((vmpl) & 0xff) << 16) | (u16)(request))
-#define SNP_AP_INFO1_VMPL(info1) ((u32)((info1) >> 16) & 0xff)
-#define SNP_AP_INFO1_REQUEST_LOW(info1) ((u32)(info1) & 0xffff)
+	(((u64)(apic_id) << 32) | ((u64)((vmpl) & 0xf) << 16) | (u16)(request))
+#define SNP_AP_INFO1_VMPL(info1) (((u32)(info1) & SNP_AP_INFO1_VMPL_MASK) >> 16)
+#define SNP_AP_INFO1_REQUEST_LOW(info1) ((u32)(info1) & ~SNP_AP_INFO1_VMPL_MASK)
 
 /* RMPADJUST attributes (AMD APM vol. 3 RMPADJUST): bit 16 makes the page a VMSA. */
 #define RMPADJUST_VMSA (1ULL << 16)
