@@ -151,11 +151,11 @@ void emu_snp_rmpadjust(struct trap_frame *f)
 			f->rax = RMPADJUST_FAIL_SIZEMISMATCH;
 			emu_count("rmpadjust_fault");
 		} else if (p) {
-			if (f->rdx & RMPADJUST_VMSA)
+			if (set)
 				*p |= EMU_PG_VMSA;
 			else
 				*p &= (u8)~EMU_PG_VMSA;
-			emu_count(f->rdx & RMPADJUST_VMSA ? "rmpadjust_vmsa" : "rmpadjust_plain");
+			emu_count(set ? "rmpadjust_vmsa" : "rmpadjust_plain");
 		}
 	}
 }
@@ -602,7 +602,7 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 	bool svsm = emu.svsm == EMU_SVSM_PRESENT;
 	u32 req = ap_request(r->info1);
 	bool destroy = req == SNP_AP_DESTROY;
-	u32 apic_id = SNP_AP_INFO1_APIC_ID(r->info1);
+	u32 apic_id = SNP_AP_INFO1_APIC_ID(r->info1), vmpl = SNP_AP_INFO1_VMPL(r->info1);
 	u64 gpa = r->info2;
 	const char *refused = NULL;
 	struct cpuid_regs c;
@@ -629,11 +629,11 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 		refused = "ap_create_bad_vmsa_gpa";
 	else if (req != SNP_AP_DESTROY && IS_ALIGNED(gpa, UNIT_SIZE))
 		refused = "ap_create_vmsa_2m_aligned";
-	else if (svsm && SNP_AP_INFO1_VMPL(r->info1) < EMU_SVSM_GUEST_VMPL)
+	else if (svsm && vmpl < EMU_SVSM_GUEST_VMPL)
 		refused = "ap_create_vmpl0_from_vmpl1";
-	else if (svsm && SNP_AP_INFO1_VMPL(r->info1) >= 4)
+	else if (svsm && vmpl >= 4)
 		refused = "ap_create_bad_vmpl";
-	else if (svsm && SNP_AP_INFO1_VMPL(r->info1) != EMU_SVSM_GUEST_VMPL)
+	else if (svsm && vmpl != EMU_SVSM_GUEST_VMPL)
 		refused = "ap_create_no_such_plane";
 	if (refused) {
 		ap_refuse(g, refused);
