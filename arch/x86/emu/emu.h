@@ -50,9 +50,13 @@ struct emu_vcpu {
 	/* SNP: the GHCB MSR's current value and this vCPU's registered GHCB. */
 	u64 ghcb_msr;
 	u64 ghcb_gpa;
-	/* SNP AP Creation: the VMSA it was given (0: none) and whether it runs one. */
+	/*
+	 * SNP AP Creation: the VMSA it was given (0: none), whether it runs one, and
+	 * (ap_create_late) whether the host runs it only when its AP Destroy arrives.
+	 */
 	u64 vmsa_gpa;
 	bool running;
+	bool start_at_destroy;
 	/*
 	 * emu_svsm=1: the guest VMSA and calling area the SVSM's Create vCPU registered for
 	 * this vCPU (0: none; the boot vCPU uses the secrets page's calling area).

@@ -235,6 +235,7 @@ static void msr_protocol(u64 v)
 		return;
 	}
 	case GHCB_MSR_REG_GPA_REQ:
+		emu_count("msr_ghcb_register");
 		emu_self()->ghcb_gpa = gfn << PAGE_SHIFT;
 		emu_self()->ghcb_msr = GHCB_MSR_REG_GPA_RESP | emu_self()->ghcb_gpa;
 		return;
@@ -573,6 +574,39 @@ static void ap_run(u32 apic_id, struct emu_vcpu *t)
 	emu_count("ap_started");
 }
 
+/* How long a vCPU that ap_create_late starts at its AP Destroy runs before the destroy. */
+#define LATE_AP_RUN_NS (50 * 1000 * 1000ULL)
+
+/*
+ * AP Destroy as KVM carries it out (sev_snp_ap_creation, request 2): it forgets the
+ * target's VMSA and kicks the target with KVM_REQ_UPDATE_PROTECTED_GUEST_STATE; at its
+ * next entry the target takes the update (sev_snp_init_protected_guest_state), is marked
+ * KVM_MP_STATE_HALTED, "offline and not runnable", and without a new VMSA stays so. Here
+ * QEMU's vCPU gets an INIT, which leaves it waiting for a SIPI: it runs nothing more
+ * until an AP Creation starts it again (vmrun_start). Like KVM's kick, the INIT is not
+ * waited for. Not modelled: a vCPU destroying itself.
+ */
+static void ap_destroy(u32 apic_id, struct emu_vcpu *t)
+{
+	if (t->start_at_destroy) {
+		t->start_at_destroy = false;
+		ap_run(apic_id, t);
+		/* Without the emulator's lock, so that the AP's own exits are served meanwhile. */
+		emu_snp_unlock();
+		vmrun_delay(LATE_AP_RUN_NS);
+		emu_snp_lock();
+	}
+	if (t->running) {
+		if (t == emu_self())
+			emu_host_stops_guest(apic_id, "AP Destroy of the vCPU that asks: not modelled");
+		apic_send_init(apic_id);
+		__atomic_store_n(&t->running, false, __ATOMIC_RELEASE);
+		emu_count("ap_destroy_halted");
+	}
+	t->vmsa_gpa = 0;
+	emu_count("ap_destroy");
+}
+
 /* KVM's refusal (sev_handle_vmgexit: SW_EXITINFO1 = 2, SW_EXITINFO2 = invalid input). */
 static void ap_refuse(u8 *g, const char *counter)
 {
@@ -595,7 +629,7 @@ static void ap_refuse(u8 *g, const char *counter)
  * be named from VMPL0. That series then runs the VMSA the request names on the target
  * vCPU's plane for that VMPL and checks no more; a page that is no VMSA fails at VMRUN
  * (ap_vmrun_check). Not modelled: VMPL 2 and 3 (the series asks user space to create
- * those planes; here they are refused), destroy of a running vCPU (VM stopped).
+ * those planes; here they are refused).
  */
 static void ap_creation(u8 *g, struct exit_regs *r)
 {
@@ -641,13 +675,11 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 	}
 	t = &emu.vcpu[apic_id];
 	if (req == SNP_AP_DESTROY) {
-		if (t->running)
-			emu_host_stops_guest(apic_id, "AP Destroy of a running vCPU: not modelled");
-		t->vmsa_gpa = 0;
-		emu_count("ap_destroy");
+		ap_destroy(apic_id, t);
 		return;
 	}
 	t->vmsa_gpa = gpa;
+	t->start_at_destroy = false;
 	/* Create on INIT waits for an INIT, which the emulator does not deliver (emu_guest_ipi). */
 	if (req == SNP_AP_CREATE_ON_INIT) {
 		emu_count("ap_create_on_init");
@@ -656,6 +688,12 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 	/* ap_create_lost: accepted and recorded, but this host never runs the vCPU. */
 	if (emu_fault_take(&emu.faults, FAULT_AP_CREATE_LOST, 0, 0)) {
 		emu_count("ap_create_lost_fault");
+		return;
+	}
+	/* ap_create_late: ... and runs it only when its AP Destroy arrives. */
+	if (emu_fault_take(&emu.faults, FAULT_AP_CREATE_LATE, 0, 0)) {
+		emu_count("ap_create_late_fault");
+		t->start_at_destroy = true;
 		return;
 	}
 	ap_run(apic_id, t);

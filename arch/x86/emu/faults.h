@@ -50,6 +50,9 @@
  *                           with a result no SVSM spec defines (0x80000099)
  *   ap_create_lost:N        SNP: the host accepts the next N AP Creation requests
  *                           (SW_EXITINFO1 = 0) and keeps the VMSA, but never runs the vCPU
+ *   ap_create_late:N        SNP: as ap_create_lost, but the host runs the vCPU when the
+ *                           guest's AP Destroy for it arrives (the latest a slow host
+ *                           could), lets it run 50 ms, then carries out the destroy
  *   mailbox_ignore@ID       TDX: the AP with APIC ID ID never acknowledges a wakeup
  *                           command (the host never runs it again)
  *   mailbox_ack_only@ID     TDX: the AP with APIC ID ID acknowledges its wakeup, then
@@ -89,6 +92,7 @@ enum emu_fault_kind {
 	FAULT_SVSM_DELETE_VCPU_REFUSED,
 	FAULT_SVSM_DELETE_VCPU_MALFORMED,
 	FAULT_AP_CREATE_LOST,
+	FAULT_AP_CREATE_LATE,
 	FAULT_AP_DESTROY_REFUSED,
 	FAULT_AP_DESTROY_MALFORMED,
 	FAULT_RMPADJUST_VMSA_FAIL,
