@@ -181,10 +181,12 @@ _Static_assert(sizeof(struct psc_desc) == GHCB_SHARED_BUFFER_SIZE, "PSC descript
  * permissions of a numerically higher VMPL than the caller's, so asking for VMPL1 fails
  * with FAIL_PERMISSION unless the guest runs at VMPL0 (Linux arch/x86/boot/compressed/
  * sev.c running_at_vmpl0 uses it that way; attributes 1 = VMPL1, no permissions).
+ * Results as COCONUT-SVSM kernel/src/sev/utils.rs rmp_adjust reads them: 0, FAIL_INPUT 1,
+ * FAIL_PERMISSION 2, FAIL_SIZEMISMATCH 6.
  */
 #define RMPADJUST_OK 0
 #define RMPADJUST_FAIL_INPUT 1
-#define RMPADJUST_FAIL_PERMISSION 3
+#define RMPADJUST_FAIL_PERMISSION 2
 #define RMPADJUST_FAIL_SIZEMISMATCH 6
 #define RMPADJUST_TARGET_VMPL1 1ULL
 
