@@ -109,9 +109,9 @@ static u64 valid_pages(u64 start, u64 end)
 
 /*
  * Create vCPU's answer: 0 made the VMSA; BUSY is re-sent; the spec's generic refusals
- * (COCONUT core_create_vcpu answers INVALID_ADDRESS / INVALID_PARAMETER) leave the AP
- * stopped; anything else, protocol-specific codes included (the spec defines none for
- * this call), is malformed.
+ * (COCONUT core_create_vcpu answers INVALID_ADDRESS / INVALID_PARAMETER) and a failed
+ * RMPADJUST passed on above the protocol base (COCONUT protocols/errors.rs) leave the AP
+ * stopped; anything else is malformed.
  */
 TEST(svsm_create_vcpu_answers)
 {
@@ -126,6 +126,11 @@ TEST(svsm_create_vcpu_answers)
 	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_UNSUPPORTED_CALL), SVSM_CREATE_REFUSED);
 	EXPECT_EQ(svsm_create_vcpu_answer(0x80000008ULL), SVSM_CREATE_MALFORMED);
 	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_PROTOCOL_BASE), SVSM_CREATE_MALFORMED);
+	EXPECT_EQ(svsm_create_vcpu_answer(0x80001001ULL), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_create_vcpu_answer(0x80001002ULL), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_create_vcpu_answer(0x80001006ULL), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_create_vcpu_answer(0x80001003ULL), SVSM_CREATE_MALFORMED);
+	EXPECT_EQ(svsm_create_vcpu_answer(0x80001010ULL), SVSM_CREATE_MALFORMED);
 	EXPECT_EQ(svsm_create_vcpu_answer(1), SVSM_CREATE_MALFORMED);
 	EXPECT_EQ(svsm_create_vcpu_answer(0x7fffffffULL), SVSM_CREATE_MALFORMED);
 	EXPECT_EQ(svsm_create_vcpu_answer(~0ULL), SVSM_CREATE_MALFORMED);
@@ -134,8 +139,9 @@ TEST(svsm_create_vcpu_answers)
 /*
  * Delete vCPU's answer, judged as Create vCPU's: COCONUT core_delete_vcpu answers
  * INVALID_PARAMETER (not a registered VMSA in use) or INVALID_ADDRESS (RMP change
- * failed), an SVSM without the call UNSUPPORTED_CALL; BUSY is re-sent; nothing else is
- * an answer the spec allows.
+ * failed), an SVSM without the call UNSUPPORTED_CALL; BUSY is re-sent; an RMPADJUST
+ * failure passed on is a refusal as for Create vCPU; nothing else is an answer the spec
+ * allows.
  */
 TEST(svsm_delete_vcpu_answers)
 {
@@ -147,7 +153,8 @@ TEST(svsm_delete_vcpu_answers)
 	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_INVALID_ADDRESS), SVSM_CREATE_REFUSED);
 	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_UNSUPPORTED_CALL), SVSM_CREATE_REFUSED);
 	EXPECT_EQ(svsm_delete_vcpu_answer(0x80000099ULL), SVSM_CREATE_MALFORMED);
-	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_PROTOCOL_BASE + 1), SVSM_CREATE_MALFORMED);
+	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_PROTOCOL_BASE + 1), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_PROTOCOL_BASE + 4), SVSM_CREATE_MALFORMED);
 	EXPECT_EQ(svsm_delete_vcpu_answer(2), SVSM_CREATE_MALFORMED);
 }
 

@@ -135,6 +135,11 @@ enum svsm_create_answer svsm_create_vcpu_answer(u64 rax)
 		return SVSM_CREATE_BUSY;
 	if (rax >= SVSM_ERR_INCOMPLETE && rax <= SVSM_ERR_INVALID_REQUEST)
 		return SVSM_CREATE_REFUSED;
+	/* An RMPADJUST the SVSM made for the call failed; it passes the result on. */
+	if (rax == SVSM_ERR_PROTOCOL_BASE + RMPADJUST_FAIL_INPUT ||
+	    rax == SVSM_ERR_PROTOCOL_BASE + RMPADJUST_FAIL_PERMISSION ||
+	    rax == SVSM_ERR_PROTOCOL_BASE + RMPADJUST_FAIL_SIZEMISMATCH)
+		return SVSM_CREATE_REFUSED;
 	return SVSM_CREATE_MALFORMED;
 }
 
