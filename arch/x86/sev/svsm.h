@@ -147,8 +147,8 @@ void svsm_pvalidate_range(u64 start, u64 end, bool validate, struct svsm_pval_re
  */
 enum svsm_create_answer {
 	SVSM_CREATE_OK,		/* 0: the page is a VMSA for that APIC ID */
-	SVSM_CREATE_BUSY,	/* SVSM_ERR_BUSY: send again (at most SVSM_BUSY_RETRIES times) */
-	SVSM_CREATE_REFUSED,	/* 0x80000000-0x80000006, or an RMPADJUST failure: the SVSM
+	SVSM_CREATE_BUSY,	/* BUSY or INCOMPLETE: send again (at most SVSM_BUSY_RETRIES times) */
+	SVSM_CREATE_REFUSED,	/* 0x80000001-0x80000006, or an RMPADJUST failure: the SVSM
 				 * said no; the AP stays stopped */
 	SVSM_CREATE_MALFORMED,	/* anything else: no answer the spec allows */
 };
