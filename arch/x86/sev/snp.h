@@ -149,6 +149,17 @@ static inline void ghcb_field_set(u8 *g, u32 off, u64 v)
  * spec 4.1; values from Linux asm/sev-common.h, which KVM returns).
  */
 #define GHCB_HV_RESP_ISSUE 2
+/*
+ * SW_EXITINFO1 = 1: the hypervisor asks the guest to take an exception instead, given in
+ * SW_EXITINFO2 in EVENTINJ form (GHCB spec 4.1; APM vol. 2 "Event injection": vector
+ * 7:0, type 10:8 with 3 = exception, V bit 31). Linux verify_exception_info accepts only
+ * a valid #GP or #UD of type exception.
+ */
+#define GHCB_HV_RESP_EXCEPTION 1
+#define EVTINJ_VECTOR(x) ((x) & 0xff)
+#define EVTINJ_TYPE(x) (((x) >> 8) & 7)
+#define EVTINJ_TYPE_EXCEPTION 3
+#define EVTINJ_VALID (1ULL << 31)
 #define GHCB_ERR_NOT_REGISTERED 1
 #define GHCB_ERR_INVALID_USAGE 2
 #define GHCB_ERR_INVALID_SCRATCH_AREA 3
