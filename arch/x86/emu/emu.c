@@ -442,6 +442,8 @@ void emu_report(void)
 		ev_u64(counters[i].name, counters[i].count);
 	if (emu.mode == EMU_SNP)
 		report_vmsas();
+	if (emu.mode == EMU_TDX)
+		emu_tdvf_report();
 	/* How often each injected fault fired: a test can tell that it took effect. */
 	ev_arr_begin("faults");
 	for (unsigned i = 0; i < emu.faults.n; i++) {

@@ -57,6 +57,10 @@
  *                           command (the host never runs it again)
  *   mailbox_ack_only@ID     TDX: the AP with APIC ID ID acknowledges its wakeup, then
  *                           the host never runs it again (it never reaches the vector)
+ *   tdvf_old_ap_tables      TDX: the firmware runs its waiting APs on page tables at
+ *                           0x800000-0x806000 in memory its map calls usable, as TDVF did
+ *                           before edk2-stable202411; the summary says whether they are
+ *                           intact at the end (tdvf_old_tables_intact)
  *   no_mp_wakeup            TDX: the firmware adds no multiprocessor wakeup structure
  *   mp_wakeup_bad_mailbox   TDX: the structure's mailbox is ordinary loader memory,
  *                           not ACPI NVS
@@ -93,6 +97,7 @@ enum emu_fault_kind {
 	FAULT_SVSM_DELETE_VCPU_MALFORMED,
 	FAULT_AP_CREATE_LOST,
 	FAULT_AP_CREATE_LATE,
+	FAULT_TDVF_OLD_AP_TABLES,
 	FAULT_AP_DESTROY_REFUSED,
 	FAULT_AP_DESTROY_MALFORMED,
 	FAULT_RMPADJUST_VMSA_FAIL,

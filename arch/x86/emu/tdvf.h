@@ -37,6 +37,7 @@ struct emu_tdvf {
 	u32 ap_ids[MAX_CPUS];	/* the MADT's other enabled CPUs */
 	bool sending;		/* the emulator itself sends INIT/SIPI (not the guest) */
 	u32 in_loop;		/* APs polling the mailbox */
+	u64 old_tables_sum;	/* tdvf_old_ap_tables: checksum of those tables when built; 0: none */
 };
 
 /* The mailbox's ApicId as TDVF initialises it (TdxCommondefs.inc MailboxApicIdInvalid). */
@@ -46,6 +47,8 @@ extern struct emu_tdvf emu_tdvf;
 
 /* After ExitBootServices (emu_setup_model): INIT-SIPI the APs into the mailbox loop. */
 void emu_tdvf_start_aps(void);
+/* The emulator's summary: whether tdvf_old_ap_tables's page tables are as it built them. */
+void emu_tdvf_report(void);
 /* TDG.VP.INFO R8: the TD's vCPUs (1 + the APs the firmware knows of). */
 u32 emu_tdvf_vcpus(void);
 

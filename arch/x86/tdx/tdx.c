@@ -295,6 +295,9 @@ static const struct cc_platform tdx = {
 	.io_in = tdx_io_in,
 	.terminate = tdx_terminate,
 	.halt = tdx_halt,
+	.firmware_hold_start = TDVF_SEC_PAGE_TABLES,
+	.firmware_hold_end = TDVF_SEC_PAGE_TABLES + TDVF_SEC_PAGE_TABLES_SIZE,
+	.firmware_hold_why = "TDVF before edk2-stable202411 runs its waiting APs on page tables there",
 	.counters = counters,
 	.ncounters = C_COUNT,
 };

@@ -10,6 +10,17 @@
  * TDCALL (66 0F 01 CC): leaf in RAX, status returned in RAX, operands in RCX, RDX,
  * R8-R15 (Intel TDX Module ABI specification, "TDCALL instruction"; Linux asm/tdx.h).
  */
+/*
+ * Until edk2-stable202411 (commit 383f729a, PR #6112 "OvmfPkg/PlatformInitLib: Reserve
+ * Sec Page Tables in TDVF"), TDVF ran the APs waiting in its mailbox loop on its SEC page
+ * tables, PcdOvmfSecPageTablesBase 0x800000 with PcdOvmfSecPageTablesSize 0x6000
+ * (OvmfPkg/IntelTdx/IntelTdxX64.fdf), and reported that memory as usable. An OS that
+ * reuses it while an AP still waits there (one it has not woken yet, or never wakes:
+ * cpus=) pulls the page tables from under that AP (Asterinas issue #1628).
+ */
+#define TDVF_SEC_PAGE_TABLES 0x800000ULL
+#define TDVF_SEC_PAGE_TABLES_SIZE 0x6000ULL
+
 #define TDG_VP_VMCALL 0
 #define TDG_VP_INFO 1
 #define TDG_VP_VEINFO_GET 3
