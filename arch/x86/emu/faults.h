@@ -24,6 +24,8 @@
  *   psc_backwards           SNP: the next partial PSC answer moves cur_entry backwards
  *   no_sept_ve_disable      TDX: TD attributes without SEPT_VE_DISABLE
  *   debug_td                TDX: TD attributes with DEBUG (bit 0) set
+ *   flexible_pending_ve     TDX: the VMM set CONFIG_FLAGS.FLEXIBLE_PENDING_VE (TDX module
+ *                           1.5; KVM does not), so the TD may turn pending #VEs off itself
  *   optin_absent            SNP: the firmware has no memory acceptance protocol
  *   optin_fail              SNP: AllowUnacceptedMemory returns an error
  *   svsm_busy:N             SNP, emu_svsm=1: the SVSM answers the next N calls BUSY
@@ -98,6 +100,7 @@ enum emu_fault_kind {
 	FAULT_AP_CREATE_LOST,
 	FAULT_AP_CREATE_LATE,
 	FAULT_TDVF_OLD_AP_TABLES,
+	FAULT_FLEXIBLE_PENDING_VE,
 	FAULT_AP_DESTROY_REFUSED,
 	FAULT_AP_DESTROY_MALFORMED,
 	FAULT_RMPADJUST_VMSA_FAIL,

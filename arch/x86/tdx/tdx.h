@@ -71,6 +71,22 @@
 #define TDX_ATTR_SEPT_VE_DISABLE (1ULL << 28)
 
 /*
+ * TD-scope metadata, TDG.VM.RD (RDX = field ID; the value in R8, 0 on failure) and
+ * TDG.VM.WR (R8 = value, R9 = mask of the bits to write; the old value in R8)
+ * (intel/tdx-module tdg_vm_rd_wr.c). Field IDs and bits as Linux
+ * arch/x86/include/asm/shared/tdx.h has them. From TDX module 1.5 a TD whose
+ * CONFIG_FLAGS has FLEXIBLE_PENDING_VE may turn pending-page #VEs off itself, through
+ * TD_CTLS.PENDING_VE_DISABLE, which the module starts from the SEPT_VE_DISABLE
+ * attribute (tdh_mng_init.c); then the attribute tells only how it started.
+ */
+#define TDG_VM_RD 7
+#define TDG_VM_WR 8
+#define TDCS_CONFIG_FLAGS 0x1110000300000016ULL
+#define TDCS_TD_CTLS 0x1110000300000017ULL
+#define TDCS_CONFIG_FLEXIBLE_PENDING_VE (1ULL << 1)
+#define TD_CTLS_PENDING_VE_DISABLE (1ULL << 0)
+
+/*
  * TDG.VP.VMCALL (GHCI specification): R10 = 0 selects the standard TDVMCALLs, R11 the
  * sub-function; RCX is the mask of registers passed to the VMM (bit n = GPR n). The
  * VMM's status comes back in R10 (0 = success), outputs from R11 on.
@@ -181,5 +197,13 @@ void tdx_register_traps(void);
 void tdx_setup(void);
 /* The reaction to the TD attributes: NULL if fine, else why the TD must not run. */
 const char *tdx_attributes_problem(u64 attributes, bool *warn_only);
+/* What to do about pending-page #VEs, from the attributes, CONFIG_FLAGS and TD_CTLS. */
+enum tdx_ve_action {
+	TDX_VE_OFF,		/* already off: go on */
+	TDX_VE_TURN_OFF,	/* allowed to turn them off: TDG.VM.WR of TD_CTLS */
+	TDX_VE_WARN,		/* on, in a debug TD: go on with a warning */
+	TDX_VE_FATAL,		/* on, and the TD may not turn them off: terminate */
+};
+enum tdx_ve_action tdx_pending_ve_action(u64 attributes, u64 config_flags, u64 td_ctls);
 
 #endif
