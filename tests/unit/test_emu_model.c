@@ -102,6 +102,15 @@ TEST(model_tdx_accept_statuses)
 	EXPECT_EQ(code(emu_model_tdx_accept(&m, 4 * MiB | 3)), TDX_OPERAND_INVALID);
 	EXPECT_EQ(code(emu_model_tdx_accept(&m, 10 * MiB | 0x10 | TDX_LEVEL_4K)), TDX_OPERAND_INVALID);
 	EXPECT_EQ(emu_model_tdx_accept(&m, 0 | TDX_LEVEL_1G), TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX));
+	/* Bits 63:52 reserved; the shared bit (47 for GPAW 48) or above: not a private GPA. */
+	EXPECT_EQ(emu_model_tdx_accept(&m, (1ULL << 52) | 4 * MiB | TDX_LEVEL_4K),
+		  TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX));
+	EXPECT_EQ(emu_model_tdx_accept(&m, (1ULL << 63) | 4 * MiB | TDX_LEVEL_4K),
+		  TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX));
+	EXPECT_EQ(emu_model_tdx_accept(&m, (1ULL << 47) | 4 * MiB | TDX_LEVEL_4K),
+		  TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX));
+	EXPECT_EQ(emu_model_tdx_accept(&m, (1ULL << 50) | TDX_LEVEL_2M),
+		  TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX));
 	/* Not RAM, or beyond the model: no SEPT entry, an EPT-violation exit, no status. */
 	EXPECT_EQ(emu_model_tdx_accept(&m, 12 * MiB | TDX_LEVEL_4K), EMU_TDX_EPT_VIOLATION_EXIT);
 	EXPECT_EQ(emu_model_tdx_accept(&m, END | TDX_LEVEL_4K), EMU_TDX_EPT_VIOLATION_EXIT);

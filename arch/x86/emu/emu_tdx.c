@@ -10,7 +10,6 @@
 #include "lib/string.h"
 
 /* What the model tells the guest about itself. */
-#define EMU_TDX_GPAW 48
 /* TDG.VP.VMCALL statuses in R10 (GHCI; Linux arch/x86/include/asm/shared/tdx.h). */
 #define TDVMCALL_STATUS_INVALID_OPERAND 0x8000000000000000ULL
 #define TDVMCALL_STATUS_SUBFUNC_UNSUPPORTED 0x8000000000000003ULL
@@ -76,14 +75,14 @@ static struct tdx_regs vmm_view(const struct trap_frame *f)
 	return r;
 }
 
-/* KVM tdx_emulate_io (Linux arch/x86/kvm/vmx/tdx.c): sizes 1, 2, 4, else INVALID_OPERAND;
- * any non-zero R13 is a write. */
+/* KVM tdx_emulate_io (Linux arch/x86/kvm/vmx/tdx.c): R13 (direction) 0 or 1 and sizes
+ * 1, 2, 4, else INVALID_OPERAND; 1 is a write. */
 static void vmm_io(struct trap_frame *f, const struct tdx_regs *v)
 {
 	int size = (int)v->r12;
 	u16 port = (u16)v->r14;
 
-	if (size != 1 && size != 2 && size != 4) {
+	if ((v->r13 != 0 && v->r13 != 1) || (size != 1 && size != 2 && size != 4)) {
 		f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
 		return;
 	}
@@ -279,7 +278,8 @@ void emu_tdx_tdcall(struct trap_frame *f)
 		/* R8: vCPUs (31:0) and the maximum (63:32); R9: this vCPU's index. */
 		f->r8 = ((u64)emu_tdvf_vcpus() << 32) | emu_tdvf_vcpus();
 		f->r9 = emu_cpu();
-		f->r10 = 0;
+		/* R10 bit 0: TDG.SYS.RD is available (tdg_vp_info.c, TDX module 1.5). */
+		f->r10 = 1;
 		f->r11 = 0;
 		return;
 	case TDG_VP_VEINFO_GET:
@@ -289,6 +289,8 @@ void emu_tdx_tdcall(struct trap_frame *f)
 		unsigned c = emu_cpu();
 
 		if (!emu.ve[c].staged) {
+			/* The module clears the output registers first (tdg_vp_veinfo_get.c). */
+			f->rcx = f->rdx = f->r8 = f->r9 = f->r10 = 0;
 			f->rax = TDX_STATUS(TDX_NO_VALID_VE_INFO, 0);
 			return;
 		}

@@ -99,6 +99,7 @@ bool emu_model_is_ram(struct emu_model *m, u64 start, u64 end)
  * - a 4 KiB request inside a pending 2 MiB leaf: no status, an EPT-violation exit to the
  *   VMM ("case 1.2"); the emulated huge host demotes the leaf to 4 KiB pages and lets
  *   the TDCALL run again, as a host with huge private pages has to;
+ * - reserved bits, a bad level or alignment, a shared or too wide GPA: OPERAND_INVALID;
  * - a GPA that is not guest RAM: no SEPT entry, the same EPT-violation exit, and no
  *   memory for KVM to map there: EMU_TDX_EPT_VIOLATION_EXIT (the VM stops).
  * Busy and arbitrary statuses come from emu_fault=.
@@ -108,8 +109,13 @@ u64 emu_model_tdx_accept(struct emu_model *m, u64 rcx)
 	unsigned level = rcx & TDX_ACCEPT_LEVEL_MASK;
 	u64 gpa = rcx & TDX_ACCEPT_GPA_MASK;
 
-	if (level > TDX_ACCEPT_MAX_LEVEL || (rcx & TDX_ACCEPT_RESERVED_MASK) ||
-	    !IS_ALIGNED(gpa, TDX_LEVEL_SIZE(level))) {
+	/*
+	 * tdg_mem_page_accept.c: verify_page_info_input (level, bits 11:3 and 63:52 reserved,
+	 * alignment), then check_gpa_validity(.., PRIVATE_ONLY, ..): a GPA with the shared
+	 * bit (GPAW - 1) set, or beyond the GPA width, is OPERAND_INVALID on RCX too.
+	 */
+	if (level > TDX_ACCEPT_MAX_LEVEL || (rcx & TDX_ACCEPT_RESERVED_MASK) || (rcx >> 52) ||
+	    (gpa >> (EMU_TDX_GPAW - 1)) || !IS_ALIGNED(gpa, TDX_LEVEL_SIZE(level))) {
 		emu_count("tdx_answered_operand_invalid");
 		return TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX);
 	}
