@@ -89,7 +89,7 @@ void emu_snp_pvalidate(struct trap_frame *f)
 	 */
 	if (emu.svsm != EMU_SVSM_NONE) {
 		emu_unlock_if_mine();
-		kprintf("emu: PVALIDATE of %#llx at VMPL1\n", f->rax);
+		kprintf("emu: PVALIDATE of %#llx at VMPL%u\n", f->rax, emu.guest_vmpl);
 		emu_host_stops_guest(0, "PVALIDATE below VMPL0 (the guest must ask its SVSM)");
 	}
 	if (!walk(f->rax, &w)) {
@@ -114,9 +114,9 @@ void emu_snp_pvalidate(struct trap_frame *f)
 }
 
 /*
- * RMPADJUST (AMD APM vol. 3): the guest plays VMPL0 unless emu_svsm= says VMPL1, and
- * a VMPL1 guest may not change the permissions of VMPL1 or below-numbered levels:
- * FAIL_PERMISSION. At VMPL0 the model does not track VMPL permissions (nothing in
+ * RMPADJUST (AMD APM vol. 3): the guest plays VMPL0 unless emu_svsm= says VMPL1 or 2,
+ * and a guest below VMPL0 may not change the permissions of its own or a lower-numbered
+ * (more privileged) level: FAIL_PERMISSION. At VMPL0 the model does not track VMPL permissions (nothing in
  * memaccept runs at another VMPL), so the change itself is not recorded. The operand
  * is walked as for PVALIDATE: an unmapped or shared VA is a guest bug.
  */
@@ -131,7 +131,7 @@ void emu_snp_rmpadjust(struct trap_frame *f)
 		kprintf("emu: RMPADJUST of %#llx, not mapped private\n", f->rax);
 		emu_host_stops_guest(0, "RMPADJUST of an address not mapped private");
 	}
-	bool may = emu.svsm == EMU_SVSM_NONE || target > EMU_SVSM_GUEST_VMPL;
+	bool may = target > emu.guest_vmpl;
 
 	f->rax = may ? RMPADJUST_OK : RMPADJUST_FAIL_PERMISSION;
 	/*
@@ -445,8 +445,8 @@ static const char *vmsa_invalid(const struct sev_vmsa *v)
 		return "not a 64-bit start state (the emulator starts vCPUs in 64-bit mode only)";
 	if (v->sev_features != EMU_SEV_STATUS >> SEV_STATUS_FEATURES_SHIFT)
 		return "SEV features other than the guest's";
-	/* The VMPL it runs at: the guest's (0, or EMU_SVSM_GUEST_VMPL under the SVSM). */
-	if (v->vmpl != (emu.svsm == EMU_SVSM_PRESENT ? EMU_SVSM_GUEST_VMPL : 0))
+	/* The VMPL it runs at: the guest's (0, or its VMPL under the SVSM). */
+	if (v->vmpl != emu.guest_vmpl)
 		return "VMSA.VMPL is not the guest's VMPL";
 	return NULL;
 }
@@ -620,7 +620,7 @@ static void ap_refuse(u8 *g, const char *counter)
  * equal to the VM's SEV features, a page-aligned, legal GPA that is not 2 MiB aligned
  * (the VMSA erratum); destroy forgets the VMSA; any other request is refused.
  *
- * Under the SVSM (emu_svsm=1) the guest at VMPL1 names the VMPL in SW_EXITINFO1 19:16
+ * Under the SVSM (emu_svsm=1 or 2) the guest at VMPL1 or 2 names the VMPL in SW_EXITINFO1 19:16
  * (Linux vmgexit_ap_control: snp_vmpl << 16). Upstream KVM reads all of 31:0 as the
  * request and so refuses such a request; this host follows the VMPL-aware KVM posted as
  * "KVM planes" (patch 57/60 of the series of June 2026, "kvm: sev: Allow for VMPL level
@@ -628,8 +628,8 @@ static void ap_refuse(u8 *g, const char *counter)
  * is 31:0 without those bits): a VMPL of 4 or more is invalid input, and VMPL0 may only
  * be named from VMPL0. That series then runs the VMSA the request names on the target
  * vCPU's plane for that VMPL and checks no more; a page that is no VMSA fails at VMRUN
- * (ap_vmrun_check). Not modelled: VMPL 2 and 3 (the series asks user space to create
- * those planes; here they are refused).
+ * (ap_vmrun_check). Only the guest's own plane is modelled: any other VMPL from 1 to 3
+ * is refused here (the series asks user space to create that plane).
  */
 static void ap_creation(u8 *g, struct exit_regs *r)
 {
@@ -663,11 +663,11 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 		refused = "ap_create_bad_vmsa_gpa";
 	else if (req != SNP_AP_DESTROY && IS_ALIGNED(gpa, UNIT_SIZE))
 		refused = "ap_create_vmsa_2m_aligned";
-	else if (svsm && vmpl < EMU_SVSM_GUEST_VMPL)
-		refused = "ap_create_vmpl0_from_vmpl1";
+	else if (svsm && vmpl == 0)
+		refused = "ap_create_vmpl0_from_below";
 	else if (svsm && vmpl >= 4)
 		refused = "ap_create_bad_vmpl";
-	else if (svsm && vmpl != EMU_SVSM_GUEST_VMPL)
+	else if (svsm && vmpl != emu.guest_vmpl)
 		refused = "ap_create_no_such_plane";
 	if (refused) {
 		ap_refuse(g, refused);
