@@ -228,11 +228,16 @@ static void psc_pages(struct emu_model *m, u64 from, u64 to, bool private)
 
 /*
  * As KVM does it (Linux arch/x86/kvm/svm/sev.c snp_begin_psc / snp_complete_psc): a
- * header with end_entry >= 253 is INVALID_HDR; an entry with reserved bits, a GFN not
- * aligned to its size or cur_page beyond its pages is INVALID_ENTRY; each entry starts
- * at its cur_page, and a finished entry gets cur_page = its pages. KVM finishes the
- * whole request before it resumes the guest; the psc_partial faults play a host that
- * returns early, as the GHCB spec allows (4.1.6).
+ * header with end_entry >= 253 is INVALID_HDR; cur_entry beyond end_entry is nothing
+ * left to do (status 0); an entry whose GFN is not aligned to its size or whose cur_page
+ * is beyond its pages is INVALID_ENTRY; the reserved bits 63:57 are not looked at; each
+ * entry starts at its cur_page, and a finished entry gets cur_page = its pages; an
+ * operation other than private or shared is taken as done without a change. Private
+ * and shared go to QEMU (KVM_HC_MAP_GPA_RANGE), which converts RAM and has nothing to
+ * convert elsewhere: to shared that is success, to private an error, which KVM returns
+ * as GENERIC (QEMU accel/kvm/kvm-all.c kvm_convert_memory). KVM finishes the whole
+ * request before it resumes the guest; the psc_partial faults play a host that returns
+ * early, as the GHCB spec allows (4.1.6).
  */
 u64 emu_model_psc(struct emu_model *m, struct psc_desc *d)
 {
@@ -242,7 +247,7 @@ u64 emu_model_psc(struct emu_model *m, struct psc_desc *d)
 	u64 page_budget = partial_pages ? partial_pages->value : UINT64_MAX;
 	u16 before = d->hdr.cur_entry;
 
-	if (d->hdr.end_entry >= PSC_MAX_ENTRIES || d->hdr.cur_entry > d->hdr.end_entry)
+	if (d->hdr.end_entry >= PSC_MAX_ENTRIES)
 		return PSC_ERROR_INVALID_HDR;
 	/* A host whose conversion failed (KVM: QEMU's KVM_HC_MAP_GPA_RANGE returned an error). */
 	if (emu_fault_take(m->faults, FAULT_PSC_ERROR, 0, 0))
@@ -252,17 +257,24 @@ u64 emu_model_psc(struct emu_model *m, struct psc_desc *d)
 		u64 pa = PSC_ENTRY_GFN(e) << PAGE_SHIFT, pages = PSC_ENTRY_PAGES(e);
 		u64 done = PSC_ENTRY_CUR_PAGE(e), op = PSC_ENTRY_OP(e);
 
-		if (PSC_ENTRY_RESERVED(e) || !IS_ALIGNED(pa, pages * PAGE_SIZE) || done > pages ||
-		    !emu_model_is_ram(m, pa, pa + pages * PAGE_SIZE) ||
-		    (op != PSC_OP_PRIVATE && op != PSC_OP_SHARED))
+		if (!IS_ALIGNED(pa, pages * PAGE_SIZE) || done > pages)
 			return PSC_ERROR_INVALID_ENTRY;
-		u64 todo = MIN(pages - done, page_budget);
+		bool convert = op == PSC_OP_PRIVATE || op == PSC_OP_SHARED;
+		bool ram = emu_model_is_ram(m, pa, pa + pages * PAGE_SIZE);
+
+		if (convert && !ram && op == PSC_OP_PRIVATE)
+			return PSC_ERROR_GENERIC;
+		u64 todo = convert ? MIN(pages - done, page_budget) : pages - done;
 
 		if (done)
 			emu_count("psc_entries_resumed");
-		psc_pages(m, pa + done * PAGE_SIZE, pa + (done + todo) * PAGE_SIZE, op == PSC_OP_PRIVATE);
+		if (!convert)
+			emu_count("psc_entries_other_op");
+		if (convert && ram)
+			psc_pages(m, pa + done * PAGE_SIZE, pa + (done + todo) * PAGE_SIZE,
+				  op == PSC_OP_PRIVATE);
 		done += todo;
-		if (page_budget != UINT64_MAX)
+		if (convert && page_budget != UINT64_MAX)
 			page_budget -= todo;
 		*ep = (e & ~0xfffULL) | done;
 		if (done < pages) {
