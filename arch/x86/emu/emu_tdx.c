@@ -142,7 +142,7 @@ static __noreturn void vmm_fatal(const struct tdx_regs *v)
 /* The VMM's side of TDG.VP.VMCALL (GHCI specification; KVM handle_tdvmcall). */
 static void vmcall(struct trap_frame *f)
 {
-	/* RCX bits 0, 1, 4 and 63:32 must be 0, or the module refuses the call. */
+	/* RCX bits 0, 1, 4, 5 (NO_RBP_MOD) and 63:32 must be 0, or the module refuses the call. */
 	if (f->rcx & TDVMCALL_MASK_FORBIDDEN) {
 		emu_count("tdvmcall_bad_mask");
 		f->rax = TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX);

@@ -92,8 +92,12 @@
  * VMM's status comes back in R10 (0 = success), outputs from R11 on.
  */
 #define TDVMCALL_EXPOSE_R10_R15 0xfc00ULL
-/* RCX bits that must be 0 (RAX, RCX, RSP) and bits 63:32 (tdx-module tdg_vp_vmcall.c). */
-#define TDVMCALL_MASK_FORBIDDEN 0xffffffff00000013ULL
+/*
+ * RCX bits that must be 0 (RAX, RCX, RSP) and bits 63:32 (tdx-module tdg_vp_vmcall.c),
+ * and RBP (bit 5) in a TD with CONFIG_FLAGS.NO_RBP_MOD, which KVM always sets
+ * (setup_tdparams: TDX_CONFIG_FLAGS_NO_RBP_MOD).
+ */
+#define TDVMCALL_MASK_FORBIDDEN 0xffffffff00000033ULL
 #define TDVMCALL_REG(n) (1ULL << (n))	/* GPR numbers: RAX 0, RCX 1, RDX 2, RBX 3, ... R15 15 */
 #define GPR_RDX 2
 #define GPR_RBX 3
