@@ -155,11 +155,11 @@ static u64 old_tables_sum(void)
 	return h | 1;
 }
 
-static u32 build_old_tables(void)
+void emu_tdvf_identity_tables(u64 base)
 {
-	u64 *pml4 = (u64 *)(uintptr_t)OLD_TABLES, *pdpt = pml4 + 512;
+	u64 *pml4 = (u64 *)(uintptr_t)base, *pdpt = pml4 + 512;
 
-	memset(pml4, 0, OLD_TABLES_SIZE);
+	memset(pml4, 0, 6 * PAGE_SIZE);
 	pml4[0] = (u64)(uintptr_t)pdpt | PTE_P | PTE_W;
 	for (u64 g = 0; g < 4; g++) {
 		u64 *pd = pml4 + (2 + g) * 512;
@@ -168,6 +168,11 @@ static u32 build_old_tables(void)
 		for (u64 j = 0; j < 512; j++)
 			pd[j] = (g * GiB + j * 2 * MiB) | PTE_P | PTE_W | PTE_PS;
 	}
+}
+
+static u32 build_old_tables(void)
+{
+	emu_tdvf_identity_tables(OLD_TABLES);
 	emu_tdvf.old_tables_sum = old_tables_sum();
 	return (u32)OLD_TABLES;
 }
