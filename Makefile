@@ -145,17 +145,19 @@ UNIT_LIB_SRCS := mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/accept.c mm/latency.
 	arch/x86/emu/faults.c arch/x86/emu/model.c arch/x86/sev/psc.c arch/x86/sev/svsm.c arch/x86/sev/vmsa.c \
 	kernel/conformance.c kernel/conformance_acpi.c kernel/mp_wakeup.c \
 	arch/x86/acpi.c arch/x86/tsc_cal.c
+# Every header a unit test may include: a changed constant must rebuild the tests that check it.
+UNIT_HDRS := $(wildcard mm/*.h kernel/*.h lib/*.h include/*.h arch/x86/*.h arch/x86/*/*.h drivers/*.h)
 UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter
 
-$(B)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/unit.c $(UNIT_LIB_SRCS) $(wildcard mm/*.h kernel/*.h lib/*.h include/*.h)
+$(B)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/unit.c $(UNIT_LIB_SRCS) $(UNIT_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	$(Q)$(HOSTCC) $(UNIT_CFLAGS) -o $@ $< tests/unit/unit.c $(UNIT_LIB_SRCS)
 
 UNIT_TSAN_CFLAGS := $(filter-out -fsanitize=%,$(UNIT_CFLAGS)) -fsanitize=thread -pthread
 $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_TSAN_SRCS)): $(B)/unit/%: tests/unit/%.c tests/unit/unit.h \
-		tests/unit/unit.c $(UNIT_LIB_SRCS) $(wildcard mm/*.h kernel/*.h lib/*.h include/*.h)
+		tests/unit/unit.c $(UNIT_LIB_SRCS) $(UNIT_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@ (ThreadSanitizer)"
 	$(Q)$(HOSTCC) $(UNIT_TSAN_CFLAGS) -o $@ $< tests/unit/unit.c $(UNIT_LIB_SRCS)

@@ -145,11 +145,14 @@ static void apply(struct parser *p, const char *key, const char *val)
 	} else if (strcmp(key, "emu_svsm") == 0) {
 		if (!p->test_image)
 			complain(p, "cmdline: %s= is only understood by the test image; ignored", key);
-		else if (strcmp(val, "1") == 0 || strcmp(val, "absent") == 0 || strcmp(val, "0") == 0)
-			c->emu_svsm = val[0] == '1' ? EMU_SVSM_PRESENT : val[0] == 'a' ? EMU_SVSM_ABSENT
-						    : EMU_SVSM_NONE;
-		else
-			complain(p, "cmdline: emu_svsm=%s is not 0, 1 or absent; using 0", val);
+		else if (strcmp(val, "1") == 0 || strcmp(val, "2") == 0 || strcmp(val, "absent") == 0 ||
+			 strcmp(val, "0") == 0) {
+			c->emu_svsm = val[0] == '1' || val[0] == '2' ? EMU_SVSM_PRESENT
+				      : val[0] == 'a' ? EMU_SVSM_ABSENT : EMU_SVSM_NONE;
+			c->emu_svsm_vmpl = val[0] == '2' ? 2 : 1;
+		} else {
+			complain(p, "cmdline: emu_svsm=%s is not 0, 1, 2 or absent; using 0", val);
+		}
 	} else if (strcmp(key, "test") == 0 || strcmp(key, "emu_fault") == 0) {
 		if (!p->test_image)
 			complain(p, "cmdline: %s= is only understood by the test image; ignored", key);

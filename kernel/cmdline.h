@@ -25,7 +25,7 @@ enum emu_host_kind {
 /* Test image, platform=snp-emu: the VMPL and SVSM the emulator plays (emu_svsm=). */
 enum emu_svsm_kind {
 	EMU_SVSM_NONE,		/* VMPL0, no SVSM (default) */
-	EMU_SVSM_PRESENT,	/* emu_svsm=1: VMPL1 under an SVSM that validates */
+	EMU_SVSM_PRESENT,	/* emu_svsm=1 (2): VMPL1 (VMPL2) under an SVSM that validates */
 	EMU_SVSM_ABSENT,	/* emu_svsm=absent: VMPL1 without an SVSM */
 };
 
@@ -40,7 +40,8 @@ struct config {
 	bool clock_stall;		/* clock=stall: calibrate against EFI Stall() even if a
 					   better source exists (for tests) */
 	u8 emu_svsm;			/* test image: enum emu_svsm_kind */
-	u8 reserved[3];
+	u8 emu_svsm_vmpl;		/* test image: the guest's VMPL below VMPL0 (1, or 2 with emu_svsm=2) */
+	u8 reserved[2];
 	u32 bad_options;		/* how many options were rejected */
 	u32 emu_host;			/* test image: enum emu_host_kind, the host the emulator plays */
 	u32 cpus;			/* cpus=N: use at most N CPUs; 0 = all the firmware reports */

@@ -69,6 +69,9 @@ void memory_parse_map(const struct boot_info *bi, bool can_accept, bool fake_all
 		      kernel_memmap.anomalies ? memmap_anomaly_name(kernel_memmap.log[0].kind)
 					      : "too many ranges");
 	}
+	if (memmap_hold(&kernel_memmap, platform->firmware_hold_start, platform->firmware_hold_end))
+		kprintf("memory: [%#llx, %#llx) is usable in the map, but %s: kept out of use\n",
+			platform->firmware_hold_start, platform->firmware_hold_end, platform->firmware_hold_why);
 }
 
 /*

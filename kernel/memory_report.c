@@ -64,6 +64,7 @@ void memory_report_firmware(const struct boot_info *bi)
 	ev_u64("fake_unaccepted_bytes", m->fake_unaccepted_bytes);
 	ev_u64("unaccepted_ranges", m->unaccepted_ranges);
 	ev_u64("suspect_bytes", m->suspect_bytes);
+	ev_u64("held_bytes", m->held_bytes);
 	ev_u64("anomalies", m->anomalies);
 	ev_str("snp_protocol", bi->snp_protocol < ARRAY_SIZE(snp_names) ? snp_names[bi->snp_protocol]
 									  : "?");

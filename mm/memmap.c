@@ -326,6 +326,33 @@ int memmap_parse(const struct memmap_input *in, struct memmap *m, struct mem_ran
 	return 0;
 }
 
+u64 memmap_hold(struct memmap *m, u64 start, u64 end)
+{
+	u64 held = 0;
+
+	start = ALIGN_DOWN(start, PAGE_SIZE);
+	end = ALIGN_UP(end, PAGE_SIZE);
+	for (unsigned r = 0; r < m->nranges; r++) {
+		struct mem_range x = m->ranges[r];
+		u64 s = MAX(x.start, start), e = MIN(x.end, end);
+		unsigned pieces = 1 + (x.start < s) + (e < x.end), k = r;
+
+		if (x.kind != RANGE_USABLE || s >= e || m->nranges + pieces - 1 > m->cap)
+			continue;
+		memmove(&m->ranges[r + pieces], &m->ranges[r + 1], (m->nranges - r - 1) * sizeof(x));
+		if (x.start < s)
+			m->ranges[k++] = (struct mem_range){ x.start, s, RANGE_USABLE, x.efi_type };
+		m->ranges[k++] = (struct mem_range){ s, e, RANGE_RESERVED, x.efi_type };
+		if (e < x.end)
+			m->ranges[k++] = (struct mem_range){ e, x.end, RANGE_USABLE, x.efi_type };
+		m->nranges += pieces - 1;
+		held += e - s;
+		r = k - 1;
+	}
+	m->held_bytes += held;
+	return held;
+}
+
 const struct mem_range *memmap_find(const struct memmap *m, u64 addr)
 {
 	unsigned lo = 0, hi = m->nranges;

@@ -107,6 +107,7 @@ struct memmap {
 	u32 unaccepted_ranges;		/* disjoint unaccepted ranges after normalisation */
 	u64 fake_unaccepted_bytes;	/* of unaccepted_bytes, made so by the option */
 	u64 suspect_bytes;		/* memory never used because of an anomaly */
+	u64 held_bytes;			/* usable memory memmap_hold kept out of use */
 
 	u32 anomalies;			/* total count */
 	u32 anomaly_count[ANOM_KIND_COUNT];
@@ -141,6 +142,13 @@ const char *memmap_kind_name(u32 kind);
 const char *efi_type_name(u32 type);
 
 /* The range containing addr, or NULL. Binary search. */
+/*
+ * Keep the usable memory in [start, end) out of use: those parts become RANGE_RESERVED
+ * (splitting ranges as needed) and are added to held_bytes. For memory a firmware is
+ * known to still use although its map calls it free. Returns the bytes held; a part that
+ * would need more ranges than the storage has is left as it is.
+ */
+u64 memmap_hold(struct memmap *m, u64 start, u64 end);
 const struct mem_range *memmap_find(const struct memmap *m, u64 addr);
 
 #endif

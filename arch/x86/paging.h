@@ -8,6 +8,8 @@
 /* Page-table entry bits (Intel SDM vol. 3A, 4.5; AMD APM vol. 2, 5.3). */
 #define PTE_P (1ULL << 0)
 #define PTE_W (1ULL << 1)
+#define PTE_A (1ULL << 5)	/* accessed: set by the CPU on a walk */
+#define PTE_D (1ULL << 6)	/* dirty (leaves): set by the CPU on a write */
 #define PTE_PS (1ULL << 7)	/* a 2 MiB or 1 GiB leaf */
 #define PTE_ADDR_MASK 0x000ffffffffff000ULL
 #define CR4_LA57 (1ULL << 12)	/* five-level paging (AMD APM vol. 2, 3.1.3) */

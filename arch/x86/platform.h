@@ -60,6 +60,12 @@ struct cc_platform {
 	void (*halt)(void);
 	/* Bits to OR into every private (encrypted) mapping: the C-bit on SNP, else 0. */
 	u64 private_pte_bits;
+	/*
+	 * Memory the platform's firmware may still be using although its map may call it
+	 * free, kept out of use if the map does ([start, end); empty when start == end).
+	 */
+	u64 firmware_hold_start, firmware_hold_end;
+	const char *firmware_hold_why;
 	struct platform_counter *counters;
 	unsigned ncounters;
 };

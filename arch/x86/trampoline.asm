@@ -155,8 +155,9 @@ tramp_wakeup64:
 	mov rax, [rel tramp_data + D_KERNEL_CR3]
 	mov cr3, rax
 	mov rsp, [rsi + 8]
-	; Our code segment from our GDT (the firmware's selectors differ: TDVF's 64-bit code
-	; is 0x10), then our data segments.
+	; Our code segment from our GDT (the firmware's selectors may differ: TDVF's mailbox
+	; GDT has its 64-bit code at 0x10, and an AP woken from its loop may still run on
+	; its SEC-phase selectors), then our data segments.
 	push qword CODE64
 	lea rax, [rel .cs_loaded]
 	push rax

@@ -80,7 +80,7 @@ static void install_cc_blob(EFI_SYSTEM_TABLE *st)
 		memcpy(secrets + SECRETS_OFF_SVSM_SIZE, &svsm_size, sizeof(svsm_size));
 		memcpy(secrets + SECRETS_OFF_SVSM_CAA, &caa, sizeof(caa));
 		memcpy(secrets + SECRETS_OFF_SVSM_MAX_VERSION, &max_version, sizeof(max_version));
-		secrets[SECRETS_OFF_SVSM_GUEST_VMPL] = EMU_SVSM_GUEST_VMPL;
+		secrets[SECRETS_OFF_SVSM_GUEST_VMPL] = (u8)emu.guest_vmpl;
 		emu.svsm_caa = caa;
 	}
 	if (EFI_ERROR(st->BootServices->InstallConfigurationTable(&guid, blob)))

@@ -26,10 +26,6 @@
 /* Real mode reaches only the first MiB: the STARTUP IPI's vector is a page number there. */
 #define SIPI_MAX_ADDRESS 0x9ffff
 #define BELOW_4G 0xffffffffULL
-/* 2 MiB page-table entries: present, writable, page size. */
-#define PTE_P 1ULL
-#define PTE_W 2ULL
-#define PTE_PS 0x80ULL
 /* TDVF's mailbox GDT (TdxAcpiTable.c mGdtEntries): null, 32-bit code, 64-bit code, data, null. */
 static const u64 tdvf_gdt[] = {
 	0, 0x00cf9b000000ffffULL, 0x00af9b000000ffffULL, 0x00cf93000000ffffULL, 0,
@@ -67,8 +63,6 @@ static bool alloc(EFI_SYSTEM_TABLE *st, EFI_MEMORY_TYPE type, u64 max, u64 pages
 /* The loop area's GDT and identity tables (4 GiB in 2 MiB pages, as TDVF's SEC tables). */
 static void build_loop_area(u64 area)
 {
-	u64 *pml4 = (u64 *)(uintptr_t)(area + TDVF_PAGE_PML4 * PAGE_SIZE);
-	u64 *pdpt = (u64 *)(uintptr_t)(area + TDVF_PAGE_PDPT * PAGE_SIZE);
 	u8 *gdt = (u8 *)(uintptr_t)(area + TDVF_PAGE_GDT * PAGE_SIZE);
 	u16 limit = sizeof(tdvf_gdt) - 1;
 	u64 base = (u64)(uintptr_t)(gdt + 16);
@@ -77,14 +71,7 @@ static void build_loop_area(u64 area)
 	memcpy(gdt, &limit, sizeof(limit));
 	memcpy(gdt + 2, &base, sizeof(base));
 	memcpy(gdt + 16, tdvf_gdt, sizeof(tdvf_gdt));
-	pml4[0] = (area + TDVF_PAGE_PDPT * PAGE_SIZE) | PTE_P | PTE_W;
-	for (u64 g = 0; g < 4; g++) {
-		u64 *pd = (u64 *)(uintptr_t)(area + (TDVF_PAGE_PD + g) * PAGE_SIZE);
-
-		pdpt[g] = (u64)(uintptr_t)pd | PTE_P | PTE_W;
-		for (u64 j = 0; j < 512; j++)
-			pd[j] = (g * GiB + j * 2 * MiB) | PTE_P | PTE_W | PTE_PS;
-	}
+	emu_tdvf_identity_tables(area + TDVF_PAGE_PML4 * PAGE_SIZE);
 }
 
 /* Point the XSDT entry that names old_madt at new_madt. */

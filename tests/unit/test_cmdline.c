@@ -125,7 +125,12 @@ TEST(cmdline_emu_svsm)
 	EXPECT_EQ(c.emu_svsm, EMU_SVSM_PRESENT);
 	parse("emu_svsm=absent", &c, true);
 	EXPECT_EQ(c.emu_svsm, EMU_SVSM_ABSENT);
+	EXPECT_EQ(c.emu_svsm_vmpl, 1);
 	parse("emu_svsm=2", &c, true);
+	EXPECT_EQ(reports, 0);
+	EXPECT_EQ(c.emu_svsm, EMU_SVSM_PRESENT);
+	EXPECT_EQ(c.emu_svsm_vmpl, 2);
+	parse("emu_svsm=3", &c, true);
 	EXPECT_EQ(reports, 1);
 	EXPECT_EQ(c.emu_svsm, EMU_SVSM_NONE);
 	parse("emu_svsm=1", &c, false);

@@ -101,8 +101,8 @@ TEST(faults_parse_all_kinds)
 	EXPECT_EQ(fs.f[2].kind, FAULT_AP_CREATE_LOST);
 	EXPECT_EQ(fs.f[2].count, 1);
 	EXPECT(emu_faults_parse("ap_destroy_refused:2,ap_destroy_malformed,rmpadjust_vmsa_fail,"
-				"rmpadjust_unvmsa_fail:3", &fs, err, sizeof(err)));
-	EXPECT_EQ(fs.n, 4);
+				"rmpadjust_unvmsa_fail:3,ap_create_late:2", &fs, err, sizeof(err)));
+	EXPECT_EQ(fs.n, 5);
 	EXPECT_EQ(fs.f[0].kind, FAULT_AP_DESTROY_REFUSED);
 	EXPECT_EQ(fs.f[0].count, 2);
 	EXPECT_EQ(fs.f[1].kind, FAULT_AP_DESTROY_MALFORMED);
@@ -110,6 +110,8 @@ TEST(faults_parse_all_kinds)
 	EXPECT_EQ(fs.f[2].count, 1);
 	EXPECT_EQ(fs.f[3].kind, FAULT_RMPADJUST_UNVMSA_FAIL);
 	EXPECT_EQ(fs.f[3].count, 3);
+	EXPECT_EQ(fs.f[4].kind, FAULT_AP_CREATE_LATE);
+	EXPECT_EQ(fs.f[4].count, 2);
 	EXPECT(!emu_faults_parse("ap_destroy_malformed:2", &fs, err, sizeof(err)));
 	EXPECT(emu_faults_parse("mailbox_ignore@2,no_mp_wakeup,mp_wakeup_bad_mailbox", &fs, err, sizeof(err)));
 	EXPECT_EQ(fs.n, 3);

@@ -102,6 +102,15 @@ TEST(model_tdx_accept_statuses)
 	EXPECT_EQ(code(emu_model_tdx_accept(&m, 4 * MiB | 3)), TDX_OPERAND_INVALID);
 	EXPECT_EQ(code(emu_model_tdx_accept(&m, 10 * MiB | 0x10 | TDX_LEVEL_4K)), TDX_OPERAND_INVALID);
 	EXPECT_EQ(emu_model_tdx_accept(&m, 0 | TDX_LEVEL_1G), TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX));
+	/* Bits 63:52 reserved; the shared bit (47 for GPAW 48) or above: not a private GPA. */
+	EXPECT_EQ(emu_model_tdx_accept(&m, (1ULL << 52) | 4 * MiB | TDX_LEVEL_4K),
+		  TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX));
+	EXPECT_EQ(emu_model_tdx_accept(&m, (1ULL << 63) | 4 * MiB | TDX_LEVEL_4K),
+		  TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX));
+	EXPECT_EQ(emu_model_tdx_accept(&m, (1ULL << 47) | 4 * MiB | TDX_LEVEL_4K),
+		  TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX));
+	EXPECT_EQ(emu_model_tdx_accept(&m, (1ULL << 50) | TDX_LEVEL_2M),
+		  TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX));
 	/* Not RAM, or beyond the model: no SEPT entry, an EPT-violation exit, no status. */
 	EXPECT_EQ(emu_model_tdx_accept(&m, 12 * MiB | TDX_LEVEL_4K), EMU_TDX_EPT_VIOLATION_EXIT);
 	EXPECT_EQ(emu_model_tdx_accept(&m, END | TDX_LEVEL_4K), EMU_TDX_EPT_VIOLATION_EXIT);
@@ -213,20 +222,34 @@ TEST(model_snp_psc)
 	EXPECT_EQ(d.hdr.cur_entry, 4);
 	EXPECT(st(11 * MiB) & EMU_PG_PRIVATE);
 	EXPECT(!(st(11 * MiB) & EMU_PG_ACCEPTED));
-	/* Bad header, reserved entry bits, a misaligned 2M entry, non-RAM. */
-	psc_desc(&d, 2, 16 * MiB, false);
-	d.hdr.cur_entry = 2;
-	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_INVALID_HDR);
+	/* As KVM snp_begin_psc: end_entry >= 253 is a bad header; cur_entry past end_entry
+	 * is nothing to do; a misaligned 2M entry is a bad entry. */
 	psc_desc(&d, 1, 16 * MiB, false);
 	d.hdr.end_entry = PSC_MAX_ENTRIES;
 	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_INVALID_HDR);
-	psc_desc(&d, 1, 16 * MiB, false);
-	d.entries[0] |= 1ULL << 60;
-	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_INVALID_ENTRY);
+	psc_desc(&d, 2, 16 * MiB, false);
+	d.hdr.cur_entry = 2;
+	EXPECT_EQ(emu_model_psc(&m, &d), 0);
+	EXPECT(!(st(16 * MiB) & EMU_PG_PRIVATE));
 	psc_desc(&d, 1, 16 * MiB + PAGE_SIZE, true);
 	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_INVALID_ENTRY);
+	/* Reserved bits 63:57 are not looked at: the entry is converted. */
+	psc_desc(&d, 1, 16 * MiB, false);
+	d.entries[0] |= 1ULL << 60;
+	EXPECT_EQ(emu_model_psc(&m, &d), 0);
+	EXPECT(st(16 * MiB) & EMU_PG_PRIVATE);
+	/* Another operation (3, SMASH): done, nothing changed. */
+	psc_desc(&d, 1, 17 * MiB, false);
+	d.entries[0] = (d.entries[0] & ~(0xfULL << 52)) | (3ULL << 52);
+	EXPECT_EQ(emu_model_psc(&m, &d), 0);
+	EXPECT_EQ(d.hdr.cur_entry, 1);
+	EXPECT(!(st(17 * MiB) & EMU_PG_PRIVATE));
+	/* Not RAM: QEMU has nothing to make private (GENERIC), making it shared is no error. */
 	psc_desc(&d, 1, 12 * MiB, false);
-	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_INVALID_ENTRY);
+	EXPECT_EQ(emu_model_psc(&m, &d), PSC_ERROR_GENERIC);
+	psc_desc(&d, 1, 12 * MiB, false);
+	d.entries[0] = (d.entries[0] & ~(0xfULL << 52)) | (PSC_OP_SHARED << 52);
+	EXPECT_EQ(emu_model_psc(&m, &d), 0);
 }
 
 TEST(model_snp_psc_faults)

@@ -868,6 +868,46 @@ TEST(memmap_find_cases)
 	EXPECT(memmap_find(&mm, 1 * MiB + 4 * KiB) == NULL);
 }
 
+/* memmap_hold: usable memory in the window becomes reserved; nothing else changes. */
+TEST(memmap_hold_splits_usable_ranges_only)
+{
+	map_new(48);
+	add(EFI_CONVENTIONAL_MEMORY, 1 * MiB, pages(15 * MiB));		/* [1 MiB, 16 MiB) */
+	add(EFI_ACPI_MEMORY_NVS, 16 * MiB, 2);
+	add(EFI_CONVENTIONAL_MEMORY, 16 * MiB + 8 * KiB, 4);
+	ASSERT_EQ(parse(), 0);
+	EXPECT_EQ(mm.nranges, 3);
+	/* Inside one range: split in three. */
+	EXPECT_EQ(memmap_hold(&mm, 8 * MiB, 8 * MiB + 0x6000), 0x6000);
+	EXPECT_RANGES({ 1 * MiB, 8 * MiB, RANGE_USABLE }, { 8 * MiB, 8 * MiB + 0x6000, RANGE_RESERVED },
+		      { 8 * MiB + 0x6000, 16 * MiB, RANGE_USABLE }, { 16 * MiB, 16 * MiB + 8 * KiB, RANGE_ACPI },
+		      { 16 * MiB + 8 * KiB, 16 * MiB + 24 * KiB, RANGE_USABLE });
+	EXPECT_EQ(mm.held_bytes, 0x6000);
+	/* Again: already held, nothing more. */
+	EXPECT_EQ(memmap_hold(&mm, 8 * MiB, 8 * MiB + 0x6000), 0);
+	/* Across a non-usable range, and reaching the start and end of ranges: no empty pieces. */
+	EXPECT_EQ(memmap_hold(&mm, 16 * MiB - 4 * KiB, 16 * MiB + 12 * KiB), 8 * KiB);
+	EXPECT_RANGES({ 1 * MiB, 8 * MiB, RANGE_USABLE }, { 8 * MiB, 8 * MiB + 0x6000, RANGE_RESERVED },
+		      { 8 * MiB + 0x6000, 16 * MiB - 4 * KiB, RANGE_USABLE },
+		      { 16 * MiB - 4 * KiB, 16 * MiB, RANGE_RESERVED }, { 16 * MiB, 16 * MiB + 8 * KiB, RANGE_ACPI },
+		      { 16 * MiB + 8 * KiB, 16 * MiB + 12 * KiB, RANGE_RESERVED },
+		      { 16 * MiB + 12 * KiB, 16 * MiB + 24 * KiB, RANGE_USABLE });
+	EXPECT_EQ(mm.held_bytes, 0x6000 + 8 * KiB);
+	/* Outside all memory, or empty: nothing. */
+	EXPECT_EQ(memmap_hold(&mm, 64 * MiB, 65 * MiB), 0);
+	EXPECT_EQ(memmap_hold(&mm, 2 * MiB, 2 * MiB), 0);
+	EXPECT_EQ(mm.nranges, 7);
+
+	/* No room for the extra ranges: left as it is. */
+	map_new(48);
+	add(EFI_CONVENTIONAL_MEMORY, 1 * MiB, pages(15 * MiB));
+	ASSERT_EQ(parse(), 0);
+	mm.cap = mm.nranges + 1;
+	EXPECT_EQ(memmap_hold(&mm, 8 * MiB, 9 * MiB), 0);
+	EXPECT_EQ(memmap_hold(&mm, 1 * MiB, 2 * MiB), 1 * MiB);
+	EXPECT_RANGES({ 1 * MiB, 2 * MiB, RANGE_RESERVED }, { 2 * MiB, 16 * MiB, RANGE_USABLE });
+}
+
 TEST(memmap_names)
 {
 	for (u32 k = 0; k < ANOM_KIND_COUNT; k++)

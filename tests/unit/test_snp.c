@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <string.h>
 #include "arch/x86/sev/snp.h"
+#include "arch/x86/sev/vmsa.h"
 #include "tests/unit/unit.h"
 
 /* ------------------------------------------------------------------ PSC */
@@ -414,6 +415,26 @@ TEST(pvalidate_no_update_and_failures_are_fatal)
 	pv.input_va = GiB;
 	EXPECT(!pvalidate(GiB, GiB + UNIT_SIZE, &st));
 	EXPECT_EQ(fatal_cond, FC_PVALIDATE_FAIL);
+}
+
+/*
+ * The result codes the backend compares against, as public code reads them from the
+ * hardware. The emulator answers with the backend's own constants, so a wrong value
+ * here passes every QEMU case; this test is what catches it (FAIL_PERMISSION was once 3).
+ */
+TEST(pvalidate_and_rmpadjust_result_codes_are_the_published_ones)
+{
+	/* COCONUT-SVSM kernel/src/sev/utils.rs pvalidate and rmp_adjust. */
+	EXPECT_EQ(PVALIDATE_OK, 0);
+	EXPECT_EQ(PVALIDATE_FAIL_INPUT, 1);
+	EXPECT_EQ(PVALIDATE_FAIL_SIZEMISMATCH, 6);
+	EXPECT_EQ(RMPADJUST_OK, 0);
+	EXPECT_EQ(RMPADJUST_FAIL_INPUT, 1);
+	EXPECT_EQ(RMPADJUST_FAIL_PERMISSION, 2);
+	EXPECT_EQ(RMPADJUST_FAIL_SIZEMISMATCH, 6);
+	/* RDX: target VMPL in 7:0, VMSA in bit 16 (utils.rs RMPFlags). */
+	EXPECT_EQ(RMPADJUST_TARGET_VMPL1, 1);
+	EXPECT_EQ(RMPADJUST_VMSA, 1ULL << 16);
 }
 
 TEST(pvalidate_evicts_every_validated_page_once)

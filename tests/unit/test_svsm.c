@@ -15,6 +15,7 @@ static struct {
 	u64 calls, entries_seen, entries_2m, entries_4k;
 	u64 fail_pa, fail_rc;			/* this entry answers fail_rc */
 	unsigned busy;				/* answer BUSY this many times first */
+	unsigned incomplete_every;		/* answer INCOMPLETE after this many entries of a call */
 	u64 whole_rc;				/* != 0: answer this without looking */
 	bool bad_index;				/* report a failure beyond num_entries */
 	bool saw_bad_header;
@@ -41,7 +42,7 @@ static u64 mock_call(struct svsm_pval_req *req)
 		req->cur_index = req->num_entries;
 		return SVSM_PVALIDATE_FAIL_INPUT;
 	}
-	for (; req->cur_index < req->num_entries; req->cur_index++) {
+	for (unsigned done = 0; req->cur_index < req->num_entries; req->cur_index++, done++) {
 		u64 e = req->entries[req->cur_index], pa = SVSM_PVAL_ENTRY_PA(e);
 		bool big = SVSM_PVAL_ENTRY_2M(e);
 		u64 pages = big ? UNIT_SIZE / PAGE_SIZE : 1;
@@ -50,6 +51,8 @@ static u64 mock_call(struct svsm_pval_req *req)
 			return SVSM_ERR_INVALID_PARAMETER;
 		if (pa == svsm.fail_pa && svsm.fail_rc)
 			return svsm.fail_rc;
+		if (svsm.incomplete_every && done == svsm.incomplete_every)
+			return SVSM_ERR_INCOMPLETE;
 		if (big && svsm.small[pa / UNIT_SIZE])
 			return SVSM_PVALIDATE_FAIL_SIZEMISMATCH;
 		for (u64 i = 0; i < pages; i++)
@@ -109,9 +112,9 @@ static u64 valid_pages(u64 start, u64 end)
 
 /*
  * Create vCPU's answer: 0 made the VMSA; BUSY is re-sent; the spec's generic refusals
- * (COCONUT core_create_vcpu answers INVALID_ADDRESS / INVALID_PARAMETER) leave the AP
- * stopped; anything else, protocol-specific codes included (the spec defines none for
- * this call), is malformed.
+ * (COCONUT core_create_vcpu answers INVALID_ADDRESS / INVALID_PARAMETER) and a failed
+ * RMPADJUST passed on above the protocol base (COCONUT protocols/errors.rs) leave the AP
+ * stopped; anything else is malformed.
  */
 TEST(svsm_create_vcpu_answers)
 {
@@ -121,11 +124,16 @@ TEST(svsm_create_vcpu_answers)
 	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_BUSY), SVSM_CREATE_BUSY);
 	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_INVALID_ADDRESS), SVSM_CREATE_REFUSED);
 	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_INVALID_PARAMETER), SVSM_CREATE_REFUSED);
-	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_INCOMPLETE), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_INCOMPLETE), SVSM_CREATE_BUSY);
 	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_INVALID_REQUEST), SVSM_CREATE_REFUSED);
 	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_UNSUPPORTED_CALL), SVSM_CREATE_REFUSED);
 	EXPECT_EQ(svsm_create_vcpu_answer(0x80000008ULL), SVSM_CREATE_MALFORMED);
 	EXPECT_EQ(svsm_create_vcpu_answer(SVSM_ERR_PROTOCOL_BASE), SVSM_CREATE_MALFORMED);
+	EXPECT_EQ(svsm_create_vcpu_answer(0x80001001ULL), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_create_vcpu_answer(0x80001002ULL), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_create_vcpu_answer(0x80001006ULL), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_create_vcpu_answer(0x80001003ULL), SVSM_CREATE_MALFORMED);
+	EXPECT_EQ(svsm_create_vcpu_answer(0x80001010ULL), SVSM_CREATE_MALFORMED);
 	EXPECT_EQ(svsm_create_vcpu_answer(1), SVSM_CREATE_MALFORMED);
 	EXPECT_EQ(svsm_create_vcpu_answer(0x7fffffffULL), SVSM_CREATE_MALFORMED);
 	EXPECT_EQ(svsm_create_vcpu_answer(~0ULL), SVSM_CREATE_MALFORMED);
@@ -134,8 +142,9 @@ TEST(svsm_create_vcpu_answers)
 /*
  * Delete vCPU's answer, judged as Create vCPU's: COCONUT core_delete_vcpu answers
  * INVALID_PARAMETER (not a registered VMSA in use) or INVALID_ADDRESS (RMP change
- * failed), an SVSM without the call UNSUPPORTED_CALL; BUSY is re-sent; nothing else is
- * an answer the spec allows.
+ * failed), an SVSM without the call UNSUPPORTED_CALL; BUSY is re-sent; an RMPADJUST
+ * failure passed on is a refusal as for Create vCPU; nothing else is an answer the spec
+ * allows.
  */
 TEST(svsm_delete_vcpu_answers)
 {
@@ -147,7 +156,8 @@ TEST(svsm_delete_vcpu_answers)
 	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_INVALID_ADDRESS), SVSM_CREATE_REFUSED);
 	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_UNSUPPORTED_CALL), SVSM_CREATE_REFUSED);
 	EXPECT_EQ(svsm_delete_vcpu_answer(0x80000099ULL), SVSM_CREATE_MALFORMED);
-	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_PROTOCOL_BASE + 1), SVSM_CREATE_MALFORMED);
+	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_PROTOCOL_BASE + 1), SVSM_CREATE_REFUSED);
+	EXPECT_EQ(svsm_delete_vcpu_answer(SVSM_ERR_PROTOCOL_BASE + 4), SVSM_CREATE_MALFORMED);
 	EXPECT_EQ(svsm_delete_vcpu_answer(2), SVSM_CREATE_MALFORMED);
 }
 
@@ -287,7 +297,7 @@ TEST(svsm_refusals_and_protocol_breaks_are_fatal)
 {
 	static const u64 refusals[] = { SVSM_ERR_UNSUPPORTED_PROTOCOL, SVSM_ERR_UNSUPPORTED_CALL,
 					SVSM_ERR_INVALID_ADDRESS, SVSM_ERR_INVALID_PARAMETER,
-					SVSM_ERR_INVALID_REQUEST, SVSM_ERR_INCOMPLETE, 0x1234 };
+					SVSM_ERR_INVALID_REQUEST, 0x1234 };
 	struct svsm_pval_stats st;
 
 	for (unsigned i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
@@ -315,4 +325,28 @@ TEST(svsm_busy_is_retried_within_a_bound)
 	svsm.busy = 100000;
 	EXPECT(!run(1 * GiB, 1 * GiB + UNIT_SIZE, true, &st));
 	EXPECT_EQ(fatal_cond, FC_ACCEPT_RETRIES);
+	/* INCOMPLETE without progress, for ever: bounded as BUSY. */
+	reset();
+	svsm.whole_rc = SVSM_ERR_INCOMPLETE;
+	EXPECT(!run(1 * GiB, 1 * GiB + UNIT_SIZE, true, &st));
+	EXPECT_EQ(fatal_cond, FC_ACCEPT_RETRIES);
+}
+
+/*
+ * INCOMPLETE after some entries: call again from cur_index (Linux
+ * svsm_process_result_codes: -EAGAIN). Every page ends validated and evicted once, and
+ * calls that made progress do not count against the retry bound.
+ */
+TEST(svsm_incomplete_is_resumed_from_cur_index)
+{
+	struct svsm_pval_stats st;
+
+	reset();
+	svsm.incomplete_every = 3;
+	ASSERT(run(1 * GiB, 1 * GiB + 200 * UNIT_SIZE + 5 * PAGE_SIZE, true, &st));
+	EXPECT_EQ(valid_pages(1 * GiB, 1 * GiB + 200 * UNIT_SIZE + 5 * PAGE_SIZE), 200 * 512 + 5);
+	EXPECT_EQ(svsm.evicted, 200 * 512 + 5);
+	EXPECT_EQ(svsm.entries_seen, 205);
+	/* 205 entries, 3 per call, so 69 calls (far more than the 64 allowed without progress). */
+	EXPECT_EQ(st.calls, 69);
 }

@@ -264,6 +264,24 @@ TEST(tdx_fatal_message_is_cut_at_64_bytes_and_packed_like_qemu)
 	EXPECT(strcmp(msg, "01234567XXXXXXXX") == 0);
 }
 
+TEST(tdx_pending_ve_policy)
+{
+	const u64 SVD = TDX_ATTR_SEPT_VE_DISABLE, DBG = TDX_ATTR_DEBUG, FLEX = TDCS_CONFIG_FLEXIBLE_PENDING_VE;
+	const u64 OFF = TD_CTLS_PENDING_VE_DISABLE;
+
+	/* Without FLEXIBLE_PENDING_VE the attribute decides, TD_CTLS is not looked at. */
+	EXPECT_EQ(tdx_pending_ve_action(SVD, 0, 0), TDX_VE_OFF);
+	EXPECT_EQ(tdx_pending_ve_action(0, 0, OFF), TDX_VE_FATAL);
+	EXPECT_EQ(tdx_pending_ve_action(DBG, 0, 0), TDX_VE_WARN);
+	EXPECT_EQ(tdx_pending_ve_action(0, 1ULL << 2, 0), TDX_VE_FATAL);	/* NO_RBP_MOD only, as KVM */
+	/* With it, TD_CTLS decides, whatever the attribute says. */
+	EXPECT_EQ(tdx_pending_ve_action(SVD, FLEX, OFF), TDX_VE_OFF);
+	EXPECT_EQ(tdx_pending_ve_action(0, FLEX, OFF), TDX_VE_OFF);
+	EXPECT_EQ(tdx_pending_ve_action(0, FLEX, 0), TDX_VE_TURN_OFF);
+	EXPECT_EQ(tdx_pending_ve_action(SVD, FLEX, 0), TDX_VE_TURN_OFF);	/* turned on before us */
+	EXPECT_EQ(tdx_pending_ve_action(DBG, FLEX, 0), TDX_VE_WARN);
+}
+
 TEST(tdx_attributes_policy)
 {
 	bool warn;

@@ -144,6 +144,12 @@ TEST(ap_create_answers)
 	EXPECT_EQ(snp_ap_answer(2, 0), SNP_AP_ANSWER_MALFORMED);
 	EXPECT_EQ(snp_ap_answer(2, 0x99), SNP_AP_ANSWER_MALFORMED);
 	EXPECT_EQ(snp_ap_answer(1, 0), SNP_AP_ANSWER_MALFORMED);
+	/* 1: an exception to raise (EVENTINJ): a valid #GP or #UD, type exception, is a no. */
+	EXPECT_EQ(snp_ap_answer(1, 0x80000b0dULL), SNP_AP_ANSWER_REFUSED);	/* #GP, error code valid */
+	EXPECT_EQ(snp_ap_answer(1, 0x80000306ULL), SNP_AP_ANSWER_REFUSED);	/* #UD */
+	EXPECT_EQ(snp_ap_answer(1, 0x0000030dULL), SNP_AP_ANSWER_MALFORMED);	/* not valid */
+	EXPECT_EQ(snp_ap_answer(1, 0x8000000dULL), SNP_AP_ANSWER_MALFORMED);	/* type: interrupt */
+	EXPECT_EQ(snp_ap_answer(1, 0x8000030eULL), SNP_AP_ANSWER_MALFORMED);	/* #PF */
 	EXPECT_EQ(snp_ap_answer(3, GHCB_ERR_INVALID_INPUT), SNP_AP_ANSWER_MALFORMED);
 	EXPECT_EQ(snp_ap_answer(0x100000000ULL, 0), SNP_AP_ANSWER_MALFORMED);
 }

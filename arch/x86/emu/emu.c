@@ -148,6 +148,7 @@ void boot_emulator_select(struct boot_info *bi)
 		emu.mode = EMU_OBSERVE;
 	if (emu.mode == EMU_SNP)
 		emu.svsm = bi->config.emu_svsm;
+	emu.guest_vmpl = emu.svsm == EMU_SVSM_NONE ? 0 : bi->config.emu_svsm_vmpl == 2 ? 2 : 1;
 }
 
 bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
@@ -442,6 +443,8 @@ void emu_report(void)
 		ev_u64(counters[i].name, counters[i].count);
 	if (emu.mode == EMU_SNP)
 		report_vmsas();
+	if (emu.mode == EMU_TDX)
+		emu_tdvf_report();
 	/* How often each injected fault fired: a test can tell that it took effect. */
 	ev_arr_begin("faults");
 	for (unsigned i = 0; i < emu.faults.n; i++) {

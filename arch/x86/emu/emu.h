@@ -34,9 +34,6 @@ enum emu_mode {
 /* SEV_STATUS (AMD APM vol. 2, 15.34.10): SEV, SEV-ES and SEV-SNP active, no other features. */
 #define EMU_SEV_STATUS 0x7ULL
 
-/* The VMPL the guest plays with emu_svsm=1 or absent (the SVSM, if any, has VMPL0). */
-#define EMU_SVSM_GUEST_VMPL 1
-
 /* The model covers RAM below this; larger guests are not emulated (host memory). */
 #define EMU_MODEL_LIMIT (64 * GiB)
 
@@ -50,9 +47,13 @@ struct emu_vcpu {
 	/* SNP: the GHCB MSR's current value and this vCPU's registered GHCB. */
 	u64 ghcb_msr;
 	u64 ghcb_gpa;
-	/* SNP AP Creation: the VMSA it was given (0: none) and whether it runs one. */
+	/*
+	 * SNP AP Creation: the VMSA it was given (0: none), whether it runs one, and
+	 * (ap_create_late) whether the host runs it only when its AP Destroy arrives.
+	 */
 	u64 vmsa_gpa;
 	bool running;
+	bool start_at_destroy;
 	/*
 	 * emu_svsm=1: the guest VMSA and calling area the SVSM's Create vCPU registered for
 	 * this vCPU (0: none; the boot vCPU uses the secrets page's calling area).
@@ -82,8 +83,13 @@ struct emu_state {
 		u32 reason, len;
 		u64 qual, gla, gpa;
 	} ve[MAX_CPUS];
-	/* SNP below VMPL0 (emu_svsm=): enum emu_svsm_kind (at EMU_SVSM_GUEST_VMPL), the calling area. */
+	/*
+	 * SNP below VMPL0 (emu_svsm=): enum emu_svsm_kind, the VMPL the guest plays (1, or 2
+	 * with emu_svsm=2, as COCONUT-SVSM runs its guest: kernel/src/types.rs GUEST_VMPL;
+	 * 0 without emu_svsm; the SVSM, if any, has VMPL0), the calling area.
+	 */
 	u32 svsm;
+	u32 guest_vmpl;
 	u64 svsm_caa;
 };
 

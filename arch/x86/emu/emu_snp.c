@@ -89,7 +89,7 @@ void emu_snp_pvalidate(struct trap_frame *f)
 	 */
 	if (emu.svsm != EMU_SVSM_NONE) {
 		emu_unlock_if_mine();
-		kprintf("emu: PVALIDATE of %#llx at VMPL1\n", f->rax);
+		kprintf("emu: PVALIDATE of %#llx at VMPL%u\n", f->rax, emu.guest_vmpl);
 		emu_host_stops_guest(0, "PVALIDATE below VMPL0 (the guest must ask its SVSM)");
 	}
 	if (!walk(f->rax, &w)) {
@@ -114,9 +114,9 @@ void emu_snp_pvalidate(struct trap_frame *f)
 }
 
 /*
- * RMPADJUST (AMD APM vol. 3): the guest plays VMPL0 unless emu_svsm= says VMPL1, and
- * a VMPL1 guest may not change the permissions of VMPL1 or below-numbered levels:
- * FAIL_PERMISSION. At VMPL0 the model does not track VMPL permissions (nothing in
+ * RMPADJUST (AMD APM vol. 3): the guest plays VMPL0 unless emu_svsm= says VMPL1 or 2,
+ * and a guest below VMPL0 may not change the permissions of its own or a lower-numbered
+ * (more privileged) level: FAIL_PERMISSION. At VMPL0 the model does not track VMPL permissions (nothing in
  * memaccept runs at another VMPL), so the change itself is not recorded. The operand
  * is walked as for PVALIDATE: an unmapped or shared VA is a guest bug.
  */
@@ -131,7 +131,7 @@ void emu_snp_rmpadjust(struct trap_frame *f)
 		kprintf("emu: RMPADJUST of %#llx, not mapped private\n", f->rax);
 		emu_host_stops_guest(0, "RMPADJUST of an address not mapped private");
 	}
-	bool may = emu.svsm == EMU_SVSM_NONE || target > EMU_SVSM_GUEST_VMPL;
+	bool may = target > emu.guest_vmpl;
 
 	f->rax = may ? RMPADJUST_OK : RMPADJUST_FAIL_PERMISSION;
 	/*
@@ -235,6 +235,7 @@ static void msr_protocol(u64 v)
 		return;
 	}
 	case GHCB_MSR_REG_GPA_REQ:
+		emu_count("msr_ghcb_register");
 		emu_self()->ghcb_gpa = gfn << PAGE_SHIFT;
 		emu_self()->ghcb_msr = GHCB_MSR_REG_GPA_RESP | emu_self()->ghcb_gpa;
 		return;
@@ -444,8 +445,8 @@ static const char *vmsa_invalid(const struct sev_vmsa *v)
 		return "not a 64-bit start state (the emulator starts vCPUs in 64-bit mode only)";
 	if (v->sev_features != EMU_SEV_STATUS >> SEV_STATUS_FEATURES_SHIFT)
 		return "SEV features other than the guest's";
-	/* The VMPL it runs at: the guest's (0, or EMU_SVSM_GUEST_VMPL under the SVSM). */
-	if (v->vmpl != (emu.svsm == EMU_SVSM_PRESENT ? EMU_SVSM_GUEST_VMPL : 0))
+	/* The VMPL it runs at: the guest's (0, or its VMPL under the SVSM). */
+	if (v->vmpl != emu.guest_vmpl)
 		return "VMSA.VMPL is not the guest's VMPL";
 	return NULL;
 }
@@ -573,6 +574,39 @@ static void ap_run(u32 apic_id, struct emu_vcpu *t)
 	emu_count("ap_started");
 }
 
+/* How long a vCPU that ap_create_late starts at its AP Destroy runs before the destroy. */
+#define LATE_AP_RUN_NS (50 * 1000 * 1000ULL)
+
+/*
+ * AP Destroy as KVM carries it out (sev_snp_ap_creation, request 2): it forgets the
+ * target's VMSA and kicks the target with KVM_REQ_UPDATE_PROTECTED_GUEST_STATE; at its
+ * next entry the target takes the update (sev_snp_init_protected_guest_state), is marked
+ * KVM_MP_STATE_HALTED, "offline and not runnable", and without a new VMSA stays so. Here
+ * QEMU's vCPU gets an INIT, which leaves it waiting for a SIPI: it runs nothing more
+ * until an AP Creation starts it again (vmrun_start). Like KVM's kick, the INIT is not
+ * waited for. Not modelled: a vCPU destroying itself.
+ */
+static void ap_destroy(u32 apic_id, struct emu_vcpu *t)
+{
+	if (t->start_at_destroy) {
+		t->start_at_destroy = false;
+		ap_run(apic_id, t);
+		/* Without the emulator's lock, so that the AP's own exits are served meanwhile. */
+		emu_snp_unlock();
+		vmrun_delay(LATE_AP_RUN_NS);
+		emu_snp_lock();
+	}
+	if (t->running) {
+		if (t == emu_self())
+			emu_host_stops_guest(apic_id, "AP Destroy of the vCPU that asks: not modelled");
+		apic_send_init(apic_id);
+		__atomic_store_n(&t->running, false, __ATOMIC_RELEASE);
+		emu_count("ap_destroy_halted");
+	}
+	t->vmsa_gpa = 0;
+	emu_count("ap_destroy");
+}
+
 /* KVM's refusal (sev_handle_vmgexit: SW_EXITINFO1 = 2, SW_EXITINFO2 = invalid input). */
 static void ap_refuse(u8 *g, const char *counter)
 {
@@ -586,7 +620,7 @@ static void ap_refuse(u8 *g, const char *counter)
  * equal to the VM's SEV features, a page-aligned, legal GPA that is not 2 MiB aligned
  * (the VMSA erratum); destroy forgets the VMSA; any other request is refused.
  *
- * Under the SVSM (emu_svsm=1) the guest at VMPL1 names the VMPL in SW_EXITINFO1 19:16
+ * Under the SVSM (emu_svsm=1 or 2) the guest at VMPL1 or 2 names the VMPL in SW_EXITINFO1 19:16
  * (Linux vmgexit_ap_control: snp_vmpl << 16). Upstream KVM reads all of 31:0 as the
  * request and so refuses such a request; this host follows the VMPL-aware KVM posted as
  * "KVM planes" (patch 57/60 of the series of June 2026, "kvm: sev: Allow for VMPL level
@@ -594,8 +628,8 @@ static void ap_refuse(u8 *g, const char *counter)
  * is 31:0 without those bits): a VMPL of 4 or more is invalid input, and VMPL0 may only
  * be named from VMPL0. That series then runs the VMSA the request names on the target
  * vCPU's plane for that VMPL and checks no more; a page that is no VMSA fails at VMRUN
- * (ap_vmrun_check). Not modelled: VMPL 2 and 3 (the series asks user space to create
- * those planes; here they are refused), destroy of a running vCPU (VM stopped).
+ * (ap_vmrun_check). Only the guest's own plane is modelled: any other VMPL from 1 to 3
+ * is refused here (the series asks user space to create that plane).
  */
 static void ap_creation(u8 *g, struct exit_regs *r)
 {
@@ -629,11 +663,11 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 		refused = "ap_create_bad_vmsa_gpa";
 	else if (req != SNP_AP_DESTROY && IS_ALIGNED(gpa, UNIT_SIZE))
 		refused = "ap_create_vmsa_2m_aligned";
-	else if (svsm && vmpl < EMU_SVSM_GUEST_VMPL)
-		refused = "ap_create_vmpl0_from_vmpl1";
+	else if (svsm && vmpl == 0)
+		refused = "ap_create_vmpl0_from_below";
 	else if (svsm && vmpl >= 4)
 		refused = "ap_create_bad_vmpl";
-	else if (svsm && vmpl != EMU_SVSM_GUEST_VMPL)
+	else if (svsm && vmpl != emu.guest_vmpl)
 		refused = "ap_create_no_such_plane";
 	if (refused) {
 		ap_refuse(g, refused);
@@ -641,13 +675,11 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 	}
 	t = &emu.vcpu[apic_id];
 	if (req == SNP_AP_DESTROY) {
-		if (t->running)
-			emu_host_stops_guest(apic_id, "AP Destroy of a running vCPU: not modelled");
-		t->vmsa_gpa = 0;
-		emu_count("ap_destroy");
+		ap_destroy(apic_id, t);
 		return;
 	}
 	t->vmsa_gpa = gpa;
+	t->start_at_destroy = false;
 	/* Create on INIT waits for an INIT, which the emulator does not deliver (emu_guest_ipi). */
 	if (req == SNP_AP_CREATE_ON_INIT) {
 		emu_count("ap_create_on_init");
@@ -656,6 +688,12 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 	/* ap_create_lost: accepted and recorded, but this host never runs the vCPU. */
 	if (emu_fault_take(&emu.faults, FAULT_AP_CREATE_LOST, 0, 0)) {
 		emu_count("ap_create_lost_fault");
+		return;
+	}
+	/* ap_create_late: ... and runs it only when its AP Destroy arrives. */
+	if (emu_fault_take(&emu.faults, FAULT_AP_CREATE_LATE, 0, 0)) {
+		emu_count("ap_create_late_fault");
+		t->start_at_destroy = true;
 		return;
 	}
 	ap_run(apic_id, t);

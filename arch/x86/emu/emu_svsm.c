@@ -126,7 +126,7 @@ static u64 core_create_vcpu(const struct trap_frame *f)
 		emu_count("svsm_create_vcpu_unknown_apic_id");
 		return SVSM_ERR_INVALID_PARAMETER;
 	}
-	if (v->vmpl != EMU_SVSM_GUEST_VMPL || !(v->efer & EFER_SVME) ||
+	if (v->vmpl != emu.guest_vmpl || !(v->efer & EFER_SVME) ||
 	    v->sev_features != EMU_SEV_STATUS >> SEV_STATUS_FEATURES_SHIFT) {
 		emu_count("svsm_create_vcpu_bad_vmsa");
 		return SVSM_ERR_INVALID_PARAMETER;

@@ -5,9 +5,12 @@
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/emu/tdvf.h"
 #include "arch/x86/emu_hooks.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/smp.h"
+#include "arch/x86/tdx/tdx.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
+#include "drivers/event.h"
 #include "include/mp_wakeup.h"
 #include "lib/string.h"
 
@@ -132,6 +135,55 @@ static void delay_ns(u64 ns)
 }
 
 /*
+ * emu_fault=tdvf_old_ap_tables: TDVF before edk2-stable202411 ran its waiting APs on its
+ * SEC page tables, PcdOvmfSecPageTablesBase 0x800000, 0x6000 bytes, in memory its map
+ * reported usable (arch/x86/tdx/tdx.h). Here: the same identity map as the loop area's
+ * (PML4, PDPT, four PDs: six pages) built there, after ExitBootServices, where OVMF's map
+ * also calls it usable; a checksum taken now tells at the end whether the OS left it alone.
+ */
+#define OLD_TABLES TDVF_SEC_PAGE_TABLES
+#define OLD_TABLES_SIZE TDVF_SEC_PAGE_TABLES_SIZE
+
+static u64 old_tables_sum(void)
+{
+	const u64 *p = (const u64 *)(uintptr_t)OLD_TABLES;
+	u64 h = 14695981039346656037ULL;	/* FNV-1a over the words */
+
+	/* Without the accessed and dirty bits, which the APs' own walks set. */
+	for (u64 i = 0; i < OLD_TABLES_SIZE / 8; i++)
+		h = (h ^ (p[i] & ~(PTE_A | PTE_D))) * 1099511628211ULL;
+	return h | 1;
+}
+
+void emu_tdvf_identity_tables(u64 base)
+{
+	u64 *pml4 = (u64 *)(uintptr_t)base, *pdpt = pml4 + 512;
+
+	memset(pml4, 0, 6 * PAGE_SIZE);
+	pml4[0] = (u64)(uintptr_t)pdpt | PTE_P | PTE_W;
+	for (u64 g = 0; g < 4; g++) {
+		u64 *pd = pml4 + (2 + g) * 512;
+
+		pdpt[g] = (u64)(uintptr_t)pd | PTE_P | PTE_W;
+		for (u64 j = 0; j < 512; j++)
+			pd[j] = (g * GiB + j * 2 * MiB) | PTE_P | PTE_W | PTE_PS;
+	}
+}
+
+static u32 build_old_tables(void)
+{
+	emu_tdvf_identity_tables(OLD_TABLES);
+	emu_tdvf.old_tables_sum = old_tables_sum();
+	return (u32)OLD_TABLES;
+}
+
+void emu_tdvf_report(void)
+{
+	if (emu_tdvf.old_tables_sum)
+		ev_u64("tdvf_old_tables_intact", old_tables_sum() == emu_tdvf.old_tables_sum);
+}
+
+/*
  * On a real TD the APs are in TDVF's loop before the OS runs. Under QEMU they sit in
  * OVMF's own AP loop (OVMF parks them again at ExitBootServices), so the emulator, in the
  * role of the firmware, starts them with INIT-SIPI-SIPI into the trampoline copied to
@@ -156,6 +208,8 @@ void emu_tdvf_start_aps(void)
 		kprintf("emu: no local APIC; the emulated firmware's APs stay where they are\n");
 		return;
 	}
+	if (emu_fault_take(&emu.faults, FAULT_TDVF_OLD_AP_TABLES, 0, 0))
+		pml4 = build_old_tables();
 	for (unsigned i = 0; i < emu_tdvf.naps; i++) {
 		stacks[i] = emu_tdvf.area + (TDVF_PAGE_STACKS + i + 1) * PAGE_SIZE;
 		args[i] = 0;

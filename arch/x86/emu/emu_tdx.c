@@ -10,7 +10,6 @@
 #include "lib/string.h"
 
 /* What the model tells the guest about itself. */
-#define EMU_TDX_GPAW 48
 /* TDG.VP.VMCALL statuses in R10 (GHCI; Linux arch/x86/include/asm/shared/tdx.h). */
 #define TDVMCALL_STATUS_INVALID_OPERAND 0x8000000000000000ULL
 #define TDVMCALL_STATUS_SUBFUNC_UNSUPPORTED 0x8000000000000003ULL
@@ -76,14 +75,14 @@ static struct tdx_regs vmm_view(const struct trap_frame *f)
 	return r;
 }
 
-/* KVM tdx_emulate_io (Linux arch/x86/kvm/vmx/tdx.c): sizes 1, 2, 4, else INVALID_OPERAND;
- * any non-zero R13 is a write. */
+/* KVM tdx_emulate_io (Linux arch/x86/kvm/vmx/tdx.c): R13 (direction) 0 or 1 and sizes
+ * 1, 2, 4, else INVALID_OPERAND; 1 is a write. */
 static void vmm_io(struct trap_frame *f, const struct tdx_regs *v)
 {
 	int size = (int)v->r12;
 	u16 port = (u16)v->r14;
 
-	if (size != 1 && size != 2 && size != 4) {
+	if ((v->r13 != 0 && v->r13 != 1) || (size != 1 && size != 2 && size != 4)) {
 		f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
 		return;
 	}
@@ -143,7 +142,7 @@ static __noreturn void vmm_fatal(const struct tdx_regs *v)
 /* The VMM's side of TDG.VP.VMCALL (GHCI specification; KVM handle_tdvmcall). */
 static void vmcall(struct trap_frame *f)
 {
-	/* RCX bits 0, 1, 4 and 63:32 must be 0, or the module refuses the call. */
+	/* RCX bits 0, 1, 4, 5 (NO_RBP_MOD) and 63:32 must be 0, or the module refuses the call. */
 	if (f->rcx & TDVMCALL_MASK_FORBIDDEN) {
 		emu_count("tdvmcall_bad_mask");
 		f->rax = TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX);
@@ -198,6 +197,72 @@ static void vmcall(struct trap_frame *f)
 	}
 }
 
+/* The TD's attributes as TDG.VP.INFO reports them. */
+static u64 td_attributes(void)
+{
+	return (emu_fault_find(&emu.faults, FAULT_NO_SEPT_VE_DISABLE, 0, 0) ? 0 : TDX_ATTR_SEPT_VE_DISABLE) |
+	       (emu_fault_find(&emu.faults, FAULT_DEBUG_TD, 0, 0) ? TDX_ATTR_DEBUG : 0);
+}
+
+/* Metadata status codes (tdx-module include/auto_gen/tdx_error_codes_defs.h). */
+#define TDX_METADATA_FIELD_ID_INCORRECT 0xC0000C00u
+#define TDX_METADATA_FIELD_NOT_WRITABLE 0xC0000C01u
+/* KVM's setup_tdparams sets NO_RBP_MOD (bit 2), and MAX_GPAW only for a 52-bit GPA width. */
+#define CONFIG_NO_RBP_MOD (1ULL << 2)
+
+/*
+ * TDG.VM.RD / TDG.VM.WR of the two fields memaccept uses (tdx-module tdg_vm_rd_wr.c):
+ * R8 is 0 on any failure; RCX (the VM ID) must be 0; bit 63 of the field ID is ignored
+ * (Linux uses 0x1110..., the 1.5 ABI tables 0x9110...: both are valid). CONFIG_FLAGS:
+ * NO_RBP_MOD as KVM sets it, FLEXIBLE_PENDING_VE with emu_fault=flexible_pending_ve;
+ * read-only. TD_CTLS starts as the SEPT_VE_DISABLE attribute (tdh_mng_init.c); the guest
+ * may write PENDING_VE_DISABLE only under FLEXIBLE_PENDING_VE (a write that changes no
+ * writable bit is FIELD_NOT_WRITABLE, as md_write_element answers a zero combined mask);
+ * the old value comes back in R8. Other fields: FIELD_ID_INCORRECT.
+ */
+static u64 td_ctls;
+static bool td_ctls_set;
+
+static void vm_rd_wr(struct trap_frame *f, bool write)
+{
+	u64 field = f->rdx & ~(1ULL << 63), wr_mask = 0, *value = NULL, cfg;
+	bool flexible = emu_fault_find(&emu.faults, FAULT_FLEXIBLE_PENDING_VE, 0, 0);
+
+	emu_count(write ? "tdcall_vm_wr" : "tdcall_vm_rd");
+	cfg = CONFIG_NO_RBP_MOD | (flexible ? TDCS_CONFIG_FLEXIBLE_PENDING_VE : 0);
+	if (!td_ctls_set) {
+		td_ctls = td_attributes() & TDX_ATTR_SEPT_VE_DISABLE ? TD_CTLS_PENDING_VE_DISABLE : 0;
+		td_ctls_set = true;
+	}
+	if (f->rcx) {
+		f->r8 = 0;
+		f->rax = TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX);
+		return;
+	}
+	if (field == (TDCS_CONFIG_FLAGS & ~(1ULL << 63))) {
+		value = &cfg;
+	} else if (field == (TDCS_TD_CTLS & ~(1ULL << 63))) {
+		value = &td_ctls;
+		wr_mask = flexible ? TD_CTLS_PENDING_VE_DISABLE : 0;
+	}
+	if (!value) {
+		f->r8 = 0;
+		f->rax = TDX_STATUS(TDX_METADATA_FIELD_ID_INCORRECT, 0);
+		return;
+	}
+	if (write && !(wr_mask & f->r9)) {
+		f->r8 = 0;
+		f->rax = TDX_STATUS(TDX_METADATA_FIELD_NOT_WRITABLE, 0);
+		return;
+	}
+	u64 old = *value;
+
+	if (write)
+		*value = (old & ~(wr_mask & f->r9)) | (f->r8 & wr_mask & f->r9);
+	f->r8 = old;
+	f->rax = 0;
+}
+
 void emu_tdx_tdcall(struct trap_frame *f)
 {
 	switch (f->rax) {
@@ -209,13 +274,12 @@ void emu_tdx_tdcall(struct trap_frame *f)
 		emu_count("tdcall_vp_info");
 		f->rax = 0;
 		f->rcx = EMU_TDX_GPAW;
-		f->rdx = (emu_fault_find(&emu.faults, FAULT_NO_SEPT_VE_DISABLE, 0, 0) ? 0
-									   : TDX_ATTR_SEPT_VE_DISABLE) |
-			 (emu_fault_find(&emu.faults, FAULT_DEBUG_TD, 0, 0) ? TDX_ATTR_DEBUG : 0);
+		f->rdx = td_attributes();
 		/* R8: vCPUs (31:0) and the maximum (63:32); R9: this vCPU's index. */
 		f->r8 = ((u64)emu_tdvf_vcpus() << 32) | emu_tdvf_vcpus();
 		f->r9 = emu_cpu();
-		f->r10 = 0;
+		/* R10 bit 0: TDG.SYS.RD is available (tdg_vp_info.c, TDX module 1.5). */
+		f->r10 = 1;
 		f->r11 = 0;
 		return;
 	case TDG_VP_VEINFO_GET:
@@ -225,6 +289,8 @@ void emu_tdx_tdcall(struct trap_frame *f)
 		unsigned c = emu_cpu();
 
 		if (!emu.ve[c].staged) {
+			/* The module clears the output registers first (tdg_vp_veinfo_get.c). */
+			f->rcx = f->rdx = f->r8 = f->r9 = f->r10 = 0;
 			f->rax = TDX_STATUS(TDX_NO_VALID_VE_INFO, 0);
 			return;
 		}
@@ -235,6 +301,10 @@ void emu_tdx_tdcall(struct trap_frame *f)
 		f->r9 = emu.ve[c].gpa, f->r10 = emu.ve[c].len;
 		return;
 	}
+	case TDG_VM_RD:
+	case TDG_VM_WR:
+		vm_rd_wr(f, f->rax == TDG_VM_WR);
+		return;
 	case TDG_MEM_PAGE_ACCEPT:
 		emu_count("tdcall_accept");
 		f->rax = page_accept(f->rcx);

@@ -24,6 +24,8 @@
  *   psc_backwards           SNP: the next partial PSC answer moves cur_entry backwards
  *   no_sept_ve_disable      TDX: TD attributes without SEPT_VE_DISABLE
  *   debug_td                TDX: TD attributes with DEBUG (bit 0) set
+ *   flexible_pending_ve     TDX: the VMM set CONFIG_FLAGS.FLEXIBLE_PENDING_VE (TDX module
+ *                           1.5; KVM does not), so the TD may turn pending #VEs off itself
  *   optin_absent            SNP: the firmware has no memory acceptance protocol
  *   optin_fail              SNP: AllowUnacceptedMemory returns an error
  *   svsm_busy:N             SNP, emu_svsm=1: the SVSM answers the next N calls BUSY
@@ -50,10 +52,17 @@
  *                           with a result no SVSM spec defines (0x80000099)
  *   ap_create_lost:N        SNP: the host accepts the next N AP Creation requests
  *                           (SW_EXITINFO1 = 0) and keeps the VMSA, but never runs the vCPU
+ *   ap_create_late:N        SNP: as ap_create_lost, but the host runs the vCPU when the
+ *                           guest's AP Destroy for it arrives (the latest a slow host
+ *                           could), lets it run 50 ms, then carries out the destroy
  *   mailbox_ignore@ID       TDX: the AP with APIC ID ID never acknowledges a wakeup
  *                           command (the host never runs it again)
  *   mailbox_ack_only@ID     TDX: the AP with APIC ID ID acknowledges its wakeup, then
  *                           the host never runs it again (it never reaches the vector)
+ *   tdvf_old_ap_tables      TDX: the firmware runs its waiting APs on page tables at
+ *                           0x800000-0x806000 in memory its map calls usable, as TDVF did
+ *                           before edk2-stable202411; the summary says whether they are
+ *                           intact at the end (tdvf_old_tables_intact)
  *   no_mp_wakeup            TDX: the firmware adds no multiprocessor wakeup structure
  *   mp_wakeup_bad_mailbox   TDX: the structure's mailbox is ordinary loader memory,
  *                           not ACPI NVS
@@ -89,6 +98,9 @@ enum emu_fault_kind {
 	FAULT_SVSM_DELETE_VCPU_REFUSED,
 	FAULT_SVSM_DELETE_VCPU_MALFORMED,
 	FAULT_AP_CREATE_LOST,
+	FAULT_AP_CREATE_LATE,
+	FAULT_TDVF_OLD_AP_TABLES,
+	FAULT_FLEXIBLE_PENDING_VE,
 	FAULT_AP_DESTROY_REFUSED,
 	FAULT_AP_DESTROY_MALFORMED,
 	FAULT_RMPADJUST_VMSA_FAIL,

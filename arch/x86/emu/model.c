@@ -99,6 +99,7 @@ bool emu_model_is_ram(struct emu_model *m, u64 start, u64 end)
  * - a 4 KiB request inside a pending 2 MiB leaf: no status, an EPT-violation exit to the
  *   VMM ("case 1.2"); the emulated huge host demotes the leaf to 4 KiB pages and lets
  *   the TDCALL run again, as a host with huge private pages has to;
+ * - reserved bits, a bad level or alignment, a shared or too wide GPA: OPERAND_INVALID;
  * - a GPA that is not guest RAM: no SEPT entry, the same EPT-violation exit, and no
  *   memory for KVM to map there: EMU_TDX_EPT_VIOLATION_EXIT (the VM stops).
  * Busy and arbitrary statuses come from emu_fault=.
@@ -108,8 +109,13 @@ u64 emu_model_tdx_accept(struct emu_model *m, u64 rcx)
 	unsigned level = rcx & TDX_ACCEPT_LEVEL_MASK;
 	u64 gpa = rcx & TDX_ACCEPT_GPA_MASK;
 
-	if (level > TDX_ACCEPT_MAX_LEVEL || (rcx & TDX_ACCEPT_RESERVED_MASK) ||
-	    !IS_ALIGNED(gpa, TDX_LEVEL_SIZE(level))) {
+	/*
+	 * tdg_mem_page_accept.c: verify_page_info_input (level, bits 11:3 and 63:52 reserved,
+	 * alignment), then check_gpa_validity(.., PRIVATE_ONLY, ..): a GPA with the shared
+	 * bit (GPAW - 1) set, or beyond the GPA width, is OPERAND_INVALID on RCX too.
+	 */
+	if (level > TDX_ACCEPT_MAX_LEVEL || (rcx & TDX_ACCEPT_RESERVED_MASK) || (rcx >> 52) ||
+	    (gpa >> (EMU_TDX_GPAW - 1)) || !IS_ALIGNED(gpa, TDX_LEVEL_SIZE(level))) {
 		emu_count("tdx_answered_operand_invalid");
 		return TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX);
 	}
@@ -222,11 +228,16 @@ static void psc_pages(struct emu_model *m, u64 from, u64 to, bool private)
 
 /*
  * As KVM does it (Linux arch/x86/kvm/svm/sev.c snp_begin_psc / snp_complete_psc): a
- * header with end_entry >= 253 is INVALID_HDR; an entry with reserved bits, a GFN not
- * aligned to its size or cur_page beyond its pages is INVALID_ENTRY; each entry starts
- * at its cur_page, and a finished entry gets cur_page = its pages. KVM finishes the
- * whole request before it resumes the guest; the psc_partial faults play a host that
- * returns early, as the GHCB spec allows (4.1.6).
+ * header with end_entry >= 253 is INVALID_HDR; cur_entry beyond end_entry is nothing
+ * left to do (status 0); an entry whose GFN is not aligned to its size or whose cur_page
+ * is beyond its pages is INVALID_ENTRY; the reserved bits 63:57 are not looked at; each
+ * entry starts at its cur_page, and a finished entry gets cur_page = its pages; an
+ * operation other than private or shared is taken as done without a change. Private
+ * and shared go to QEMU (KVM_HC_MAP_GPA_RANGE), which converts RAM and has nothing to
+ * convert elsewhere: to shared that is success, to private an error, which KVM returns
+ * as GENERIC (QEMU accel/kvm/kvm-all.c kvm_convert_memory). KVM finishes the whole
+ * request before it resumes the guest; the psc_partial faults play a host that returns
+ * early, as the GHCB spec allows (4.1.6).
  */
 u64 emu_model_psc(struct emu_model *m, struct psc_desc *d)
 {
@@ -236,7 +247,7 @@ u64 emu_model_psc(struct emu_model *m, struct psc_desc *d)
 	u64 page_budget = partial_pages ? partial_pages->value : UINT64_MAX;
 	u16 before = d->hdr.cur_entry;
 
-	if (d->hdr.end_entry >= PSC_MAX_ENTRIES || d->hdr.cur_entry > d->hdr.end_entry)
+	if (d->hdr.end_entry >= PSC_MAX_ENTRIES)
 		return PSC_ERROR_INVALID_HDR;
 	/* A host whose conversion failed (KVM: QEMU's KVM_HC_MAP_GPA_RANGE returned an error). */
 	if (emu_fault_take(m->faults, FAULT_PSC_ERROR, 0, 0))
@@ -246,17 +257,24 @@ u64 emu_model_psc(struct emu_model *m, struct psc_desc *d)
 		u64 pa = PSC_ENTRY_GFN(e) << PAGE_SHIFT, pages = PSC_ENTRY_PAGES(e);
 		u64 done = PSC_ENTRY_CUR_PAGE(e), op = PSC_ENTRY_OP(e);
 
-		if (PSC_ENTRY_RESERVED(e) || !IS_ALIGNED(pa, pages * PAGE_SIZE) || done > pages ||
-		    !emu_model_is_ram(m, pa, pa + pages * PAGE_SIZE) ||
-		    (op != PSC_OP_PRIVATE && op != PSC_OP_SHARED))
+		if (!IS_ALIGNED(pa, pages * PAGE_SIZE) || done > pages)
 			return PSC_ERROR_INVALID_ENTRY;
-		u64 todo = MIN(pages - done, page_budget);
+		bool convert = op == PSC_OP_PRIVATE || op == PSC_OP_SHARED;
+		bool ram = emu_model_is_ram(m, pa, pa + pages * PAGE_SIZE);
+
+		if (convert && !ram && op == PSC_OP_PRIVATE)
+			return PSC_ERROR_GENERIC;
+		u64 todo = convert ? MIN(pages - done, page_budget) : pages - done;
 
 		if (done)
 			emu_count("psc_entries_resumed");
-		psc_pages(m, pa + done * PAGE_SIZE, pa + (done + todo) * PAGE_SIZE, op == PSC_OP_PRIVATE);
+		if (!convert)
+			emu_count("psc_entries_other_op");
+		if (convert && ram)
+			psc_pages(m, pa + done * PAGE_SIZE, pa + (done + todo) * PAGE_SIZE,
+				  op == PSC_OP_PRIVATE);
 		done += todo;
-		if (page_budget != UINT64_MAX)
+		if (convert && page_budget != UINT64_MAX)
 			page_budget -= todo;
 		*ep = (e & ~0xfffULL) | done;
 		if (done < pages) {

@@ -35,6 +35,8 @@ struct emu_model {
 /* Not a TDX status: the module would exit to the VMM with an EPT violation instead of
  * returning (tdg_mem_page_accept.c TDACCEPT_VIOLATION); the emulated VMM stops the VM. */
 #define EMU_TDX_EPT_VIOLATION_EXIT UINT64_MAX
+/* The TD's GPA width, as TDG.VP.INFO reports it: GPA bit 47 is the shared bit. */
+#define EMU_TDX_GPAW 48
 
 /*
  * The state the firmware leaves: every RAM page the firmware used or handed over is

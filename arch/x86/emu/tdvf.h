@@ -21,8 +21,8 @@
 enum {
 	TDVF_PAGE_MAILBOX,	/* the mailbox (ACPI 6.4 section 5.2.12.19) */
 	TDVF_PAGE_GDT,		/* TDVF's mailbox GDT (TdxAcpiTable.c mGdtEntries) */
-	TDVF_PAGE_PML4,		/* identity map of the first 4 GiB, 2 MiB pages, as TDVF's */
-	TDVF_PAGE_PDPT,
+	TDVF_PAGE_PML4,		/* identity map of the first 4 GiB, 2 MiB pages, as TDVF's: */
+	TDVF_PAGE_PDPT,		/* emu_tdvf_identity_tables lays them out in this order */
 	TDVF_PAGE_PD,		/* four of them */
 	TDVF_PAGE_STACKS = TDVF_PAGE_PD + 4,	/* one 4 KiB stack per AP */
 	TDVF_PAGES = TDVF_PAGE_STACKS + MAX_CPUS,
@@ -37,6 +37,7 @@ struct emu_tdvf {
 	u32 ap_ids[MAX_CPUS];	/* the MADT's other enabled CPUs */
 	bool sending;		/* the emulator itself sends INIT/SIPI (not the guest) */
 	u32 in_loop;		/* APs polling the mailbox */
+	u64 old_tables_sum;	/* tdvf_old_ap_tables: checksum of those tables when built; 0: none */
 };
 
 /* The mailbox's ApicId as TDVF initialises it (TdxCommondefs.inc MailboxApicIdInvalid). */
@@ -46,6 +47,10 @@ extern struct emu_tdvf emu_tdvf;
 
 /* After ExitBootServices (emu_setup_model): INIT-SIPI the APs into the mailbox loop. */
 void emu_tdvf_start_aps(void);
+/* Identity tables for the first 4 GiB in 2 MiB pages at base: PML4, PDPT, four PDs. */
+void emu_tdvf_identity_tables(u64 base);
+/* The emulator's summary: whether tdvf_old_ap_tables's page tables are as it built them. */
+void emu_tdvf_report(void);
 /* TDG.VP.INFO R8: the TD's vCPUs (1 + the APs the firmware knows of). */
 u32 emu_tdvf_vcpus(void);
 

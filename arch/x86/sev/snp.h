@@ -149,6 +149,17 @@ static inline void ghcb_field_set(u8 *g, u32 off, u64 v)
  * spec 4.1; values from Linux asm/sev-common.h, which KVM returns).
  */
 #define GHCB_HV_RESP_ISSUE 2
+/*
+ * SW_EXITINFO1 = 1: the hypervisor asks the guest to take an exception instead, given in
+ * SW_EXITINFO2 in EVENTINJ form (GHCB spec 4.1; APM vol. 2 "Event injection": vector
+ * 7:0, type 10:8 with 3 = exception, V bit 31). Linux verify_exception_info accepts only
+ * a valid #GP or #UD of type exception.
+ */
+#define GHCB_HV_RESP_EXCEPTION 1
+#define EVTINJ_VECTOR(x) ((x) & 0xff)
+#define EVTINJ_TYPE(x) (((x) >> 8) & 7)
+#define EVTINJ_TYPE_EXCEPTION 3
+#define EVTINJ_VALID (1ULL << 31)
 #define GHCB_ERR_NOT_REGISTERED 1
 #define GHCB_ERR_INVALID_USAGE 2
 #define GHCB_ERR_INVALID_SCRATCH_AREA 3
@@ -181,10 +192,12 @@ _Static_assert(sizeof(struct psc_desc) == GHCB_SHARED_BUFFER_SIZE, "PSC descript
  * permissions of a numerically higher VMPL than the caller's, so asking for VMPL1 fails
  * with FAIL_PERMISSION unless the guest runs at VMPL0 (Linux arch/x86/boot/compressed/
  * sev.c running_at_vmpl0 uses it that way; attributes 1 = VMPL1, no permissions).
+ * Results as COCONUT-SVSM kernel/src/sev/utils.rs rmp_adjust reads them: 0, FAIL_INPUT 1,
+ * FAIL_PERMISSION 2, FAIL_SIZEMISMATCH 6.
  */
 #define RMPADJUST_OK 0
 #define RMPADJUST_FAIL_INPUT 1
-#define RMPADJUST_FAIL_PERMISSION 3
+#define RMPADJUST_FAIL_PERMISSION 2
 #define RMPADJUST_FAIL_SIZEMISMATCH 6
 #define RMPADJUST_TARGET_VMPL1 1ULL
 

@@ -46,21 +46,29 @@ static unsigned issue(struct svsm_pval_req *req, unsigned n, bool validate, cons
 			evict_done(req, before, n, validate, ops, st);
 			return nfb;
 		}
-		if (rc == SVSM_ERR_BUSY) {
-			if (++busy > SVSM_BUSY_RETRIES) {
+		/* Progress only moves forward and stays inside the request. */
+		if (idx < before || idx > n || (idx == n && rc != SVSM_ERR_INCOMPLETE)) {
+			ops->fatal(FC_SVSM, "the SVSM reported a failing entry outside the request", idx, rc);
+			return nfb;
+		}
+		evict_done(req, before, idx, validate, ops, st);
+		/*
+		 * BUSY and INCOMPLETE both mean "call again" (Linux svsm_process_result_codes
+		 * answers -EAGAIN to both); INCOMPLETE may come after some entries were done, and
+		 * cur_index says how many. Only calls that made no progress count against the bound.
+		 */
+		if (rc == SVSM_ERR_BUSY || rc == SVSM_ERR_INCOMPLETE) {
+			if (idx == n)
+				return nfb;
+			busy = idx > before ? 0 : busy + 1;
+			if (busy > SVSM_BUSY_RETRIES) {
 				ops->fatal(FC_ACCEPT_RETRIES, "the SVSM stayed busy", SVSM_BUSY_RETRIES, rc);
 				return nfb;
 			}
 			continue;
 		}
-		/* Progress only moves forward and stays inside the request. */
-		if (idx < before || idx >= n) {
-			ops->fatal(FC_SVSM, "the SVSM reported a failing entry outside the request", idx, rc);
-			return nfb;
-		}
 		u64 e = req->entries[idx];
 
-		evict_done(req, before, idx, validate, ops, st);
 		if (rc == SVSM_PVALIDATE_FAIL_SIZEMISMATCH && SVSM_PVAL_ENTRY_2M(e)) {
 			fb[nfb++] = SVSM_PVAL_ENTRY_PA(e);
 			st->size_mismatch++;
@@ -131,9 +139,15 @@ enum svsm_create_answer svsm_create_vcpu_answer(u64 rax)
 {
 	if (rax == SVSM_SUCCESS)
 		return SVSM_CREATE_OK;
-	if (rax == SVSM_ERR_BUSY)
+	/* Both "call again", as Linux svsm_process_result_codes takes them. */
+	if (rax == SVSM_ERR_BUSY || rax == SVSM_ERR_INCOMPLETE)
 		return SVSM_CREATE_BUSY;
 	if (rax >= SVSM_ERR_INCOMPLETE && rax <= SVSM_ERR_INVALID_REQUEST)
+		return SVSM_CREATE_REFUSED;
+	/* An RMPADJUST the SVSM made for the call failed; it passes the result on. */
+	if (rax == SVSM_ERR_PROTOCOL_BASE + RMPADJUST_FAIL_INPUT ||
+	    rax == SVSM_ERR_PROTOCOL_BASE + RMPADJUST_FAIL_PERMISSION ||
+	    rax == SVSM_ERR_PROTOCOL_BASE + RMPADJUST_FAIL_SIZEMISMATCH)
 		return SVSM_CREATE_REFUSED;
 	return SVSM_CREATE_MALFORMED;
 }

@@ -139,14 +139,17 @@ void svsm_pvalidate_range(u64 start, u64 end, bool validate, struct svsm_pval_re
 
 /*
  * The SVSM's answer (RAX) to Create vCPU, judged. The SVSM spec defines no
- * protocol-specific results for it, and COCONUT core_create_vcpu answers only with the
- * generic codes (INVALID_ADDRESS for a bad VMSA or calling-area address, INVALID_PARAMETER
- * for an unknown APIC ID or a VMSA it refuses).
+ * protocol-specific results for it; COCONUT core_create_vcpu answers with the generic
+ * codes (INVALID_ADDRESS for a bad VMSA or calling-area address, INVALID_PARAMETER for an
+ * unknown APIC ID or a VMSA it refuses) and, when one of its RMPADJUSTs of the page fails,
+ * with that RMPADJUST's result above the protocol base (kernel/src/protocols/errors.rs:
+ * SevSnp errors become PROTOCOL_BASE + code): 0x80001001, 0x80001002 or 0x80001006.
  */
 enum svsm_create_answer {
 	SVSM_CREATE_OK,		/* 0: the page is a VMSA for that APIC ID */
-	SVSM_CREATE_BUSY,	/* SVSM_ERR_BUSY: send again (at most SVSM_BUSY_RETRIES times) */
-	SVSM_CREATE_REFUSED,	/* 0x80000000-0x80000006: the SVSM said no; the AP stays stopped */
+	SVSM_CREATE_BUSY,	/* BUSY or INCOMPLETE: send again (at most SVSM_BUSY_RETRIES times) */
+	SVSM_CREATE_REFUSED,	/* 0x80000001-0x80000006, or an RMPADJUST failure: the SVSM
+				 * said no; the AP stays stopped */
 	SVSM_CREATE_MALFORMED,	/* anything else: no answer the spec allows */
 };
 enum svsm_create_answer svsm_create_vcpu_answer(u64 rax);

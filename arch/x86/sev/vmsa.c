@@ -63,5 +63,10 @@ enum snp_ap_answer snp_ap_answer(u64 info1, u64 info2)
 		return SNP_AP_ANSWER_OK;
 	if (info1 == GHCB_HV_RESP_ISSUE && info2 >= GHCB_ERR_NOT_REGISTERED && info2 <= GHCB_ERR_INVALID_EVENT)
 		return SNP_AP_ANSWER_REFUSED;
+	/* A #GP or #UD to raise instead: the request failed (Linux's AP start fails on it too). */
+	if (info1 == GHCB_HV_RESP_EXCEPTION && (info2 & EVTINJ_VALID) &&
+	    EVTINJ_TYPE(info2) == EVTINJ_TYPE_EXCEPTION &&
+	    (EVTINJ_VECTOR(info2) == 13 || EVTINJ_VECTOR(info2) == 6))
+		return SNP_AP_ANSWER_REFUSED;
 	return SNP_AP_ANSWER_MALFORMED;
 }

@@ -161,7 +161,8 @@ u64 snp_vmsa_pick(u64 base);
 /* The hypervisor's answer to an AP Creation exit, judged (GHCB spec 4.1; KVM sev_handle_vmgexit). */
 enum snp_ap_answer {
 	SNP_AP_ANSWER_OK,	/* SW_EXITINFO1 = 0 */
-	SNP_AP_ANSWER_REFUSED,	/* SW_EXITINFO1 = 2 with a GHCB_ERR_* reason: the host said no */
+	SNP_AP_ANSWER_REFUSED,	/* SW_EXITINFO1 = 2 with a GHCB_ERR_* reason, or 1 with a #GP
+				 * or #UD to raise: the host said no */
 	SNP_AP_ANSWER_MALFORMED,	/* anything else: not an answer the protocol allows */
 };
 enum snp_ap_answer snp_ap_answer(u64 info1, u64 info2);

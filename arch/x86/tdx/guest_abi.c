@@ -56,6 +56,23 @@ void tdx_fatal_message(const struct tdx_regs *r, char out[TDX_FATAL_MSG_LEN + 1]
  * arch/x86/coco/tdx/tdx.c, disable_sept_ve). memaccept does the same: it has no way to
  * tell such a #VE from an attack.
  */
+/*
+ * As Linux disable_sept_ve: without FLEXIBLE_PENDING_VE (TDX 1.0, or a VMM that does not
+ * set it: KVM sets only NO_RBP_MOD and MAX_GPAW in setup_tdparams) the attribute decides;
+ * with it, TD_CTLS does, and the TD turns the #VEs off itself, except in a debug TD,
+ * which keeps them as Linux does.
+ */
+enum tdx_ve_action tdx_pending_ve_action(u64 attributes, u64 config_flags, u64 td_ctls)
+{
+	bool debug = attributes & TDX_ATTR_DEBUG;
+
+	if (!(config_flags & TDCS_CONFIG_FLEXIBLE_PENDING_VE))
+		return attributes & TDX_ATTR_SEPT_VE_DISABLE ? TDX_VE_OFF : debug ? TDX_VE_WARN : TDX_VE_FATAL;
+	if (td_ctls & TD_CTLS_PENDING_VE_DISABLE)
+		return TDX_VE_OFF;
+	return debug ? TDX_VE_WARN : TDX_VE_TURN_OFF;
+}
+
 const char *tdx_attributes_problem(u64 attributes, bool *warn_only)
 {
 	*warn_only = false;

@@ -23,6 +23,8 @@ enum {
 	C_VMCALL_CPUID,
 	C_VMCALL_FATAL,
 	C_VP_INFO,
+	C_VM_RD,
+	C_VM_WR,
 	C_VE,
 	C_COUNT,
 };
@@ -39,6 +41,8 @@ static struct platform_counter counters[C_COUNT] = {
 	[C_VMCALL_CPUID] = { "tdvmcall_cpuid", 0 },
 	[C_VMCALL_FATAL] = { "tdvmcall_report_fatal_error", 0 },
 	[C_VP_INFO] = { "tdcall_vp_info", 0 },
+	[C_VM_RD] = { "tdcall_vm_rd", 0 },
+	[C_VM_WR] = { "tdcall_vm_wr", 0 },
 	[C_VE] = { "ve_exceptions", 0 },
 };
 
@@ -254,6 +258,23 @@ void tdx_register_traps(void)
 	trap_register(VEC_VE, tdx_ve);
 }
 
+/* TD-scope metadata: the value, or 0 where the module has no such field (its R8 then). */
+static u64 vm_rd(u64 field)
+{
+	struct tdx_regs r = { .rax = TDG_VM_RD, .rdx = field };
+
+	count(C_VM_RD, 1);
+	return tdx_tdcall(&r) ? 0 : r.r8;
+}
+
+static u64 vm_wr(u64 field, u64 value, u64 mask)
+{
+	struct tdx_regs r = { .rax = TDG_VM_WR, .rdx = field, .r8 = value, .r9 = mask };
+
+	count(C_VM_WR, 1);
+	return tdx_tdcall(&r);
+}
+
 void tdx_setup(void)
 {
 	struct tdx_regs r = { .rax = TDG_VP_INFO };
@@ -280,12 +301,40 @@ void tdx_setup(void)
 	ev_bool("debug", r.rdx & TDX_ATTR_DEBUG);
 	ev_u64("num_vcpus", (u32)r.r8);
 	ev_u64("max_vcpus", (u32)(r.r8 >> 32));
+
+	/* Pending-page #VEs: off, or turned off here, or (debug TD) a warning. */
+	u64 config = vm_rd(TDCS_CONFIG_FLAGS), attributes = r.rdx;
+	bool flexible = config & TDCS_CONFIG_FLEXIBLE_PENDING_VE;
+	u64 ctls = flexible ? vm_rd(TDCS_TD_CTLS) : 0;
+	enum tdx_ve_action act = tdx_pending_ve_action(attributes, config, ctls);
+
+	status = 0;
+	if (act == TDX_VE_TURN_OFF) {
+		status = vm_wr(TDCS_TD_CTLS, TD_CTLS_PENDING_VE_DISABLE, TD_CTLS_PENDING_VE_DISABLE);
+		ctls = vm_rd(TDCS_TD_CTLS);
+	}
+	ev_u64("config_flags", config);
+	ev_bool("flexible_pending_ve", flexible);
+	ev_u64("td_ctls", ctls);
+	ev_bool("pending_ve_turned_off", act == TDX_VE_TURN_OFF);
 	ev_end();
-	problem = tdx_attributes_problem(r.rdx, &warn_only);
-	if (problem && warn_only)
-		kprintf("tdx: WARNING: %s; allowed because this is a debug TD\n", problem);
-	else if (problem)
-		fatal_reason(EXIT_HOST_HOSTILE, FC_TD_ATTRIBUTES, "%s (attributes %#llx)", problem, r.rdx);
+	problem = tdx_attributes_problem(attributes, &warn_only);
+	switch (act) {
+	case TDX_VE_OFF:
+		break;
+	case TDX_VE_TURN_OFF:
+		if (status || !(ctls & TD_CTLS_PENDING_VE_DISABLE))
+			fatal_reason(EXIT_PLATFORM_FATAL, FC_TD_ATTRIBUTES, "TDG.VM.WR did not turn "
+				     "pending-page #VEs off (status %#llx, TD_CTLS %#llx)", status, ctls);
+		kprintf("tdx: pending-page #VEs turned off (TD_CTLS.PENDING_VE_DISABLE)\n");
+		break;
+	case TDX_VE_WARN:
+		kprintf("tdx: WARNING: %s; allowed because this is a debug TD\n",
+			flexible ? "pending-page #VEs are on (TD_CTLS); left on" : problem);
+		break;
+	case TDX_VE_FATAL:
+		fatal_reason(EXIT_HOST_HOSTILE, FC_TD_ATTRIBUTES, "%s (attributes %#llx)", problem, attributes);
+	}
 }
 
 static const struct cc_platform tdx = {
@@ -295,6 +344,9 @@ static const struct cc_platform tdx = {
 	.io_in = tdx_io_in,
 	.terminate = tdx_terminate,
 	.halt = tdx_halt,
+	.firmware_hold_start = TDVF_SEC_PAGE_TABLES,
+	.firmware_hold_end = TDVF_SEC_PAGE_TABLES + TDVF_SEC_PAGE_TABLES_SIZE,
+	.firmware_hold_why = "TDVF before edk2-stable202411 runs its waiting APs on page tables there",
 	.counters = counters,
 	.ncounters = C_COUNT,
 };

@@ -10,6 +10,17 @@
  * TDCALL (66 0F 01 CC): leaf in RAX, status returned in RAX, operands in RCX, RDX,
  * R8-R15 (Intel TDX Module ABI specification, "TDCALL instruction"; Linux asm/tdx.h).
  */
+/*
+ * Until edk2-stable202411 (commit 383f729a, PR #6112 "OvmfPkg/PlatformInitLib: Reserve
+ * Sec Page Tables in TDVF"), TDVF ran the APs waiting in its mailbox loop on its SEC page
+ * tables, PcdOvmfSecPageTablesBase 0x800000 with PcdOvmfSecPageTablesSize 0x6000
+ * (OvmfPkg/IntelTdx/IntelTdxX64.fdf), and reported that memory as usable. An OS that
+ * reuses it while an AP still waits there (one it has not woken yet, or never wakes:
+ * cpus=) pulls the page tables from under that AP (Asterinas issue #1628).
+ */
+#define TDVF_SEC_PAGE_TABLES 0x800000ULL
+#define TDVF_SEC_PAGE_TABLES_SIZE 0x6000ULL
+
 #define TDG_VP_VMCALL 0
 #define TDG_VP_INFO 1
 #define TDG_VP_VEINFO_GET 3
@@ -60,13 +71,33 @@
 #define TDX_ATTR_SEPT_VE_DISABLE (1ULL << 28)
 
 /*
+ * TD-scope metadata, TDG.VM.RD (RDX = field ID; the value in R8, 0 on failure) and
+ * TDG.VM.WR (R8 = value, R9 = mask of the bits to write; the old value in R8)
+ * (intel/tdx-module tdg_vm_rd_wr.c). Field IDs and bits as Linux
+ * arch/x86/include/asm/shared/tdx.h has them. From TDX module 1.5 a TD whose
+ * CONFIG_FLAGS has FLEXIBLE_PENDING_VE may turn pending-page #VEs off itself, through
+ * TD_CTLS.PENDING_VE_DISABLE, which the module starts from the SEPT_VE_DISABLE
+ * attribute (tdh_mng_init.c); then the attribute tells only how it started.
+ */
+#define TDG_VM_RD 7
+#define TDG_VM_WR 8
+#define TDCS_CONFIG_FLAGS 0x1110000300000016ULL
+#define TDCS_TD_CTLS 0x1110000300000017ULL
+#define TDCS_CONFIG_FLEXIBLE_PENDING_VE (1ULL << 1)
+#define TD_CTLS_PENDING_VE_DISABLE (1ULL << 0)
+
+/*
  * TDG.VP.VMCALL (GHCI specification): R10 = 0 selects the standard TDVMCALLs, R11 the
  * sub-function; RCX is the mask of registers passed to the VMM (bit n = GPR n). The
  * VMM's status comes back in R10 (0 = success), outputs from R11 on.
  */
 #define TDVMCALL_EXPOSE_R10_R15 0xfc00ULL
-/* RCX bits that must be 0 (RAX, RCX, RSP) and bits 63:32 (tdx-module tdg_vp_vmcall.c). */
-#define TDVMCALL_MASK_FORBIDDEN 0xffffffff00000013ULL
+/*
+ * RCX bits that must be 0 (RAX, RCX, RSP) and bits 63:32 (tdx-module tdg_vp_vmcall.c),
+ * and RBP (bit 5) in a TD with CONFIG_FLAGS.NO_RBP_MOD, which KVM always sets
+ * (setup_tdparams: TDX_CONFIG_FLAGS_NO_RBP_MOD).
+ */
+#define TDVMCALL_MASK_FORBIDDEN 0xffffffff00000033ULL
 #define TDVMCALL_REG(n) (1ULL << (n))	/* GPR numbers: RAX 0, RCX 1, RDX 2, RBX 3, ... R15 15 */
 #define GPR_RDX 2
 #define GPR_RBX 3
@@ -170,5 +201,13 @@ void tdx_register_traps(void);
 void tdx_setup(void);
 /* The reaction to the TD attributes: NULL if fine, else why the TD must not run. */
 const char *tdx_attributes_problem(u64 attributes, bool *warn_only);
+/* What to do about pending-page #VEs, from the attributes, CONFIG_FLAGS and TD_CTLS. */
+enum tdx_ve_action {
+	TDX_VE_OFF,		/* already off: go on */
+	TDX_VE_TURN_OFF,	/* allowed to turn them off: TDG.VM.WR of TD_CTLS */
+	TDX_VE_WARN,		/* on, in a debug TD: go on with a warning */
+	TDX_VE_FATAL,		/* on, and the TD may not turn them off: terminate */
+};
+enum tdx_ve_action tdx_pending_ve_action(u64 attributes, u64 config_flags, u64 td_ctls);
 
 #endif
