@@ -77,7 +77,12 @@ static u64 core_pvalidate(u64 gpa)
 		return SVSM_ERR_INVALID_PARAMETER;
 	if (!readable(gpa, SVSM_PVAL_HDR + 8ULL * req->num_entries))
 		return SVSM_ERR_INVALID_PARAMETER;
-	while (req->cur_index < req->num_entries) {
+	for (unsigned done = 0; req->cur_index < req->num_entries; done++) {
+		/* svsm_incomplete: an SVSM that stops part-way; cur_index says how far it got. */
+		if (done == 3 && emu_fault_take(&emu.faults, FAULT_SVSM_INCOMPLETE, 0, 0)) {
+			emu_count("svsm_incomplete_fault");
+			return SVSM_ERR_INCOMPLETE;
+		}
 		rc = pvalidate_one(req->entries[req->cur_index]);
 		if (rc != SVSM_SUCCESS)
 			break;

@@ -38,6 +38,7 @@ static const struct {
 	[FAULT_AP_CREATE_LATE] = { "ap_create_late", false, false, true, false },
 	[FAULT_TDVF_OLD_AP_TABLES] = { "tdvf_old_ap_tables", false, false, false, false },
 	[FAULT_FLEXIBLE_PENDING_VE] = { "flexible_pending_ve", false, false, false, false },
+	[FAULT_SVSM_INCOMPLETE] = { "svsm_incomplete", false, false, true, false },
 	[FAULT_AP_DESTROY_REFUSED] = { "ap_destroy_refused", false, false, true, false },
 	[FAULT_AP_DESTROY_MALFORMED] = { "ap_destroy_malformed", false, false, false, false },
 	[FAULT_RMPADJUST_VMSA_FAIL] = { "rmpadjust_vmsa_fail", false, false, true, false },

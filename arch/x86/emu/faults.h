@@ -29,6 +29,9 @@
  *   optin_absent            SNP: the firmware has no memory acceptance protocol
  *   optin_fail              SNP: AllowUnacceptedMemory returns an error
  *   svsm_busy:N             SNP, emu_svsm=1: the SVSM answers the next N calls BUSY
+ *   svsm_incomplete:N       SNP, emu_svsm=1: the next N PVALIDATE calls stop after 3
+ *                           entries (when more remain) and answer INCOMPLETE, as the SVSM
+ *                           spec allows (COCONUT itself never does)
  *   svsm_not_run            SNP, emu_svsm=1: the host refuses the next Run VMPL request
  *                           (the SVSM never sees the call; call_pending stays set)
  *   ap_create_refused:N     SNP: the host refuses the next N AP Creation create requests
@@ -101,6 +104,7 @@ enum emu_fault_kind {
 	FAULT_AP_CREATE_LATE,
 	FAULT_TDVF_OLD_AP_TABLES,
 	FAULT_FLEXIBLE_PENDING_VE,
+	FAULT_SVSM_INCOMPLETE,
 	FAULT_AP_DESTROY_REFUSED,
 	FAULT_AP_DESTROY_MALFORMED,
 	FAULT_RMPADJUST_VMSA_FAIL,
