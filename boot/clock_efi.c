@@ -3,6 +3,7 @@
 #include <efi.h>
 
 #include "arch/x86/cpu.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/emu_hooks.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/tsc.h"
@@ -38,7 +39,7 @@ static void read_declared(const struct boot_info *bi, struct clock_raw *raw)
 	/* GUEST_TSC_FREQ exists only with Secure TSC; elsewhere reading it would trap. */
 	if (bi->detected == DETECTED_SNP && (bi->sev_status & SEV_STATUS_SECURE_TSC)) {
 		raw->sev_status = bi->sev_status;
-		raw->guest_tsc_freq = cpu_rdmsr(MSR_GUEST_TSC_FREQ);
+		raw->guest_tsc_freq = msr_read(MSR_GUEST_TSC_FREQ);
 	}
 }
 

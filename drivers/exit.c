@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: power-off paths, tried in order until one takes effect. */
+#include "arch/x86/cpu.h"
 #include "arch/x86/platform.h"
 #include "drivers/exit.h"
 
@@ -17,12 +18,7 @@ void exit_set_reset_system(u64 fn)
 
 __noreturn void machine_halt(void)
 {
-	for (;;) {
-		if (platform->halt)
-			platform->halt();
-		else
-			__asm__ volatile("cli; hlt");
-	}
+	cpu_halt();
 }
 
 __noreturn void machine_exit(int code)

@@ -1,23 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: local APIC interprocessor interrupts (Intel SDM vol. 3A, chapter "Advanced Programmable Interrupt Controller"). */
 #include "arch/x86/apic.h"
-#include "arch/x86/emu_hooks.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu_hooks.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/tsc.h"
 
-/* IA32_APIC_BASE (MSR 0x1B): bit 11 APIC global enable, bit 10 x2APIC mode (SDM vol. 3A, "Local APIC Status and Location", "x2APIC"). */
-#define MSR_APIC_BASE 0x1b
+/* IA32_APIC_BASE: bit 11 APIC global enable, bit 10 x2APIC mode (SDM vol. 3A, "Local APIC Status and Location", "x2APIC"). */
 #define APIC_BASE_ENABLE (1ULL << 11)
 #define APIC_BASE_X2APIC (1ULL << 10)
 
 /* xAPIC registers (SDM vol. 3A, table "Local APIC Register Address Map"). */
-#define XAPIC_ID 0x20		/* bits 31:24 */
 #define XAPIC_ICR_LOW 0x300
 #define XAPIC_ICR_HIGH 0x310	/* destination in bits 31:24 */
-/* x2APIC: the same registers as MSRs 0x800 + offset / 16; the ICR is one 64-bit MSR. */
-#define X2APIC_ID 0x802
-#define X2APIC_ICR 0x830
+/* x2APIC: the same registers as MSRs 0x800 + offset / 16 (arch/x86/msr.h); the ICR is one 64-bit MSR. */
 
 /* ICR fields (SDM vol. 3A, "Interrupt Command Register (ICR)"). */
 #define ICR_DELIVERY_INIT (5u << 8)
@@ -42,11 +38,16 @@ static void xapic_write(u32 reg, u32 v)
 	xapic[reg / 4] = v;
 }
 
+/*
+ * Both MSRs are trapped on TD and SNP guests (a #VE; an intercept KVM serves through the
+ * GHCB): msr_read() takes the platform's path. A host that refuses IA32_APIC_BASE leaves
+ * the APIC unknown: false, and memaccept runs on the boot CPU.
+ */
 bool apic_init(u64 mmio_base)
 {
-	u64 base = rdmsr(MSR_APIC_BASE);
+	u64 base;
 
-	if (!(base & APIC_BASE_ENABLE))
+	if (!msr_read_safe(MSR_APIC_BASE, &base) || !(base & APIC_BASE_ENABLE))
 		return false;
 	x2apic = (base & APIC_BASE_X2APIC) != 0;
 	/* The MSR is authoritative; the MADT's address is what the firmware says it set. */
@@ -59,9 +60,20 @@ bool apic_is_x2apic(void)
 	return x2apic;
 }
 
+/*
+ * x2APIC: the 32-bit ID MSR (through the platform: a TD gets it from the VMM unless the
+ * module enumerates topology). xAPIC: the initial APIC ID of CPUID leaf 1, EBX[31:24],
+ * which the APIC ID register holds until software changes it (SDM vol. 3A, "Local APIC
+ * ID"; memaccept never does): no MMIO, which a confidential guest would have to emulate.
+ */
 u32 apic_id(void)
 {
-	return x2apic ? (u32)rdmsr(X2APIC_ID) : xapic_read(XAPIC_ID) >> 24;
+	struct cpuid_regs r;
+
+	if (x2apic)
+		return (u32)msr_read(MSR_X2APIC_ID);
+	cpu_cpuid(1, 0, &r);
+	return r.ebx >> 24;
 }
 
 static bool send_ipi(u32 dest, u32 low)
@@ -72,7 +84,7 @@ static bool send_ipi(u32 dest, u32 low)
 	emu_guest_ipi(dest, mode == ICR_DELIVERY_INIT || mode == ICR_DELIVERY_STARTUP);
 	if (x2apic) {
 		/* x2APIC ICR writes are not queued: there is no delivery status to wait for. */
-		wrmsr(X2APIC_ICR, ((u64)dest << 32) | low);
+		msr_write(MSR_X2APIC_ICR, ((u64)dest << 32) | low);
 		return true;
 	}
 	xapic_write(XAPIC_ICR_HIGH, dest << 24);

@@ -1,15 +1,34 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: CPU feature queries. */
+/* memaccept: CPUID and HLT, each through the platform where it needs to, and CPU feature queries. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu_hooks.h"
+#include "arch/x86/platform.h"
 #include "drivers/console.h"
 
+/*
+ * CPUID: the platform's own answer where it has one (SNP: the GHCB CPUID exit, once this
+ * CPU has a GHCB), else the instruction, which in a TD the TDX module answers or turns
+ * into a #VE for the kernel's handler. In the test image the emulator plays the
+ * instruction as the platform would: a module's answer, a #VE or #VC, or the CPU's.
+ */
 void cpu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
-	/* The test image's platform emulator answers the leaves a TD or SNP guest would see. */
-	if (emu_cpuid(leaf, subleaf, r))
+	if (platform->cpuid && platform->cpuid(leaf, subleaf, r))
 		return;
-	cpuid_raw(leaf, subleaf, r);
+	if (emu_play_cpuid(leaf, subleaf, r))
+		return;
+	raw_cpuid(leaf, subleaf, r);
+}
+
+/* HLT is a #VE in a TD: TDVMCALL<Instruction.HLT> there (platform->halt). */
+__noreturn void cpu_halt(void)
+{
+	for (;;) {
+		if (platform->halt)
+			platform->halt();
+		else if (!emu_play_halt())
+			raw_halt();
+	}
 }
 
 /*

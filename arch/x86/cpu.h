@@ -9,17 +9,26 @@ struct cpuid_regs {
 	u32 eax, ebx, ecx, edx;
 };
 
-/* CPUID through the emulator hook in the test image; the plain instruction otherwise. */
+/*
+ * The instructions a TD or SNP guest cannot always run plainly (CPUID, RDMSR, WRMSR, HLT,
+ * IN, OUT) have one accessor each, which picks native execution or the platform's own
+ * path: cpu_cpuid() and cpu_halt() here, msr_read() and msr_write() in arch/x86/msr.h,
+ * the port I/O of struct cc_platform. The raw_* forms below are the instructions
+ * themselves, for those accessors, the AP start-up code and the test image's emulator
+ * only (tools/check-image.sh checks where they appear).
+ */
 void cpu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
+/* Stop this CPU for good (interrupts off): TDVMCALL<Instruction.HLT> in a TD. */
+__noreturn void cpu_halt(void);
 
-static inline void cpuid_raw(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+static inline void raw_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
 	__asm__ volatile("cpuid"
 			 : "=a"(r->eax), "=b"(r->ebx), "=c"(r->ecx), "=d"(r->edx)
 			 : "a"(leaf), "c"(subleaf));
 }
 
-static inline u64 rdmsr(u32 msr)
+static inline u64 raw_rdmsr(u32 msr)
 {
 	u32 lo, hi;
 
@@ -27,9 +36,14 @@ static inline u64 rdmsr(u32 msr)
 	return ((u64)hi << 32) | lo;
 }
 
-static inline void wrmsr(u32 msr, u64 val)
+static inline void raw_wrmsr(u32 msr, u64 val)
 {
 	__asm__ volatile("wrmsr" : : "c"(msr), "a"((u32)val), "d"((u32)(val >> 32)) : "memory");
+}
+
+static inline void raw_halt(void)
+{
+	__asm__ volatile("cli; hlt" : : : "memory");
 }
 
 /* lfence keeps earlier instructions from moving across the timestamp read. */
@@ -126,8 +140,6 @@ static inline u32 inl(u16 port)
 #define CPUID_80000001_EDX_NX (1u << 20)
 #define CPUID_1_ECX_HYPERVISOR (1u << 31)
 
-#define MSR_EFER 0xC0000080
-#define EFER_NXE (1ULL << 11)
 
 /* Physical address width (CPUID 0x80000008 EAX[7:0]); 36 when the leaf is missing. */
 unsigned cpu_phys_bits(void);

@@ -2,7 +2,7 @@
 /* memaccept: TDX and SEV-SNP detection. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/detect.h"
-#include "arch/x86/emu_hooks.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/sev/snp.h"
 #include "lib/string.h"
 
@@ -37,10 +37,14 @@ static bool is_snp(struct boot_info *bi)
 	if (r.eax < CPUID_SEV_LEAF)
 		return false;
 	cpu_cpuid(CPUID_SEV_LEAF, 0, &r);
-	/* The MSR exists only where SEV does: reading it elsewhere raises #GP. */
+	/*
+	 * The MSR exists only where SEV does: reading it elsewhere raises #GP (and in a TD a
+	 * #VE: the TDX module traps every MSR outside its two ranges, which is why TDX is
+	 * detected first, by CPUID alone). Before ExitBootServices, through the accessor.
+	 */
 	if (!(r.eax & CPUID_SEV_EAX_SEV))
 		return false;
-	status = cpu_rdmsr(MSR_SEV_STATUS);
+	status = msr_read(MSR_SEV_STATUS);
 	bi->sev_status = status;
 	bi->snp_cpuid_ebx = r.ebx;
 	return status & SEV_STATUS_SNP;

@@ -6,19 +6,23 @@
 #include "arch/x86/cpu.h"
 
 /*
- * CPUID does not trap under plain QEMU, so the emulator cannot catch it the way it catches
- * TDCALL, PVALIDATE or VMGEXIT (#UD). Neither do the SEV MSRs: QEMU 7.2's TCG reads
- * unknown MSRs as 0 and drops writes to them without a #GP (measured with MSR
- * 0xC0010130). So detection and the SNP backend go through cpu_cpuid(), cpu_rdmsr() and
- * cpu_wrmsr(), which ask the emulator first. In the production image these hooks are
- * constant false and the compiler drops the calls: no emulator code is linked (checked
- * by tools/check-image.sh). The sim platform also tells the emulator what it accepted,
- * so that the page model catches a double accept (observe mode).
+ * Under plain QEMU (TCG) CPUID, RDMSR, WRMSR and HLT simply run: QEMU answers them, where
+ * a TD's module or an SNP guest's CPU would answer differently or raise #VE or #VC. So
+ * the accessors (cpu_cpuid, cpu_halt in arch/x86/cpu.c, msr_read/msr_write in msr.c, the
+ * plain port I/O in portio.c) let the test image's emulator play the instruction first:
+ * it answers as the platform would, or delivers the #VE or #VC the platform would raise
+ * to the kernel's own handler, or runs the instruction itself. true: played. Anything
+ * that bypasses the accessors is caught by the instruction observer (tools/observer).
+ * In the production image these hooks are constant false and the compiler drops the
+ * calls: no emulator code is linked (checked by tools/check-image.sh). The sim platform
+ * also tells the emulator what it accepted, so that the page model catches a double
+ * accept (observe mode).
  */
 #ifdef CONFIG_EMULATOR
-bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
-bool emu_rdmsr(u32 msr, u64 *val);
-bool emu_wrmsr(u32 msr, u64 val);
+bool emu_play_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
+bool emu_play_rdmsr(u32 msr, u64 *val);
+bool emu_play_wrmsr(u32 msr, u64 val);
+bool emu_play_halt(void);
 void emu_observe_accept(u64 start, u64 end);
 /*
  * An IN or OUT the guest executes: in an emulated TD (SNP guest) the real CPU raises #VE
@@ -29,19 +33,23 @@ bool emu_guest_port_io(u16 port, int size, bool in, u32 *val);
 /* The guest sends an IPI (INIT or STARTUP: init_or_startup); in an emulated TD this ends the VM. */
 void emu_guest_ipi(u32 dest, bool init_or_startup);
 #else
-static inline bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+static inline bool emu_play_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
 	(void)leaf, (void)subleaf, (void)r;
 	return false;
 }
-static inline bool emu_rdmsr(u32 msr, u64 *val)
+static inline bool emu_play_rdmsr(u32 msr, u64 *val)
 {
 	(void)msr, (void)val;
 	return false;
 }
-static inline bool emu_wrmsr(u32 msr, u64 val)
+static inline bool emu_play_wrmsr(u32 msr, u64 val)
 {
 	(void)msr, (void)val;
+	return false;
+}
+static inline bool emu_play_halt(void)
+{
 	return false;
 }
 static inline void emu_observe_accept(u64 start, u64 end)
@@ -58,18 +66,5 @@ static inline void emu_guest_ipi(u32 dest, bool init_or_startup)
 	(void)dest, (void)init_or_startup;
 }
 #endif
-
-static inline u64 cpu_rdmsr(u32 msr)
-{
-	u64 v;
-
-	return emu_rdmsr(msr, &v) ? v : rdmsr(msr);
-}
-
-static inline void cpu_wrmsr(u32 msr, u64 val)
-{
-	if (!emu_wrmsr(msr, val))
-		wrmsr(msr, val);
-}
 
 #endif

@@ -25,6 +25,8 @@ enum fatal_condition {
 	FC_TD_ATTRIBUTES = 10,		/* TDX: the TD was built without SEPT_VE_DISABLE */
 	FC_NOT_VMPL0 = 11,		/* SNP: below VMPL0 (PVALIDATE impossible) and no SVSM */
 	FC_SVSM = 12,			/* SNP: the SVSM failed a call or broke its protocol */
+	FC_MSR = 13,			/* the host refused an MSR access memaccept needs */
+	FC_SNP_FEATURES = 14,		/* SNP: SEV features or hypervisor features memaccept cannot run with */
 };
 #define FATAL_REASON(condition, code) (((u32)(condition) << 8) | ((u32)(code) & 0xff))
 #define FATAL_REASON_CODE(reason) ((int)((reason) & 0xff))
@@ -36,6 +38,8 @@ struct platform_counter {
 	const char *name;
 	u64 count;
 };
+
+struct cpuid_regs;
 
 struct cc_platform {
 	const char *name;	/* "tdx", "snp", "sim", "none" */
@@ -58,6 +62,20 @@ struct cc_platform {
 	void (*accept_ahead)(bool (*next)(u64 from, u64 *unit));
 	/* Halt the CPU for good (TDX: TDVMCALL Instruction.HLT); NULL: the HLT instruction. */
 	void (*halt)(void);
+	/*
+	 * MSRs (arch/x86/msr.h): msr_native(msr, write) says whether the platform lets the
+	 * access through without a trap (NULL: every MSR); the rest go to rdmsr/wrmsr
+	 * (TDX: TDVMCALL Instruction.RDMSR/WRMSR; SNP: the GHCB MSR exit), which return false
+	 * where the host refuses the access.
+	 */
+	bool (*msr_native)(u32 msr, bool write);
+	bool (*rdmsr)(u32 msr, u64 *val);
+	bool (*wrmsr)(u32 msr, u64 val);
+	/*
+	 * CPUID the platform answers without the instruction (SNP: the GHCB CPUID exit);
+	 * NULL or false: the CPUID instruction (which a TD's module answers or turns into #VE).
+	 */
+	bool (*cpuid)(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 	/* Bits to OR into every private (encrypted) mapping: the C-bit on SNP, else 0. */
 	u64 private_pte_bits;
 	/*

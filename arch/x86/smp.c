@@ -3,6 +3,7 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
 #include "include/boot_info.h"
@@ -10,9 +11,6 @@
 #include "lib/spinlock.h"
 #include "lib/string.h"
 
-#define MSR_GS_BASE 0xc0000101
-#define EFER_LME (1ULL << 8)
-#define EFER_NXE (1ULL << 11)
 #define CR4_LA57 (1ULL << 12)
 #define PTE_P (1ULL << 0)
 #define PTE_W (1ULL << 1)
@@ -59,6 +57,9 @@ struct tramp_data {
 	u8 idtr0[16];		/* limit 0, base 0 */
 	u32 wake_slot;		/* mailbox start: 1 + the slot the next woken AP takes, 0 none */
 	u32 pad4;
+	u8 idtr_kernel[16];	/* u16 limit, u64 base: the kernel's IDT (SIDT's form) */
+	u32 park_lock;		/* bit 0: a parked AP uses the park stack (page 4) */
+	u32 pad5;
 };
 
 _Static_assert(__builtin_offsetof(struct tramp_data, cr3_temp) == 8, "D_CR3_TEMP");
@@ -72,7 +73,9 @@ _Static_assert(sizeof(struct ap_slot) == 24, "SLOT_SIZE");
 _Static_assert(__builtin_offsetof(struct tramp_data, gdtr64) == 480, "D_GDTR64");
 _Static_assert(__builtin_offsetof(struct tramp_data, idtr0) == 496, "D_IDTR0");
 _Static_assert(__builtin_offsetof(struct tramp_data, wake_slot) == 512, "D_WAKE_SLOT");
-_Static_assert(sizeof(struct tramp_data) == 520, "D_SIZE");
+_Static_assert(__builtin_offsetof(struct tramp_data, idtr_kernel) == 520, "D_IDTR_KERNEL");
+_Static_assert(__builtin_offsetof(struct tramp_data, park_lock) == 536, "D_PARK_LOCK");
+_Static_assert(sizeof(struct tramp_data) == 544, "D_SIZE");
 
 extern const u8 tramp_start[], tramp_end[], tramp_data[], tramp_long_mode[], tramp_wakeup64[];
 
@@ -83,7 +86,7 @@ void smp_arch_init_bsp(struct percpu *bsp)
 	bsp->self = bsp;
 	bsp->index = 0;
 	bsp->started = 1;
-	wrmsr(MSR_GS_BASE, (u64)(uintptr_t)bsp);
+	msr_write(MSR_GS_BASE, (u64)(uintptr_t)bsp);
 }
 
 u32 smp_arch_bsp_apic_id(u64 lapic_base)
@@ -100,10 +103,9 @@ static __noreturn void ap_entry(struct ap_slot *slot)
 	/* Too late: the boot CPU went on without this CPU, and its index may be reused. */
 	if (!__atomic_compare_exchange_n(&slot->state, &expected, SLOT_RUNNING, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		for (;;)
-			__asm__ volatile("cli; hlt");
+		cpu_halt();
 	gdt_init_cpu((unsigned)self->index, self->ist_top);
-	wrmsr(MSR_GS_BASE, (u64)(uintptr_t)self);
+	msr_write(MSR_GS_BASE, (u64)(uintptr_t)self);
 	idt_load();
 	self->start_ns = tsc_now_ns();
 	__atomic_store_n(&self->started, 1, __ATOMIC_RELEASE);
@@ -190,12 +192,14 @@ static struct tramp_data *tramp_fill(u64 tramp, u32 cr3_temp, u64 cr3, u64 entry
 	memcpy(d->gdtr64 + 2, &gdt, sizeof(gdt));
 	d->cr3_temp = cr3_temp;
 	d->cr0 = (u32)read_cr0();
-	d->efer = (u32)(EFER_LME | (rdmsr(MSR_EFER) & EFER_NXE));
+	d->efer = (u32)(EFER_LME | (msr_read(MSR_EFER) & EFER_NXE));
 	d->ljmp_offset = (u32)(tramp + (u64)(tramp_long_mode - tramp_start));
 	d->ljmp_selector = KERNEL_CS;
 	d->cr4 = read_cr4();
 	d->kernel_cr3 = cr3;
 	d->entry = entry;
+	/* The IDT this CPU runs on, the kernel's: a TD's AP loads it before anything can trap. */
+	__asm__ volatile("sidt %0" : "=m"(d->idtr_kernel));
 	return d;
 }
 
@@ -325,19 +329,20 @@ static const char *wake_one(const struct smp_start *s, struct tramp_data *d, u8 
 		cpu_relax();
 	}
 	/*
-	 * Withdraw the slot. If the AP took it, it is ours for good: it runs, or it parks in
-	 * ap_entry once abandon() wins. If nobody took it, an AP may still come (the command
-	 * stays posted: ACPI 6.4 has no way to cancel it), so the mailbox is not used again:
-	 * a late AP must find no slot to take, and it parks in the trampoline.
+	 * The slot stays published: if the AP took it, it is ours for good (it runs, or it
+	 * parks in ap_entry once abandon() wins). If nobody took it, an AP may still come
+	 * (ACPI 6.4 has no way to cancel a command), so the mailbox is not used again; a late
+	 * AP takes this slot, finds it abandoned and halts in ap_entry, on its own stack with
+	 * the kernel's IDT (in a TD its halt is a TDVMCALL, which needs no handler, but
+	 * anything before it may trap).
 	 */
-	if (__atomic_exchange_n(&d->wake_slot, 0, __ATOMIC_ACQ_REL) != 0) {
+	if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == SLOT_WAITING && abandon(slot)) {
 		*stop = true;
-		abandon(slot);
+		if (__atomic_load_n(&d->wake_slot, __ATOMIC_ACQUIRE) == 0)
+			return "arrived but did not check in";
 		return acked ? "acknowledged the wakeup command but never arrived"
 			     : "did not acknowledge the wakeup command";
 	}
-	if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == SLOT_WAITING && abandon(slot))
-		return "arrived but did not check in";
 	wait_running(s, i);
 	return NULL;
 }

@@ -2,7 +2,7 @@
 /* memaccept: starting an SEV-SNP guest's other vCPUs with the GHCB AP Creation event and a VMSA each (made by the SVSM below VMPL0). */
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
-#include "arch/x86/emu_hooks.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/sev/svsm.h"
 #include "arch/x86/sev/vmsa.h"
@@ -12,9 +12,6 @@
 #include "include/exit_codes.h"
 #include "include/panic.h"
 #include "lib/string.h"
-
-#define MSR_GS_BASE 0xc0000101
-#define MSR_PAT 0x277
 
 /*
  * An INIT-SIPI start cannot work here: the hypervisor cannot load a start address into
@@ -65,10 +62,9 @@ static __noreturn void snp_ap_entry(void)
 	/* The boot CPU went on without this CPU: stay out of its way. */
 	if (!__atomic_compare_exchange_n(&ap_state[cpu], &expected, AP_RUNNING, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
-		for (;;)
-			__asm__ volatile("cli; hlt");
+		cpu_halt();
 	gdt_init_cpu(cpu, self->ist_top);	/* its own GDT and TSS; clears GS base */
-	wrmsr(MSR_GS_BASE, (u64)(uintptr_t)self);
+	msr_write(MSR_GS_BASE, (u64)(uintptr_t)self);
 	idt_load();
 	/* From here its #VC handler (console output included) uses its own GHCB. */
 	snp_ghcb_register(ap_ghcb[cpu]);
@@ -249,8 +245,8 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 		.gdt_base = gdtr.base, .gdt_limit = gdtr.limit,
 		.idt_base = idtr.base, .idt_limit = idtr.limit,
 		.cr0 = read_cr0(), .cr3 = read_cr3(), .cr4 = read_cr4(),
-		.efer = rdmsr(MSR_EFER), .xcr0 = xcr0_now(), .pat = rdmsr(MSR_PAT),
-		.sev_status = cpu_rdmsr(MSR_SEV_STATUS),
+		.efer = msr_read(MSR_EFER), .xcr0 = xcr0_now(), .pat = msr_read(MSR_PAT),
+		.sev_status = msr_read(MSR_SEV_STATUS),
 		.rip = (u64)(uintptr_t)snp_ap_entry,
 		.vmpl = snp_guest_vmpl(),
 	};
