@@ -62,12 +62,28 @@ static void mock_warn(const char *what, u64 gpa, unsigned level)
 	warns++;
 }
 
-static const struct tdx_accept_ops ops = { mock_accept, mock_zero, mock_fatal, mock_warn };
+/* A mock clock: every busy retry's pause moves it by relax_step_ns. */
+static u64 mock_now, relax_step_ns;
+
+static u64 mock_now_ns(void)
+{
+	return mock_now;
+}
+
+static void mock_relax(void)
+{
+	mock_now += relax_step_ns;
+}
+
+static const struct tdx_accept_ops ops = { mock_accept, mock_zero, mock_fatal, mock_warn, mock_now_ns,
+					   mock_relax };
 
 static void reset(void)
 {
 	memset(&mock, 0, sizeof(mock));
 	zeroed_start = zeroed_len = fatal_status = fatal_gpa = 0;
+	mock_now = 123456789;
+	relax_step_ns = 1000;
 	fatal_condition = 0;
 	warns = fatal_calls = 0;
 }
@@ -160,14 +176,38 @@ TEST(tdx_busy_is_retried_then_fatal)
 	EXPECT_EQ(st.busy_retries, 3);
 	EXPECT_EQ(st.accepted[TDX_LEVEL_2M], 1);
 
+	/*
+	 * Busy for 16 calls, 1 s apart: the host held priority for 15 s, past the retry
+	 * time (10 s): fatal once the time is up, after 10 retries, not at a fixed count.
+	 */
 	reset();
+	relax_step_ns = 1000ULL * 1000 * 1000;
 	for (unsigned i = 0; i < 16; i++)
 		mock.script[i] = (u64)TDX_OPERAND_BUSY << 32 | 1;
 	mock.nscript = 16;
 	EXPECT(accept(GiB, GiB + UNIT_SIZE, &st));
 	EXPECT_EQ(fatal_condition, FC_ACCEPT_RETRIES);
-	EXPECT_EQ(st.busy_retries, TDX_BUSY_RETRIES);
-	EXPECT_EQ(mock.n, TDX_BUSY_RETRIES + 1);
+	EXPECT_EQ(st.busy_retries, TDX_BUSY_TIMEOUT_NS / relax_step_ns);
+	EXPECT_EQ(mock.n, TDX_BUSY_TIMEOUT_NS / relax_step_ns + 1);
+}
+
+TEST(tdx_busy_is_retried_by_time_not_count)
+{
+	struct tdx_accept_stats st;
+
+	/*
+	 * 16 busy answers 0.5 s apart (8 s, under the retry time): the module's default
+	 * host-priority timeout is 1 s, so a host may keep an entry this long; the accept
+	 * goes through.
+	 */
+	reset();
+	relax_step_ns = 500ULL * 1000 * 1000;
+	for (unsigned i = 0; i < 16; i++)
+		mock.script[i] = (u64)TDX_OPERAND_BUSY << 32 | 1;
+	mock.nscript = 16;
+	EXPECT(!accept(GiB, GiB + UNIT_SIZE, &st));
+	EXPECT_EQ(st.busy_retries, 16);
+	EXPECT_EQ(st.accepted[TDX_LEVEL_2M], 1);
 }
 
 TEST(tdx_already_accepted_is_zeroed_and_counted)

@@ -16,13 +16,23 @@
  * PAGE_ALREADY_ACCEPTED the guest's bitmap said unaccepted, so firmware or host state
  *                       disagrees with ours. The page is usable, but its contents are
  *                       not the zeroes the allocator promises: zero it, count it, warn.
- * OPERAND_BUSY          another operation holds the SEPT entry: retry a few times.
+ * OPERAND_BUSY          another vCPU's TDCALL or the host holds the SEPT entry's lock: the
+ *                       module answers busy at once (tdx_locks.h, sept_lock_acquire_guest),
+ *                       and where the host keeps priority on the entry longer than its
+ *                       HP_LOCK_TIMEOUT (1 s by default, 10 ms to 100 s:
+ *                       td_control_structures.h) the module itself exits to the host
+ *                       (TDX_HOST_PRIORITY_BUSY_TIMEOUT) and the TDCALL runs again after.
+ *                       Busy therefore ends unless the host never lets go: retry for
+ *                       TDX_BUSY_TIMEOUT_NS, ten times the default timeout, then fatal.
  * anything else         the guest cannot reason about it: fatal.
  */
 static void accept_piece(u64 gpa, unsigned level, const struct tdx_accept_ops *ops,
 			 struct tdx_accept_stats *st)
 {
-	for (unsigned attempt = 0;; attempt++) {
+	u64 busy_since = 0;
+	bool busy = false;
+
+	for (;;) {
 		u64 status = ops->page_accept(gpa | level);
 		u32 code = TDX_STATUS_CODE(status);
 
@@ -44,9 +54,16 @@ static void accept_piece(u64 gpa, unsigned level, const struct tdx_accept_ops *o
 			ops->zero(gpa, TDX_LEVEL_SIZE(level));
 			return;
 		}
-		if (code == TDX_OPERAND_BUSY && attempt < TDX_BUSY_RETRIES) {
-			st->busy_retries++;
-			continue;
+		if (code == TDX_OPERAND_BUSY) {
+			u64 now = ops->now_ns();
+
+			if (!busy)
+				busy_since = now, busy = true;
+			if (now - busy_since < TDX_BUSY_TIMEOUT_NS) {
+				st->busy_retries++;
+				ops->relax();
+				continue;
+			}
 		}
 		ops->fatal(code == TDX_OPERAND_BUSY ? FC_ACCEPT_RETRIES : FC_ACCEPT_STATUS,
 			   code == TDX_OPERAND_BUSY ? "TDG.MEM.PAGE.ACCEPT stayed busy"

@@ -3,7 +3,9 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
 #include "arch/x86/hooks.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/tdx/tdx.h"
+#include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "drivers/event.h"
 #include "drivers/exit.h"
@@ -21,6 +23,7 @@ enum {
 	C_VMCALL_IO,
 	C_VMCALL_HLT,
 	C_VMCALL_CPUID,
+	C_VMCALL_MSR,
 	C_VMCALL_FATAL,
 	C_VP_INFO,
 	C_VM_RD,
@@ -39,6 +42,7 @@ static struct platform_counter counters[C_COUNT] = {
 	[C_VMCALL_IO] = { "tdvmcall_io", 0 },
 	[C_VMCALL_HLT] = { "tdvmcall_hlt", 0 },
 	[C_VMCALL_CPUID] = { "tdvmcall_cpuid", 0 },
+	[C_VMCALL_MSR] = { "tdvmcall_msr", 0 },
 	[C_VMCALL_FATAL] = { "tdvmcall_report_fatal_error", 0 },
 	[C_VP_INFO] = { "tdcall_vp_info", 0 },
 	[C_VM_RD] = { "tdcall_vm_rd", 0 },
@@ -85,6 +89,53 @@ static u32 tdx_io_in(u16 port, int size)
 	if (tdvmcall(&r, TDVMCALL_IO))
 		return ~0u;
 	return (u32)r.r11;
+}
+
+/*
+ * Instruction.RDMSR / WRMSR (GHCI; Linux arch/x86/coco/tdx/tdx.c read_msr, write_msr):
+ * R12 the MSR, R13 the value to write, R11 the value read. KVM answers what it emulates
+ * for a TD (arch/x86/kvm/vmx/tdx.c tdx_has_emulated_msr: APIC_BASE, the x2APIC registers
+ * the CPU does not virtualise, ...) and INVALID_OPERAND for the rest and for writes to
+ * APIC_BASE and EFER (tdx_is_read_only_msr): false here.
+ */
+static bool tdx_rdmsr(u32 msr, u64 *val)
+{
+	struct tdx_regs r = { .r12 = msr };
+
+	count(C_VMCALL_MSR, 1);
+	if (tdvmcall(&r, TDVMCALL_RDMSR))
+		return false;
+	*val = r.r11;
+	return true;
+}
+
+static bool tdx_wrmsr(u32 msr, u64 val)
+{
+	struct tdx_regs r = { .r12 = msr, .r13 = val };
+
+	count(C_VMCALL_MSR, 1);
+	return tdvmcall(&r, TDVMCALL_WRMSR) == 0;
+}
+
+/*
+ * The MSRs memaccept touches that the TDX module lets through without a #VE (module 1.5,
+ * include/auto_gen/msr_config_lookup.c): PAT, the FS and GS bases, and EFER for reading
+ * (every EFER write exits, and any change but SCE is a #VE: td_msr_access.c
+ * wrmsr_ia32_efer). IA32_APIC_BASE and the x2APIC ID (0x802, native only under
+ * TD_CTLS.ENUM_TOPOLOGY) are not: they go to the VMM.
+ */
+static bool tdx_msr_native(u32 msr, bool write)
+{
+	switch (msr) {
+	case MSR_PAT:
+	case MSR_FS_BASE:
+	case MSR_GS_BASE:
+		return true;
+	case MSR_EFER:
+		return !write;
+	default:
+		return false;
+	}
 }
 
 static void tdx_halt(void)
@@ -152,6 +203,8 @@ static const struct tdx_accept_ops accept_ops = {
 	.zero = zero,
 	.fatal = accept_fatal,
 	.warn = accept_warn,
+	.now_ns = tsc_now_ns,
+	.relax = cpu_relax,
 };
 
 static int tdx_accept(u64 start, u64 end)
@@ -176,11 +229,53 @@ static void skip(struct trap_frame *f, u64 len)
 }
 
 /*
- * A #VE reports what the TDX module would otherwise have turned into a VM exit. The
- * guest never does port I/O, HLT or CPUID that way on purpose (they go through
- * TDVMCALL), but emulating them keeps a stray instruction from killing the guest.
- * An EPT violation on private memory inside the bitmap's span is a touch of memory
- * that was never accepted (only possible when SEPT_VE_DISABLE is clear).
+ * CPUID that raised #VE (the module answers most leaves itself: tdx-module td_cpuid.c):
+ * as Linux handle_cpuid, only the hypervisor range 0x40000000-0x4FFFFFFF is asked of
+ * the VMM; any other leaf the module does not answer reads as zeros, which is what the
+ * CPU gives for a leaf it does not support, and keeps a host from inventing CPU features.
+ */
+static bool ve_cpuid(struct trap_frame *f)
+{
+	u32 leaf = (u32)f->rax;
+	struct tdx_regs c = { .r12 = leaf, .r13 = (u32)f->rcx };
+
+	if (leaf < 0x40000000 || leaf > 0x4fffffff) {
+		f->rax = f->rbx = f->rcx = f->rdx = 0;
+		return true;
+	}
+	count(C_VMCALL_CPUID, 1);
+	if (tdvmcall(&c, TDVMCALL_CPUID))
+		return false;
+	f->rax = (u32)c.r12, f->rbx = (u32)c.r13, f->rcx = (u32)c.r14, f->rdx = (u32)c.r15;
+	return true;
+}
+
+static const char *ve_reason_name(u32 reason)
+{
+	switch (reason) {
+	case EXIT_REASON_INVD: return "INVD";
+	case EXIT_REASON_VMCALL: return "VMCALL";
+	case EXIT_REASON_CR_ACCESS: return "a control register write";
+	case EXIT_REASON_WBINVD: return "WBINVD";
+	case EXIT_REASON_EPT_VIOLATION: return "an access to shared memory (MMIO)";
+	case EXIT_REASON_IO: return "string port I/O";
+	case EXIT_REASON_MSR_READ: return "RDMSR";
+	case EXIT_REASON_MSR_WRITE: return "WRMSR";
+	default: return "an exit memaccept does not emulate";
+	}
+}
+
+/*
+ * A #VE reports what the TDX module would otherwise have turned into a VM exit (module
+ * 1.5, tdx_td_dispatcher.c): HLT, port I/O, CPUID and MSRs outside the module's own
+ * sets, VMCALL, WBINVD, INVD, some CR writes, and EPT violations on shared memory (MMIO).
+ * memaccept routes HLT, port I/O and its MSRs to the VMM itself (struct cc_platform), but
+ * the handler emulates each of those classes as Linux virt_exception_kernel does, so an
+ * instruction that traps anyway is served, not fatal. What memaccept never does (MMIO,
+ * string I/O, WBINVD, INVD, VMCALL, CR writes the module refuses) ends the guest with
+ * its name. The instruction length comes from the module (VEINFO R10), as in Linux
+ * ve_instr_len. An EPT violation on private memory inside the bitmap's span is a touch of
+ * memory that was never accepted (possible only when pending-page #VEs are on).
  */
 static bool tdx_ve(struct trap_frame *f)
 {
@@ -201,7 +296,7 @@ static bool tdx_ve(struct trap_frame *f)
 		fatal_reason(EXIT_PLATFORM_FATAL, FC_UNEXPECTED_EXCEPTION,
 			     "#VE at RIP %#llx, but TDG.VP.VEINFO.GET failed (status %#llx)", f->rip, status);
 	u32 reason = (u32)r.rcx, len = (u32)r.r10;
-	u64 qual = r.rdx, gla = r.r8, gpa = r.r9;
+	u64 qual = r.rdx, gla = r.r8, gpa = r.r9, v;
 
 	switch (reason) {
 	case EXIT_REASON_EPT_VIOLATION:
@@ -218,31 +313,43 @@ static bool tdx_ve(struct trap_frame *f)
 
 		if (qual & IO_QUAL_STRING)
 			break;
-		if (qual & IO_QUAL_IN)
+		/* IN writes AL, AX or EAX; EAX zero-extends into RAX (Intel SDM vol. 1, 3.4.1.1). */
+		if ((qual & IO_QUAL_IN) && size == 4)
+			f->rax = tdx_io_in(IO_QUAL_PORT(qual), size);
+		else if (qual & IO_QUAL_IN)
 			f->rax = (f->rax & ~mask) | (tdx_io_in(IO_QUAL_PORT(qual), size) & mask);
 		else
 			tdx_io_out(IO_QUAL_PORT(qual), (u32)(f->rax & mask), size);
 		skip(f, len);
 		return true;
 	}
-	case EXIT_REASON_CPUID: {
-		struct tdx_regs c = { .r12 = (u32)f->rax, .r13 = (u32)f->rcx };
-
-		count(C_VMCALL_CPUID, 1);
-		if (tdvmcall(&c, TDVMCALL_CPUID))
+	case EXIT_REASON_CPUID:
+		if (!ve_cpuid(f))
 			break;
-		f->rax = (u32)c.r12, f->rbx = (u32)c.r13, f->rcx = (u32)c.r14, f->rdx = (u32)c.r15;
 		skip(f, len);
 		return true;
-	}
+	case EXIT_REASON_MSR_READ:
+		if (!tdx_rdmsr((u32)f->rcx, &v))
+			fatal_reason(EXIT_PLATFORM_FATAL, FC_MSR, "RDMSR %#x at RIP %#llx raised #VE and the "
+				     "VMM refused it", (u32)f->rcx, f->rip);
+		f->rax = (u32)v, f->rdx = v >> 32;
+		skip(f, len);
+		return true;
+	case EXIT_REASON_MSR_WRITE:
+		if (!tdx_wrmsr((u32)f->rcx, (f->rdx << 32) | (u32)f->rax))
+			fatal_reason(EXIT_PLATFORM_FATAL, FC_MSR, "WRMSR %#x at RIP %#llx raised #VE and the "
+				     "VMM refused it", (u32)f->rcx, f->rip);
+		skip(f, len);
+		return true;
 	default:
 		break;
 	}
-	kprintf("tdx: unexpected #VE: exit reason %u, qualification %#llx, GLA %#llx, GPA %#llx, "
-		"RIP %#llx\n", reason, qual, gla, gpa, f->rip);
+	kprintf("tdx: unexpected #VE for %s: exit reason %u, qualification %#llx, GLA %#llx, GPA "
+		"%#llx, RIP %#llx\n", ve_reason_name(reason), reason, qual, gla, gpa, f->rip);
 	trap_dump(f);
 	ev_begin("unexpected_ve");
 	ev_u64("exit_reason", reason);
+	ev_str("what", ve_reason_name(reason));
 	ev_u64("qualification", qual);
 	ev_u64("gla", gla);
 	ev_u64("gpa", gpa);
@@ -344,6 +451,9 @@ static const struct cc_platform tdx = {
 	.io_in = tdx_io_in,
 	.terminate = tdx_terminate,
 	.halt = tdx_halt,
+	.msr_native = tdx_msr_native,
+	.rdmsr = tdx_rdmsr,
+	.wrmsr = tdx_wrmsr,
 	.firmware_hold_start = TDVF_SEC_PAGE_TABLES,
 	.firmware_hold_end = TDVF_SEC_PAGE_TABLES + TDVF_SEC_PAGE_TABLES_SIZE,
 	.firmware_hold_why = "TDVF before edk2-stable202411 runs its waiting APs on page tables there",

@@ -111,6 +111,8 @@
 #define TDVMCALL_CPUID 10		/* Instruction.CPUID: R12 leaf, R13 subleaf -> R12-R15 */
 #define TDVMCALL_HLT 12			/* Instruction.HLT: R12 = interrupts blocked */
 #define TDVMCALL_IO 30			/* Instruction.IO: R12 size, R13 0 in/1 out, R14 port, R15 data */
+#define TDVMCALL_RDMSR 31		/* Instruction.RDMSR: R12 MSR -> R11 value */
+#define TDVMCALL_WRMSR 32		/* Instruction.WRMSR: R12 MSR, R13 value */
 #define TDVMCALL_REPORT_FATAL_ERROR 0x10003 /* R12 error code, R13 GPA, message in 8 GPRs */
 #define TDVMCALL_IO_IN 0
 #define TDVMCALL_IO_OUT 1
@@ -119,17 +121,27 @@
  * GPA (R9) and instruction length (R10[31:0]) (TDX Module ABI; Intel SDM vol. 3C app. C). */
 #define EXIT_REASON_CPUID 10
 #define EXIT_REASON_HLT 12
+#define EXIT_REASON_INVD 13
+#define EXIT_REASON_VMCALL 18
+#define EXIT_REASON_CR_ACCESS 28
 #define EXIT_REASON_IO 30
 #define EXIT_REASON_MSR_READ 31
+#define EXIT_REASON_MSR_WRITE 32
 #define EXIT_REASON_EPT_VIOLATION 48
+#define EXIT_REASON_WBINVD 54
 /* I/O exit qualification (Intel SDM vol. 3C, table 28-5). */
 #define IO_QUAL_SIZE(q) (((q) & 7) + 1)
 #define IO_QUAL_IN (1ULL << 3)
 #define IO_QUAL_STRING (1ULL << 4)
 #define IO_QUAL_PORT(q) ((u16)((q) >> 16))
 
-/* How many times an accept that answers OPERAND_BUSY is retried (td-shim uses 5). */
-#define TDX_BUSY_RETRIES 5
+/*
+ * How long an accept that answers OPERAND_BUSY is retried (tdx/accept.c): ten times the
+ * module's default host-priority lock timeout, after which the module exits to the host
+ * instead of answering busy (intel/tdx-module td_control_structures.h,
+ * DEFAULT_HP_LOCK_TIMEOUT_USEC 1 s; a host may set 10 ms to 100 s).
+ */
+#define TDX_BUSY_TIMEOUT_NS (10ULL * 1000 * 1000 * 1000)
 
 /*
  * TDVMCALL<ReportFatalError> (GHCI specification; QEMU target/i386/kvm/tdx.c
@@ -176,6 +188,9 @@ struct tdx_accept_ops {
 	void (*fatal)(u32 condition, const char *what, u64 status, u64 gpa, unsigned level);
 	/* A firmware/host inconsistency the guest can survive: say so (once per range). */
 	void (*warn)(const char *what, u64 gpa, unsigned level);
+	/* A monotonic clock and a pause between busy retries. */
+	u64 (*now_ns)(void);
+	void (*relax)(void);
 };
 
 struct tdx_accept_stats {
