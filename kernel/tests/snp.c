@@ -3,6 +3,7 @@
  * QEMU, so each case builds the frame the CPU would push and runs the handlers on it. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/sev/snp.h"
@@ -94,14 +95,35 @@ TESTCASE(snp_vc_rdtsc, "a #VC for RDTSC (a hypervisor that intercepts it) goes t
 	return EXIT_OK;
 }
 
-TESTCASE(snp_vc_unexpected, "a #VC the guest cannot handle (an MSR access) is reported and terminates")
+TESTCASE(snp_vc_unexpected, "a #VC the guest cannot handle (WBINVD) is reported and terminates")
 {
-	static const u8 rdmsr[] = { 0x0f, 0x32 };
+	static const u8 wbinvd[] = { 0x0f, 0x09 };
 	struct trap_frame f;
 
 	CHECK(emu_mode() == EMU_SNP);
+	vc_frame(&f, SVM_EXIT_WBINVD, wbinvd);
+	trap_dispatch(&f);
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(snp_vc_msr, "a #VC for RDMSR and WRMSR goes to the hypervisor through the GHCB")
+{
+	static const u8 rdmsr[] = { 0x0f, 0x32 }, wrmsr[] = { 0x0f, 0x30 };
+	struct trap_frame f;
+
+	CHECK(emu_mode() == EMU_SNP);
+	/* IA32_APIC_BASE: intercepted for every SEV-ES/SNP guest; KVM answers it. */
 	vc_frame(&f, SVM_EXIT_MSR, rdmsr);
-	f.rcx = 0x10;
+	f.rcx = MSR_APIC_BASE;
+	f.rax = f.rdx = 0xdeadbeefcafef00dULL;
+	trap_dispatch(&f);
+	CHECK(f.rip == (u64)(uintptr_t)rdmsr + 2);
+	CHECK((f.rax & 0xfffff000) == 0xfee00000 && (f.rax & (1u << 11)));	/* base, enabled */
+	CHECK(f.rdx == 0);
+	/* A write KVM refuses (it asks for a #GP): memaccept has no use for it and stops. */
+	vc_frame(&f, SVM_EXIT_MSR, wrmsr);
+	f.rcx = MSR_APIC_BASE;
+	f.rax = 0xfee00900;
 	trap_dispatch(&f);
 	return EXIT_TEST_FAILED;
 }
@@ -119,7 +141,9 @@ TESTCASE(snp_vc_cpuid_xsave, "a #VC for CPUID leaf 0xD carries XCR0, which KVM r
 	trap_dispatch(&f);
 	CHECK(f.rip == (u64)(uintptr_t)cpuid + 2);
 	/* The emulated VMM answers leaf 0xD with what the (TCG) CPU says. */
-	cpuid_raw(CPUID_XSAVE_LEAF, 0, &want);
+	emu_host_enter();
+	raw_cpuid(CPUID_XSAVE_LEAF, 0, &want);
+	emu_host_leave();
 	CHECK(f.rax == want.eax && f.rbx == want.ebx && f.rcx == want.ecx && f.rdx == want.edx);
 	return EXIT_OK;
 }
@@ -146,10 +170,16 @@ TESTCASE(snp_pvalidate_shared_mapping, "PVALIDATE through a mapping without the 
 
 TESTCASE(snp_ghcb_mapped_private, "a GHCB mapped with the C-bit is caught at the next exit")
 {
-	CHECK(emu_mode() == EMU_SNP && emu_self()->ghcb_gpa);
-	kprintf("test: mapping the GHCB at %#llx with the C-bit\n", emu_self()->ghcb_gpa);
-	CHECK(paging_map(emu_self()->ghcb_gpa, emu_self()->ghcb_gpa + PAGE_SIZE, MAP_RAM) == 0);
-	invlpg(emu_self()->ghcb_gpa);
+	u64 ghcb;
+
+	CHECK(emu_mode() == EMU_SNP);
+	emu_host_enter();
+	ghcb = emu_self()->ghcb_gpa;
+	emu_host_leave();
+	CHECK(ghcb);
+	kprintf("test: mapping the GHCB at %#llx with the C-bit\n", ghcb);
+	CHECK(paging_map(ghcb, ghcb + PAGE_SIZE, MAP_RAM) == 0);
+	invlpg(ghcb);
 	/* Console output is an IOIO exit through the GHCB. */
 	kprintf("test: the platform let an exit through a private GHCB\n");
 	return EXIT_TEST_FAILED;

@@ -3,11 +3,13 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu_hooks.h"
 #include "arch/x86/hooks.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/sev/svsm.h"
 #include "arch/x86/sev/vmsa.h"
 #include "arch/x86/smp.h"
+#include "arch/x86/tsc_cal.h"
 #include "drivers/console.h"
 #include "drivers/event.h"
 #include "drivers/exit.h"
@@ -29,6 +31,7 @@ enum {
 	C_PSC_AHEAD_UNITS,
 	C_IOIO,
 	C_CPUID,
+	C_MSR,
 	C_VC,
 	C_SVSM_CALLS,
 	C_SVSM_ENTRIES,
@@ -51,6 +54,7 @@ static struct platform_counter counters[C_COUNT] = {
 	[C_PSC_AHEAD_UNITS] = { "psc_ahead_units", 0 },
 	[C_IOIO] = { "vmgexit_ioio", 0 },
 	[C_CPUID] = { "vmgexit_cpuid", 0 },
+	[C_MSR] = { "vmgexit_msr", 0 },
 	[C_VC] = { "vc_exceptions", 0 },
 	[C_SVSM_CALLS] = { "svsm_calls", 0 },
 	[C_SVSM_ENTRIES] = { "svsm_pvalidate_entries", 0 },
@@ -127,12 +131,12 @@ static u64 msr_protocol(u64 request)
 
 	count(C_VMGEXIT);
 	count(C_MSR_PROTOCOL);
-	cpu_wrmsr(MSR_SEV_GHCB, request);
+	msr_write(MSR_SEV_GHCB, request);
 	snp_vmgexit();
-	resp = cpu_rdmsr(MSR_SEV_GHCB);
+	resp = msr_read(MSR_SEV_GHCB);
 	/* Once the GHCB is registered, the MSR holds its address between exits. */
 	if (this_ghcb_gpa())
-		cpu_wrmsr(MSR_SEV_GHCB, this_ghcb_gpa());
+		msr_write(MSR_SEV_GHCB, this_ghcb_gpa());
 	return resp;
 }
 
@@ -151,10 +155,14 @@ static __noreturn void snp_terminate(u32 reason)
 		  ((u64)SNP_TERM_CODE(reason) << 16);
 
 	for (;;) {
-		cpu_wrmsr(MSR_SEV_GHCB, req);
+		msr_write(MSR_SEV_GHCB, req);
 		snp_vmgexit();
-		/* A hypervisor that resumes us after a termination request gets nothing more. */
-		__asm__ volatile("cli; hlt");
+		/*
+		 * A hypervisor that resumes us after a termination request gets nothing more. HLT
+		 * is an automatic exit for an SEV-ES/SNP guest (no #VC: Linux's #VC handler has no
+		 * case for it and Linux halts the same way after its own termination request).
+		 */
+		raw_halt();
 	}
 }
 
@@ -187,10 +195,15 @@ static void ghcb_clear(void)
 	memset(this_ghcb() + GHCB_VALID_BITMAP, 0, 16);
 }
 
+/*
+ * One IN or OUT through the GHCB (IOIO exit, SW_EXITINFO1 as the APM's IOIO intercept
+ * information: type, size, and the address size, 64 bits in long mode as Linux
+ * vc_ioio_exitinfo sets it from the instruction's address size).
+ */
 static u32 ioio(u16 port, int size, bool in, u32 out_value, bool *ok)
 {
 	u8 *ghcb = this_ghcb();
-	u64 info = ((u64)port << IOIO_PORT_SHIFT) | IOIO_A16 | (in ? IOIO_TYPE_IN : 0) |
+	u64 info = ((u64)port << IOIO_PORT_SHIFT) | IOIO_A64 | (in ? IOIO_TYPE_IN : 0) |
 		   (size == 1 ? IOIO_SZ8 : size == 2 ? IOIO_SZ16 : IOIO_SZ32);
 
 	ghcb_clear();
@@ -259,6 +272,86 @@ static bool cpuid_exit(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 	return true;
 }
 
+/* CPUID with this CPU's GHCB; before it exists, the instruction (and its #VC). */
+static bool snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+{
+	if (!this_ghcb())
+		return false;
+	if (!cpuid_exit(leaf, subleaf, r))
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_GHCB, "the hypervisor gave no answer to CPUID %#x",
+			     leaf);
+	return true;
+}
+
+/* Secure TSC (SEV_STATUS bit 11): GUEST_TSC_FREQ then reads without an intercept. */
+static bool secure_tsc;
+
+/*
+ * The MSRs KVM lets an SEV-ES/SNP guest access without an intercept (Linux
+ * arch/x86/kvm/svm/svm.c direct_access_msrs with .always, sev.c
+ * sev_es_recalc_msr_intercepts): the GHCB MSR, EFER, PAT, the FS and GS bases, and
+ * GUEST_TSC_FREQ reads under Secure TSC. SEV_STATUS reads do not trap either: Linux reads
+ * it natively before it has a #VC handler that serves MSRs (boot/compressed/sev.c
+ * sev_enable). Every other MSR is a #VC 0x7C, served through the GHCB (msr_exit).
+ */
+static bool snp_msr_native(u32 msr, bool write)
+{
+	switch (msr) {
+	case MSR_SEV_GHCB:
+	case MSR_EFER:
+	case MSR_PAT:
+	case MSR_FS_BASE:
+	case MSR_GS_BASE:
+		return true;
+	case MSR_SEV_STATUS:
+		return !write;
+	case MSR_GUEST_TSC_FREQ:
+		return !write && secure_tsc;
+	default:
+		return false;
+	}
+}
+
+/*
+ * The MSR exit (GHCB spec 4.1, SW_EXITCODE 0x7C; Linux vc_handle_msr): RCX = the MSR,
+ * SW_EXITINFO1 = 0 to read, 1 to write with EDX:EAX in RDX and RAX. KVM answers in RAX
+ * and RDX, or asks for a #GP (SW_EXITINFO1 = 1) where it refuses the MSR: false.
+ */
+static bool msr_exit(u32 msr, bool write, u64 *val)
+{
+	u8 *ghcb = this_ghcb();
+	u32 info1;
+
+	if (!ghcb)
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_GHCB, "%s %#x before this CPU has a GHCB: the "
+			     "hypervisor serves it, through the GHCB", write ? "WRMSR" : "RDMSR", msr);
+	ghcb_clear();
+	ghcb_field_set(ghcb, GHCB_RCX, msr);
+	if (write) {
+		ghcb_field_set(ghcb, GHCB_RAX, (u32)*val);
+		ghcb_field_set(ghcb, GHCB_RDX, *val >> 32);
+	}
+	count(C_MSR);
+	info1 = ghcb_exit(SVM_EXIT_MSR, write, 0);
+	if (info1 == GHCB_HV_RESP_EXCEPTION)
+		return false;
+	if (info1)
+		ghcb_fail("the hypervisor refused an MSR exit", ((u64)info1 << 32) | msr);
+	if (!write)
+		*val = (u32)*ghcb_field(ghcb, GHCB_RAX) | (*ghcb_field(ghcb, GHCB_RDX) << 32);
+	return true;
+}
+
+static bool snp_rdmsr(u32 msr, u64 *val)
+{
+	return msr_exit(msr, false, val);
+}
+
+static bool snp_wrmsr(u32 msr, u64 val)
+{
+	return msr_exit(msr, true, &val);
+}
+
 /* ------------------------------------------------------------------ accept */
 
 static void snp_fatal(u32 condition, const char *what, u64 a, u64 b)
@@ -273,14 +366,23 @@ static u64 psc_exit(struct psc_desc *desc, unsigned n)
 {
 	u8 *ghcb = this_ghcb();
 	struct psc_desc *buf = (struct psc_desc *)(ghcb + GHCB_SHARED_BUFFER);
-	u64 info2;
+	u64 info1, info2;
 
 	/* The descriptor lives in the shared buffer: the hypervisor reads and updates it there. */
 	memcpy(buf, desc, sizeof(desc->hdr) + n * sizeof(u64));
 	ghcb_clear();
 	ghcb_field_set(ghcb, GHCB_SW_SCRATCH, this_ghcb_gpa() + GHCB_SHARED_BUFFER);
-	ghcb_exit(SVM_VMGEXIT_PSC, 0, 0);
+	info1 = ghcb_exit(SVM_VMGEXIT_PSC, 0, 0);
 	info2 = *ghcb_field(ghcb, GHCB_SW_EXIT_INFO_2);
+	/*
+	 * KVM answers every PSC it takes with SW_EXITINFO1 = 0 and puts the outcome in
+	 * SW_EXITINFO2 (sev.c snp_complete_psc); a non-zero SW_EXITINFO1 is an exit it
+	 * refused (2: malformed input) or an exception to raise (1), which Linux's
+	 * vmgexit_psc counts as a failure as well.
+	 */
+	if (info1)
+		snp_fatal(FC_PSC_ERROR, "the hypervisor refused the Page State Change exit "
+			  "(SW_EXITINFO1, SW_EXITINFO2)", info1, info2);
 	/* Entries too: a re-issue must carry the cur_page the hypervisor left in them. */
 	memcpy(desc, buf, sizeof(desc->hdr) + n * sizeof(u64));
 	return info2;
@@ -428,18 +530,18 @@ static struct snp_pvalidate_ops pvalidate_ops = { snp_pvalidate, snp_fatal, evic
  */
 static u64 svsm_core_call(u32 call, u64 rcx, u64 rdx, u64 r8)
 {
-	u64 saved = cpu_rdmsr(MSR_SEV_GHCB), resp, rax;
+	u64 saved = msr_read(MSR_SEV_GHCB), resp, rax;
 	u8 *caa = this_caa(), pending;
 
 	count(C_VMGEXIT);
 	count(C_MSR_PROTOCOL);
 	count(C_SVSM_CALLS);
-	cpu_wrmsr(MSR_SEV_GHCB, GHCB_MSR_VMPL_REQ_LEVEL(0));
+	msr_write(MSR_SEV_GHCB, GHCB_MSR_VMPL_REQ_LEVEL(0));
 	__atomic_store_n(&caa[SVSM_CAA_CALL_PENDING], 1, __ATOMIC_SEQ_CST);
 	rax = snp_svsm_vmgexit(SVSM_CALL(SVSM_CORE_PROTOCOL, call), rcx, rdx, r8);
 	pending = __atomic_exchange_n(&caa[SVSM_CAA_CALL_PENDING], 0, __ATOMIC_SEQ_CST);
-	resp = cpu_rdmsr(MSR_SEV_GHCB);
-	cpu_wrmsr(MSR_SEV_GHCB, saved);
+	resp = msr_read(MSR_SEV_GHCB);
+	msr_write(MSR_SEV_GHCB, saved);
 	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_VMPL_RESP || (resp >> 32))
 		fatal_reason(EXIT_PLATFORM_FATAL, FC_SVSM, "the hypervisor did not run the SVSM (VMPL "
 			     "request answered %#llx)", resp);
@@ -504,8 +606,8 @@ static void validate_range(u64 start, u64 end, bool validate)
 	struct snp_pvalidate_stats vs = { 0 };
 
 	snp_pvalidate_range(start, end, validate, &pvalidate_ops, &vs);
-	counters[C_PVALIDATE_2M].count += vs.calls_2m;
-	counters[C_PVALIDATE_4K].count += vs.calls_4k;
+	count_add(C_PVALIDATE_2M, vs.calls_2m);
+	count_add(C_PVALIDATE_4K, vs.calls_4k);
 	count_add(C_PVALIDATE_SIZE_MISMATCH, vs.size_mismatch);
 	count_add(C_EVICTED_PAGES, vs.evicted_pages);
 }
@@ -572,10 +674,32 @@ static bool emulate_io(struct trap_frame *f)
 
 	if (!ok)
 		return false;
-	if (in)
+	/*
+	 * IN writes AL, AX or EAX as the instruction would: a 32-bit destination zero-extends
+	 * into RAX, AL and AX leave the rest of RAX alone (Intel SDM vol. 1, 3.4.1.1; AMD APM
+	 * vol. 1, 3.1.2.3). Linux's vc_handle_ioio clears all upper bits for every size.
+	 */
+	if (in && size == 4)
+		f->rax = v;
+	else if (in)
 		f->rax = (f->rax & ~mask) | (v & mask);
 	f->rip += len;
 	return true;
+}
+
+/* What an exit code stands for (AMD APM vol. 2, appendix C), for the fatal report. */
+static const char *vc_exit_name(u64 code)
+{
+	switch (code) {
+	case SVM_EXIT_IOIO: return "port I/O";
+	case SVM_EXIT_CPUID: return "CPUID";
+	case SVM_EXIT_MSR: return "an MSR access";
+	case SVM_EXIT_RDTSC: return "RDTSC";
+	case SVM_EXIT_WBINVD: return "WBINVD";
+	case SVM_EXIT_NPF: return "MMIO (a nested page fault)";
+	case SVM_EXIT_PAGE_NOT_VALIDATED: return "a page that is not validated";
+	default: return "an exit memaccept does not emulate";
+	}
 }
 
 /*
@@ -602,9 +726,33 @@ bool snp_vc(struct trap_frame *f)
 			return true;
 		}
 		break;
+	case SVM_EXIT_MSR: {
+		/* 0F 32 RDMSR, 0F 30 WRMSR: EDX:EAX, MSR in ECX (Linux vc_handle_msr). */
+		const u8 *ip = (const u8 *)(uintptr_t)f->rip;
+		bool write = ip[1] == 0x30;
+		u64 v = (f->rdx << 32) | (u32)f->rax;
+
+		if (!ghcb || ip[0] != 0x0f || (ip[1] != 0x30 && ip[1] != 0x32))
+			break;
+		if (!msr_exit((u32)f->rcx, write, &v))
+			fatal_reason(EXIT_PLATFORM_FATAL, FC_MSR, "%s %#x at RIP %#llx raised #VC and the "
+				     "hypervisor refused it", write ? "WRMSR" : "RDMSR", (u32)f->rcx, f->rip);
+		if (!write)
+			f->rax = (u32)v, f->rdx = v >> 32;
+		f->rip += 2;
+		return true;
+	}
 	case SVM_EXIT_RDTSC:
-		/* Only if the hypervisor intercepts RDTSC (KVM does not): before the GHCB
-		 * exists this is fatal, which is why boot/ calibrates the TSC. */
+		/*
+		 * Only if the hypervisor intercepts RDTSC (KVM does not): before the GHCB
+		 * exists this is fatal, which is why boot/ calibrates the TSC. Under Secure TSC
+		 * the host must not intercept it and its answer would be the host's TSC, not the
+		 * guest's: refused, as Linux vc_handle_rdtsc refuses it.
+		 */
+		if (secure_tsc)
+			fatal_reason(EXIT_HOST_HOSTILE, FC_UNEXPECTED_EXCEPTION, "RDTSC at RIP %#llx "
+				     "raised #VC under Secure TSC: the host intercepts what it must not",
+				     f->rip);
 		if (ghcb) {
 			ghcb_clear();
 			if (ghcb_exit(SVM_EXIT_RDTSC, 0, 0) == 0 && ghcb_field_valid(ghcb, GHCB_RAX) &&
@@ -625,8 +773,8 @@ bool snp_vc(struct trap_frame *f)
 	default:
 		break;
 	}
-	kprintf("snp: unexpected #VC: exit code %#llx at RIP %#llx (CR2 %#llx)\n", f->error_code, f->rip,
-		read_cr2());
+	kprintf("snp: unexpected #VC for %s: exit code %#llx at RIP %#llx (CR2 %#llx)\n",
+		vc_exit_name(f->error_code), f->error_code, f->rip, read_cr2());
 	trap_dump(f);
 	ev_begin("unexpected_vc");
 	ev_u64("exit_code", f->error_code);
@@ -757,7 +905,7 @@ void snp_ghcb_register(u64 page)
 	if ((resp & GHCB_INFO_MASK) != GHCB_MSR_REG_GPA_RESP || (resp & ~GHCB_INFO_MASK) != page)
 		ghcb_fail("the hypervisor did not register the GHCB", resp);
 	ghcb_gpas[cpu] = page;
-	cpu_wrmsr(MSR_SEV_GHCB, page);
+	msr_write(MSR_SEV_GHCB, page);
 	__atomic_store_n(&ghcbs[cpu], (u8 *)(uintptr_t)page, __ATOMIC_RELEASE);
 }
 
@@ -852,6 +1000,10 @@ static struct cc_platform snp = {
 	.io_out = snp_io_out,
 	.io_in = snp_io_in,
 	.terminate = snp_terminate,
+	.msr_native = snp_msr_native,
+	.rdmsr = snp_rdmsr,
+	.wrmsr = snp_wrmsr,
+	.cpuid = snp_cpuid,
 	.counters = counters,
 	.ncounters = C_COUNT,
 };
@@ -866,6 +1018,7 @@ const struct cc_platform *snp_platform(const struct boot_info *bi)
 	u32 ebx = bi->snp_cpuid_ebx;
 
 	snp_bi = bi;
+	secure_tsc = bi->sev_status & SEV_STATUS_SECURE_TSC;
 	snp.private_pte_bits = 1ULL << (ebx & CPUID_SEV_EBX_CBIT_MASK);
 	pvalidate_ops.evict = ebx & CPUID_SEV_EBX_COHERENCY_SFW_NO ? NULL : evict;
 	svsm_ops.evict = pvalidate_ops.evict;

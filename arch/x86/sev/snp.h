@@ -92,6 +92,8 @@ static inline void ghcb_field_set(u8 *g, u32 off, u64 v)
 #define SVM_EXIT_CPUID 0x72
 #define SVM_EXIT_IOIO 0x7b
 #define SVM_EXIT_MSR 0x7c
+#define SVM_EXIT_WBINVD 0x89
+#define SVM_EXIT_NPF 0x400		/* nested page fault: MMIO for an SEV-ES guest (#VC 0x400) */
 #define SVM_EXIT_PAGE_NOT_VALIDATED 0x404	/* #VC error code, address in CR2 (APM vol. 2, 15.36.10) */
 #define SVM_VMGEXIT_PSC 0x80000010
 
@@ -103,6 +105,8 @@ static inline void ghcb_field_set(u8 *g, u32 off, u64 v)
 #define IOIO_SZ16 (1ULL << 5)
 #define IOIO_SZ32 (1ULL << 6)
 #define IOIO_A16 (1ULL << 7)
+#define IOIO_A32 (1ULL << 8)
+#define IOIO_A64 (1ULL << 9)
 #define IOIO_PORT_SHIFT 16
 
 /* CPUID 0x8000001F (AMD APM vol. 3, appendix E, "Encrypted Memory Capabilities"). */
