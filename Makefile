@@ -118,8 +118,21 @@ $(B)/%.efi: $(B)/%.elf tools/elf2efi.py tools/check-image.sh
 IMAGE_EFI = $(if $(filter test,$(IMAGE)),$(B)/memaccept-test.efi,$(B)/memaccept.efi)
 RUNQEMU = $(PYTHON) tools/runqemu.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS)
 
-run: deps-run $(IMAGE_EFI)
-	@$(RUNQEMU) --efi $(IMAGE_EFI) --mem $(MEM) --smp $(SMP) --timeout $(TIMEOUT) --args "$(ARGS)"
+# The test image boots under the instruction observer (OBSERVER=0: without it).
+OBSERVER ?= 1
+OBSERVER_SO := $(B)/observer.so
+RUN_OBSERVER = $(if $(and $(filter test,$(IMAGE)),$(filter 1,$(OBSERVER))),$(OBSERVER_SO))
+
+run: deps-run $(IMAGE_EFI) $(RUN_OBSERVER)
+	@$(RUNQEMU) --efi $(IMAGE_EFI) --mem $(MEM) --smp $(SMP) --timeout $(TIMEOUT) --args "$(ARGS)" \
+		$(if $(RUN_OBSERVER),--observer $(RUN_OBSERVER))
+
+# The instruction observer: a QEMU TCG plugin, host code (tools/observer/observer.c).
+$(OBSERVER_SO): tools/observer/observer.c arch/x86/observer.h arch/x86/emu/traps.h $(B)/.deps-build
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $@"
+	$(Q)$(HOSTCC) -std=gnu11 -O2 -g -I. -shared -fPIC -fvisibility=hidden -Wall -Wextra -Werror \
+		-o $@ $<
 
 # QEMU stops before the first instruction and waits for gdb on :1234.
 debug: deps-run $(IMAGE_EFI)
@@ -169,9 +182,9 @@ unit: $(UNIT_BINS)
 
 # Everything: host unit tests, QEMU cases from tests/qemu/manifest.toml, host tool tests.
 # The host benchmarks are built (not run) so that they cannot rot unnoticed.
-test: deps-test all $(UNIT_BINS) $(B)/memaccept.img $(FUZZ_BIN) $(BENCH_BINS)
+test: deps-test all $(UNIT_BINS) $(B)/memaccept.img $(FUZZ_BIN) $(BENCH_BINS) $(OBSERVER_SO)
 	@$(PYTHON) tests/run.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
-		--unit $(UNIT_BINS) --fuzz $(FUZZ_BIN)
+		--unit $(UNIT_BINS) --fuzz $(FUZZ_BIN) --observer $(OBSERVER_SO)
 
 # The QEMU measurement matrix (tools/bench.py): build/bench/report.md, results.json, logs,
 # PNGs. BENCH_ARGS="--quick" for a short trial run, "--jobs N" for N boots at a time.

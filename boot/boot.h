@@ -49,7 +49,12 @@ void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi);
 void boot_test_before_ebs(u32 attempt);
 /* Test image, platform=tdx-emu: TDVF's MADT wakeup structure and mailbox. */
 void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi);
+/* Test image: ExitBootServices succeeded (the emulator and its observer take note). */
+void boot_test_after_ebs(void);
 #else
+static inline void boot_test_after_ebs(void)
+{
+}
 static inline void boot_test_before_ebs(u32 attempt)
 {
 	(void)attempt;

@@ -92,6 +92,10 @@ def check_case(case, res, events):
             return ["QEMU exited 0: the guest never wrote a verdict to isa-debug-exit"]
         if res.guest_code is None:
             return ["QEMU failed (status %s)" % res.qemu_rc]
+        if res.guest_code == memaccept_log.EXIT_OBSERVER_STOPPED:
+            # No verdict: the observer ended the VM (check_observer judges that). The
+            # expected events and texts still count.
+            return problems + check_events(case, res, events)
         want_code = case.get("exit", 0)
         stopped = res.guest_code == memaccept_log.EXIT_HOST_STOPPED
         want_stop = expects_host_stop(case)
@@ -116,6 +120,12 @@ def check_case(case, res, events):
             elif exits[-1].get("code") != res.guest_code:
                 problems.append("exit event says %s, debug-exit said %d" % (exits[-1].get("code"),
                                                                            res.guest_code))
+    return problems + check_events(case, res, events)
+
+
+def check_events(case, res, events):
+    """The expected and forbidden events and console text, and the named log checks."""
+    problems = []
     for want in case.get("expect", []):
         if not any(event_matches(want, e) for e in events):
             problems.append("no event matching %s" % json.dumps(want))
@@ -140,6 +150,40 @@ def check_case(case, res, events):
     return problems
 
 
+def observer_for(case, opts):
+    """Every test-image boot runs under the instruction observer, unless the case says not."""
+    if case.get("image", "test") != "test" or not case.get("observer", True):
+        return None
+    return opts.observer
+
+
+def emulated_platform(case):
+    platform = memaccept_log.parse_options(case.get("args", "")).get("platform")
+    return platform if platform in ("tdx-emu", "snp-emu") else None
+
+
+def check_observer(case, res, events):
+    """An emulated TD or SNP boot must have run under an armed observer, and the observer
+    stops it only where the case expects it to."""
+    problems = []
+    stops = [e for e in events if e.get("event") == "observer_stop"]
+    want_stop = case.get("observer_stops", False)
+    if stops and not want_stop:
+        s = stops[0]
+        problems.append("the instruction observer stopped the VM: %s (%s) at %s: %s" % (
+            s.get("insn"), s.get("trap"), s.get("function", s.get("rip")), s.get("why")))
+    if want_stop and not stops:
+        problems.append("the case expects the instruction observer to stop the VM; it did not")
+    if not emulated_platform(case) or not case.get("observer", True) or \
+            case.get("image", "test") != "test":
+        return problems
+    summary = [e for e in events if e.get("event") == "observer"]
+    if not stops and not any(e.get("armed") for e in summary):
+        problems.append("no armed instruction observer: every %s case runs under it" %
+                        emulated_platform(case))
+    return problems
+
+
 def run_qemu_case(case, opts):
     name = case["name"]
     start = time.monotonic()
@@ -155,9 +199,9 @@ def run_qemu_case(case, opts):
                           case.get("timeout", 120), None, opts.qemu,
                           case.get("ovmf_code", opts.ovmf_code),
                           case.get("ovmf_vars", opts.ovmf_vars), case.get("qemu", []), debug_exit=case.get("debug_exit", True),
-                          disk=disk)
+                          disk=disk, observer=observer_for(case, opts))
         events, bad = memaccept_log.parse_events(res.output)
-        problems = check_case(case, res, events)
+        problems = check_case(case, res, events) + check_observer(case, res, events)
         if bad and not case.get("allow_bad_json"):
             problems.append("%d malformed event line(s), first: %s" % (len(bad), bad[0][:120]))
         odd = sorted({"%s.%s" % (e.get("event"), k) for e in events for k in e
@@ -275,6 +319,7 @@ def main():
     ap.add_argument("--logdir", default=os.path.join(ROOT, "build", "test-logs"))
     ap.add_argument("--unit", nargs="*", default=[])
     ap.add_argument("--fuzz", help="libFuzzer binary for a short smoke run")
+    ap.add_argument("--observer", help="the instruction observer plugin for test-image boots")
     opts = ap.parse_args()
     os.makedirs(opts.logdir, exist_ok=True)
 

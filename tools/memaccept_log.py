@@ -25,10 +25,14 @@ EXIT_CODES = {
     0: "ok", 1: "test failed", 2: "panic", 3: "exception", 4: "unaccepted memory access",
     5: "out of memory", 6: "boot failed", 7: "platform fatal", 8: "host hostile",
     9: "bad configuration", 100: "stopped by the emulated host",
+    101: "stopped by the instruction observer",
 }
 # include/exit_codes.h EXIT_HOST_STOPPED: the emulated host ended the VM; the guest's
 # own verdict is the last `exit` event on the console.
 EXIT_HOST_STOPPED = 100
+# arch/x86/observer.h OBS_EXIT_STOPPED: the instruction observer (tools/observer) stopped
+# the VM at an instruction the real platform would trap; its observer_stop event says which.
+EXIT_OBSERVER_STOPPED = 101
 
 MIB = 1 << 20
 GIB = 1 << 30

@@ -9,10 +9,17 @@ rebuilding anything. The guest leaves through isa-debug-exit: writing v to port 
 makes QEMU exit with status (v << 1) | 1. A QEMU status of 0 therefore means the guest
 never wrote its verdict (it powered off some other way), which counts as a failure.
 
+Test-image boots run under the instruction observer (tools/observer/observer.c, a QEMU
+TCG plugin): on an emulated TD or SNP guest it stops the VM at the first instruction the
+real platform would trap that the emulator never saw, and reports what it saw. Its
+lines are added to the console output, with the function each address falls in.
+
 Used by `make run` and by tests/run.py (as a module: see run()).
 """
+import bisect
 import argparse
 import ctypes
+import json
 import os
 import select
 import shutil
@@ -22,6 +29,7 @@ import tempfile
 import time
 
 import memaccept_log
+import elf2efi
 
 DEFAULT_QEMU = "qemu-system-x86_64"
 DEFAULT_CODE = "/usr/share/OVMF/OVMF_CODE_4M.fd"
@@ -67,6 +75,13 @@ class Result:
     def describe(self):
         if self.timed_out:
             return "timed out after %.0f s" % self.seconds
+        if self.guest_code == memaccept_log.EXIT_OBSERVER_STOPPED:
+            stop = memaccept_log.first(memaccept_log.parse_events(self.output)[0], "observer_stop")
+            if stop:
+                return "the instruction observer stopped the VM: %s (%s) at %s: %s" % (
+                    stop.get("insn"), stop.get("trap"), stop.get("function", hex(stop.get("rip", 0))),
+                    stop.get("why"))
+            return "the instruction observer stopped the VM"
         if self.guest_code == memaccept_log.EXIT_HOST_STOPPED:
             return ("the emulated host stopped the VM (code %d); the guest's verdict is its last "
                     "exit event" % self.guest_code)
@@ -109,6 +124,59 @@ def qemu_command(esp, mem, smp, qemu=DEFAULT_QEMU, ovmf_code=DEFAULT_CODE,
     return cmd + list(extra)
 
 
+class Symbols:
+    """Function names for addresses in a loaded image, from the ELF kept beside the .efi
+    (the .elf is linked at 0, so an image offset is an ELF address)."""
+
+    ARM_SITES = {"tdx": "emu_obs_arm_tdx", "snp": "emu_obs_arm_snp"}
+
+    def __init__(self, elf_path):
+        with open(elf_path, "rb") as f:
+            syms = elf2efi.Elf(f.read()).symbols
+        self.syms = syms
+        self.sorted = sorted((v, n) for n, v in syms.items() if v)
+        self.values = [v for v, _ in self.sorted]
+
+    def base_from(self, stop):
+        site = self.syms.get(self.ARM_SITES.get(stop.get("platform"), ""))
+        return stop["arm_rip"] - site if site is not None and stop.get("arm_rip") else None
+
+    def name(self, offset):
+        i = bisect.bisect_right(self.values, offset) - 1
+        if i < 0:
+            return None
+        return "%s+%#x" % (self.sorted[i][1], offset - self.sorted[i][0])
+
+
+def observer_lines(path, efi):
+    """The observer's JSON lines, each observer_stop given its function and image offset."""
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    elf = os.path.splitext(efi)[0] + ".elf" if efi else None
+    syms = None
+    out = []
+    for ln in lines:
+        try:
+            ev = json.loads(ln)
+        except ValueError:
+            out.append(ln)
+            continue
+        if ev.get("event") == "observer_stop" and elf and os.path.exists(elf):
+            syms = syms or Symbols(elf)
+            base = syms.base_from(ev)
+            rip = ev.get("rip")
+            if base is not None and rip is not None and base <= rip:
+                ev["image_offset"] = rip - base
+                where = syms.name(rip - base)
+                if where:
+                    ev["function"] = where
+        out.append(json.dumps(ev, separators=(",", ":")))
+    return out
+
+
 def make_esp(efi, args):
     esp = tempfile.mkdtemp(prefix="memaccept-esp-")
     os.makedirs(os.path.join(esp, "EFI", "BOOT"))
@@ -120,13 +188,19 @@ def make_esp(efi, args):
 
 def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU,
         ovmf_code=DEFAULT_CODE, ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True,
-        disk=None, thp=False, prealloc=False):
+        disk=None, thp=False, prealloc=False, observer=None):
     """Boot once. echo: a file to copy the console to as it arrives (or None).
-    disk: boot this disk image (make image) instead of a fresh ESP with efi and args."""
+    disk: boot this disk image (make image) instead of a fresh ESP with efi and args.
+    observer: the instruction observer plugin (.so) to load, or None."""
     res = Result()
     if not thp:
         no_host_thp()
     esp = None if disk else make_esp(efi, args)
+    obs_out = None
+    if observer:
+        fd, obs_out = tempfile.mkstemp(prefix="memaccept-observer-")
+        os.close(fd)
+        extra = list(extra) + ["-plugin", "%s,out=%s" % (observer, obs_out)]
     res.command = qemu_command(esp, mem, smp, qemu, ovmf_code, ovmf_vars, extra, gdb, debug_exit,
                                disk, prealloc)
     start = time.monotonic()
@@ -164,6 +238,16 @@ def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU
             shutil.rmtree(esp, ignore_errors=True)
     res.seconds = time.monotonic() - start
     res.output = b"".join(chunks).decode("utf-8", "replace").replace("\r", "")
+    if obs_out:
+        lines = observer_lines(obs_out, efi)
+        os.unlink(obs_out)
+        if lines:
+            # On a line of their own, after whatever the console printed last.
+            text = "\n".join(lines) + "\n"
+            res.output += ("" if res.output.endswith("\n") or not res.output else "\n") + text
+            if echo:
+                echo.write(text)
+                echo.flush()
     if res.qemu_rc is not None and res.qemu_rc % 2 == 1:
         res.guest_code = res.qemu_rc >> 1
     return res
@@ -185,6 +269,7 @@ def main():
                     help="leave transparent huge pages on for guest RAM on the host")
     ap.add_argument("--prealloc", action="store_true",
                     help="back all guest RAM on the host before the guest starts")
+    ap.add_argument("--observer", help="the instruction observer plugin (build/observer.so)")
     ap.add_argument("extra", nargs="*", help="more QEMU arguments (after --)")
     o = ap.parse_args()
     if not os.path.exists(o.efi):
@@ -195,7 +280,7 @@ def main():
     print("runqemu: %s, %s RAM, %d vCPU, options: %s" % (o.efi, o.mem, o.smp, o.args or "(none)"),
           flush=True)
     res = run(o.efi, o.args, o.mem, o.smp, o.timeout, sys.stdout, o.qemu, o.ovmf_code,
-              o.ovmf_vars, o.extra, o.gdb, thp=o.thp, prealloc=o.prealloc)
+              o.ovmf_vars, o.extra, o.gdb, thp=o.thp, prealloc=o.prealloc, observer=o.observer)
     if o.log:
         with open(o.log, "w") as f:
             f.write(res.output)

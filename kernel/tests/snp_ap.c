@@ -4,6 +4,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/emu_hooks.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/sev/svsm.h"
 #include "arch/x86/sev/vmsa.h"
@@ -26,8 +27,8 @@ static u64 vmsa_page(void)
 	struct snp_ap_state st = {
 		.cs = KERNEL_CS, .ds = KERNEL_DS,
 		.cr0 = read_cr0(), .cr3 = read_cr3(), .cr4 = read_cr4(),
-		.efer = rdmsr(MSR_EFER), .xcr0 = 1, .pat = rdmsr(0x277),
-		.sev_status = cpu_rdmsr(MSR_SEV_STATUS),
+		.efer = msr_read(MSR_EFER), .xcr0 = 1, .pat = msr_read(MSR_PAT),
+		.sev_status = msr_read(MSR_SEV_STATUS),
 		.rip = (u64)(uintptr_t)vmsa_page, .rsp = p + PAGE_SIZE - 8,
 		.vmpl = snp_guest_vmpl(),
 	};
@@ -49,7 +50,7 @@ static bool refused(u32 apic_id, u64 gpa, u64 features)
 /* KVM sev_snp_ap_creation: each of these is invalid input, and the guest goes on. */
 TESTCASE(snp_ap_create_refusals, "AP Creation requests KVM refuses are refused, not acted on")
 {
-	u64 p = vmsa_page(), features = cpu_rdmsr(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT;
+	u64 p = vmsa_page(), features = msr_read(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT;
 
 	CHECK(emu_mode() == EMU_SNP && p);
 	CHECK(refused(1, p, features | 0x4));		/* SEV features not the VM's */
@@ -67,7 +68,7 @@ TESTCASE(snp_ap_create_not_a_vmsa, "AP Creation with a page that is not a VMSA i
 
 	CHECK(emu_mode() == EMU_SNP && p);
 	kprintf("test: AP Creation for APIC ID 1 with %#llx, never made a VMSA\n", p);
-	snp_ap_create_exit(1, p, cpu_rdmsr(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT, &i1, &i2);
+	snp_ap_create_exit(1, p, msr_read(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT, &i1, &i2);
 	kprintf("test: the platform started a vCPU from it (SW_EXITINFO1 %#llx)\n", i1);
 	return EXIT_TEST_FAILED;
 }
@@ -81,7 +82,7 @@ TESTCASE(snp_ap_create_vmsa_without_svme, "a VMSA without EFER.SVME is refused b
 	((struct sev_vmsa *)(uintptr_t)p)->efer &= ~EFER_SVME;
 	CHECK(snp_rmpadjust(p, PVALIDATE_4K, RMPADJUST_TARGET_VMPL1 | RMPADJUST_VMSA) == RMPADJUST_OK);
 	kprintf("test: AP Creation for APIC ID 1 with a VMSA without EFER.SVME\n");
-	snp_ap_create_exit(1, p, cpu_rdmsr(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT, &i1, &i2);
+	snp_ap_create_exit(1, p, msr_read(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT, &i1, &i2);
 	kprintf("test: the platform started a vCPU from it (SW_EXITINFO1 %#llx)\n", i1);
 	return EXIT_TEST_FAILED;
 }
@@ -115,14 +116,13 @@ static __noreturn void ap_calls_through_boot_caa(void)
 	u8 pending;
 
 	__atomic_store_n(&boot[SVSM_CAA_CALL_PENDING], 1, __ATOMIC_SEQ_CST);
-	cpu_wrmsr(MSR_SEV_GHCB, GHCB_MSR_VMPL_REQ_LEVEL(0));
+	msr_write(MSR_SEV_GHCB, GHCB_MSR_VMPL_REQ_LEVEL(0));
 	/* An empty request: if an SVSM took it, it would only answer INVALID_PARAMETER. */
 	(void)snp_svsm_vmgexit(SVSM_CALL(SVSM_CORE_PROTOCOL, SVSM_CORE_PVALIDATE),
 			       (u64)(uintptr_t)&wrong_caa_empty_request, 0, 0);
 	pending = __atomic_exchange_n(&boot[SVSM_CAA_CALL_PENDING], 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&wrong_caa_result, pending ? WRONG_CAA_NOT_TAKEN : WRONG_CAA_TAKEN, __ATOMIC_RELEASE);
-	for (;;)
-		__asm__ volatile("cli; hlt");
+	cpu_halt();
 }
 
 #define WRONG_CAA_TIMEOUT_NS (2000 * 1000 * 1000ULL)
@@ -150,7 +150,7 @@ TESTCASE(snp_svsm_ap_boot_caa, "an AP's SVSM call through the boot CPU's calling
 	v->rsp = stack + 4 * PAGE_SIZE - 8;
 	v->gs.base = (u64)(uintptr_t)&wrong_caa_cpu;
 	CHECK(snp_svsm_create_vcpu(p, caa, 1) == SVSM_SUCCESS);
-	snp_ap_create_exit(1, p, cpu_rdmsr(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT, &i1, &i2);
+	snp_ap_create_exit(1, p, msr_read(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT, &i1, &i2);
 	CHECK(i1 == 0);
 	for (t0 = tsc_now_ns(); !__atomic_load_n(&wrong_caa_result, __ATOMIC_ACQUIRE);)
 		CHECK(tsc_now_ns() - t0 < WRONG_CAA_TIMEOUT_NS);
@@ -175,7 +175,7 @@ static bool svsm_refuses(u64 vmsa, u64 caa, u32 apic_id, u64 want)
  */
 TESTCASE(snp_svsm_create_vcpu_refusals, "Create vCPU and VMPL1 AP Creation requests that must be refused")
 {
-	u64 p = vmsa_page(), caa = palloc_alloc(0), features = cpu_rdmsr(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT;
+	u64 p = vmsa_page(), caa = palloc_alloc(0), features = msr_read(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT;
 	struct sev_vmsa *v = (struct sev_vmsa *)(uintptr_t)p;
 	u64 i1, i2;
 

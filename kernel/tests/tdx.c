@@ -2,6 +2,7 @@
 /* memaccept: TDX test cases on the emulator (platform=tdx-emu): staged #VEs, raw port I/O, a level-2 accept, a guest INIT. */
 #include "arch/x86/apic.h"
 #include "arch/x86/emu/emu.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/tdx/tdx.h"
 #include "drivers/exit.h"
@@ -27,25 +28,57 @@ TESTCASE(tdx_ve_unaccepted, "a #VE for an EPT violation on an unaccepted GPA is 
 	return EXIT_TEST_FAILED;
 }
 
-TESTCASE(tdx_ve_unexpected, "a #VE the guest cannot handle (MSR read) is reported and terminates")
+TESTCASE(tdx_ve_unexpected, "a #VE the guest cannot handle (WBINVD) is reported and terminates")
 {
 	CHECK(emu_mode() == EMU_TDX);
-	emu_stage_ve(EXIT_REASON_MSR_READ, 0, 0, 0, 2);
+	emu_stage_ve(EXIT_REASON_WBINVD, 0, 0, 0, 2);
 	raise_ve();
 	return EXIT_TEST_FAILED;
 }
 
-TESTCASE(tdx_ve_cpuid, "a #VE for CPUID is emulated through TDVMCALL<Instruction.CPUID>")
+TESTCASE(tdx_ve_cpuid, "a #VE for a hypervisor CPUID leaf is emulated through TDVMCALL<Instruction.CPUID>")
 {
-	u64 rax = 0x80000000, rbx = 0, rcx = 0, rdx = 0;
+	u64 rax = 0x40000000, rbx = 0, rcx = 0, rdx = 0;
+	struct cpuid_regs want;
 
 	CHECK(emu_mode() == EMU_TDX);
 	/* Staged with length 0: the handler "skips" nothing and returns into this code. */
 	emu_stage_ve(EXIT_REASON_CPUID, 0, 0, 0, 0);
 	__asm__ volatile("int $20" : "+a"(rax), "+b"(rbx), "+c"(rcx), "+d"(rdx) : : "memory");
-	/* The maximum extended leaf came back in EAX. */
-	CHECK(rax >= 0x80000008 && rax < 0x80000100);
+	/* What the emulated VMM answers for the leaf (QEMU's own CPUID). */
+	emu_host_enter();
+	raw_cpuid(0x40000000, 0, &want);
+	emu_host_leave();
+	CHECK(rax == want.eax && rbx == want.ebx && rcx == want.ecx && rdx == want.edx);
 	return EXIT_OK;
+}
+
+TESTCASE(tdx_ve_cpuid_zeros, "a #VE for a CPUID leaf outside the hypervisor range reads as zeros, as in Linux")
+{
+	u64 rax = 0x80000002, rbx = 1, rcx = 2, rdx = 3;
+
+	CHECK(emu_mode() == EMU_TDX);
+	/* The brand string: the TDX module raises #VE for it (not in its CPUID table). */
+	emu_stage_ve(EXIT_REASON_CPUID, 0, 0, 0, 0);
+	__asm__ volatile("int $20" : "+a"(rax), "+b"(rbx), "+c"(rcx), "+d"(rdx) : : "memory");
+	CHECK(rax == 0 && rbx == 0 && rcx == 0 && rdx == 0);
+	return EXIT_OK;
+}
+
+TESTCASE(tdx_ve_msr, "a #VE for RDMSR and WRMSR goes to the VMM through TDVMCALL<Instruction.RDMSR/WRMSR>")
+{
+	u64 lo = 0xdeadbeef, hi = 0xcafe;
+
+	CHECK(emu_mode() == EMU_TDX);
+	/* IA32_APIC_BASE: not among the TDX module's own MSRs; KVM answers it (x2APIC, enabled). */
+	emu_stage_ve(EXIT_REASON_MSR_READ, 0, 0, 0, 0);
+	__asm__ volatile("int $20" : "+a"(lo), "+d"(hi) : "c"(MSR_APIC_BASE) : "memory");
+	CHECK(lo == 0xfee00d00 && hi == 0);
+	/* KVM refuses writes to it (tdx_is_read_only_msr): memaccept stops and says so. */
+	lo = 0xfee00c00, hi = 0;
+	emu_stage_ve(EXIT_REASON_MSR_WRITE, 0, 0, 0, 0);
+	__asm__ volatile("int $20" : "+a"(lo), "+d"(hi) : "c"(MSR_APIC_BASE) : "memory");
+	return EXIT_TEST_FAILED;
 }
 
 TESTCASE(tdx_halt, "machine_halt() goes through TDVMCALL<Instruction.HLT>")

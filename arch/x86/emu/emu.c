@@ -4,6 +4,7 @@
 #include "arch/x86/emu/decode.h"
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/emu/tdvf.h"
+#include "arch/x86/emu/traps.h"
 #include "arch/x86/emu_hooks.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/sev/snp.h"
@@ -33,9 +34,11 @@ static struct spinlock counters_lock, state_lock;
 
 unsigned emu_cpu(void)
 {
-	unsigned c = smp_cpu_index();
+	struct cpuid_regs r;
 
-	return c < MAX_CPUS ? c : 0;
+	/* CPUID leaf 1 EBX[31:24]: the initial APIC ID (Intel SDM vol. 2A CPUID; AMD APM vol. 3 E.3.2). */
+	raw_cpuid(1, 0, &r);
+	return r.ebx >> 24;
 }
 
 void emu_lock(void)
@@ -72,11 +75,7 @@ static void emu_count_locked(const char *name)
 
 struct emu_vcpu *emu_self(void)
 {
-	struct cpuid_regs r;
-
-	/* CPUID leaf 1 EBX[31:24]: the initial APIC ID (Intel SDM vol. 2A CPUID; AMD APM vol. 3 E.3.2). */
-	cpuid_raw(1, 0, &r);
-	return &emu.vcpu[r.ebx >> 24];
+	return &emu.vcpu[emu_cpu()];
 }
 
 /*
@@ -90,11 +89,8 @@ static u32 big_lock_depth;
 
 void emu_snp_lock(void)
 {
-	struct cpuid_regs r;
-	u32 me;
+	u32 me = emu_cpu() + 1;
 
-	cpuid_raw(1, 0, &r);
-	me = (r.ebx >> 24) + 1;
 	if (__atomic_load_n(&big_lock_owner, __ATOMIC_RELAXED) == me) {
 		big_lock_depth++;
 		return;
@@ -115,10 +111,7 @@ void emu_snp_unlock(void)
 /* Release the lock if this vCPU holds it (the host is about to stop the guest). */
 void emu_unlock_if_mine(void)
 {
-	struct cpuid_regs r;
-
-	cpuid_raw(1, 0, &r);
-	if (__atomic_load_n(&big_lock_owner, __ATOMIC_RELAXED) == (r.ebx >> 24) + 1) {
+	if (__atomic_load_n(&big_lock_owner, __ATOMIC_RELAXED) == emu_cpu() + 1) {
 		big_lock_depth = 1;
 		emu_snp_unlock();
 	}
@@ -151,54 +144,13 @@ void boot_emulator_select(struct boot_info *bi)
 	emu.guest_vmpl = emu.svsm == EMU_SVSM_NONE ? 0 : bi->config.emu_svsm_vmpl == 2 ? 2 : 1;
 }
 
-bool emu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
-{
-	if (emu.mode == EMU_TDX)
-		return emu_tdx_cpuid(leaf, subleaf, r);
-	/*
-	 * On SNP hardware CPUID raises #VC, which the kernel can serve only through its GHCB:
-	 * after ExitBootServices, guest code must not run it (the #VC path asks the emulated
-	 * hypervisor directly). The trap cannot happen under QEMU, so the emulator says so.
-	 */
-	if (emu.mode == EMU_SNP && emu.installed && emu.host_side[emu_cpu()])
-		return false;	/* the emulated host's own code (AP start-up): the real CPU's answer */
-	if (emu.mode == EMU_SNP && emu.installed)
-		emu_host_stops_guest(leaf, "CPUID after ExitBootServices on SNP: real "
-				     "hardware raises #VC here; read CPU facts in boot/");
-	if (emu.mode == EMU_SNP)
-		return emu_snp_cpuid(leaf, subleaf, r);
-	return false;
-}
-
 /* The values an emulated VMM returns for CPUID (TDVMCALL or GHCB exit), any time. */
 void emu_cpuid_values(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
-	bool done = emu.mode == EMU_TDX ? emu_tdx_cpuid(leaf, subleaf, r)
-		  : emu.mode == EMU_SNP ? emu_snp_cpuid(leaf, subleaf, r) : false;
-
-	if (!done)
-		cpuid_raw(leaf, subleaf, r);
-}
-
-/* The SEV MSRs as an SNP guest sees them (see emu_hooks.h for why they do not trap). */
-bool emu_rdmsr(u32 msr, u64 *val)
-{
-	if (emu.mode != EMU_SNP || (msr != MSR_SEV_GHCB && msr != MSR_SEV_STATUS))
-		return false;
-	emu_count("rdmsr");
-	/* SEV_STATUS (AMD APM vol. 2, 15.34.10): SEV, SEV-ES and SEV-SNP active. */
-	*val = msr == MSR_SEV_STATUS ? EMU_SEV_STATUS : emu_self()->ghcb_msr;
-	return true;
-}
-
-bool emu_wrmsr(u32 msr, u64 val)
-{
-	if (emu.mode != EMU_SNP || (msr != MSR_SEV_GHCB && msr != MSR_SEV_STATUS))
-		return false;
-	emu_count("wrmsr");
-	if (msr == MSR_SEV_GHCB)
-		emu_self()->ghcb_msr = val;
-	return true;	/* SEV_STATUS is read-only: the write changes nothing */
+	if (emu.mode == EMU_TDX && tdx_cpuid_trap(leaf, subleaf) == TRAP_NONE)
+		emu_tdx_module_cpuid(leaf, subleaf, r);
+	else if (emu.mode != EMU_SNP || !emu_snp_cpuid(leaf, subleaf, r))
+		raw_cpuid(leaf, subleaf, r);
 }
 
 /* ------------------------------------------------------------------ trap dispatch */
@@ -211,15 +163,16 @@ static struct emu_decoded decode_at(u64 rip)
 
 static bool on_ud(struct trap_frame *f)
 {
-	struct emu_decoded d = decode_at(f->rip);
+	struct emu_decoded d;
 	bool snp = emu.mode == EMU_SNP;
 
+	/* From here until the return the vCPU runs the emulated host's code, not the guest's. */
+	emu_host_enter();
+	d = decode_at(f->rip);
 	/* SNP: one emulated instruction at a time, whichever vCPU it comes from. */
 	if (snp)
 		emu_snp_lock();
 	emu_count("ud_traps");
-	/* From here until the return, port I/O is the emulated host's, not the guest's. */
-	emu.host_side[emu_cpu()]++;
 	if (d.insn == INSN_TDCALL && emu.mode == EMU_TDX)
 		emu_tdx_tdcall(f);
 	else if (d.insn == INSN_PVALIDATE && emu.mode == EMU_SNP)
@@ -230,72 +183,12 @@ static bool on_ud(struct trap_frame *f)
 		emu_snp_rmpadjust(f);
 	else
 		d.len = 0;
-	emu.host_side[emu_cpu()]--;
 	if (snp)
 		emu_snp_unlock();
+	emu_host_leave();
 	if (!d.len)
 		return false;	/* a real #UD: the fatal exception report takes it */
 	f->rip += d.len;
-	return true;
-}
-
-/*
- * IN/OUT in a TD raise #VE, which the guest must turn into TDVMCALL<Instruction.IO>
- * (Linux arch/x86/coco/tdx/tdx.c handle_io); in an SEV-ES/SNP guest they raise #VC with
- * error code IOIO, 0x7B (AMD APM vol. 2, "#VC Exception"; Linux sev vc_handle_ioio).
- * Under TCG they simply run, so the emulator
- * delivers the exception itself, once the kernel's IDT is loaded (before that, the
- * firmware's own #VE/#VC handlers serve the boot loader's console). With no handler
- * registered, a real guest would take the exception, try to report it on the console,
- * take it again, and die without a word reaching the host: the emulated host says so
- * and stops the VM.
- */
-static const u8 in_out_bytes[2][3] = {
-	/* what a handler decoding the instruction at RIP finds: OUT DX,AL/AX/EAX; IN the same */
-	[0] = { 0xee, 0x66, 0xef }, [1] = { 0xec, 0x66, 0xed },
-};
-
-bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
-{
-	unsigned vector = emu.mode == EMU_TDX ? VEC_VE : VEC_VC;
-
-	if ((emu.mode != EMU_TDX && emu.mode != EMU_SNP) || emu.host_side[emu_cpu()] || !idt_loaded())
-		return false;
-	emu_count(emu.mode == EMU_TDX ? "port_io_ve" : "port_io_vc");
-	if (!trap_has_handler(vector))
-		emu_host_stops_guest(port, emu.mode == EMU_TDX
-			? "port I/O raised #VE with no #VE handler in the kernel's IDT: a real TD dies "
-			  "here without a word reaching the host"
-			: "port I/O raised #VC with no #VC handler in the kernel's IDT: a real SNP guest "
-			  "dies here without a word reaching the host");
-	u64 mask = size == 4 ? 0xffffffffULL : (1ULL << (8 * size)) - 1;
-
-	if (emu.mode == EMU_TDX) {
-		/* The #VE information TDG.VP.VEINFO.GET returns for an I/O exit (Intel SDM vol.
-		 * 3C, table 28-5); length 0 because INT 20 already points past itself. */
-		u64 rax = in ? 0 : (*val & mask);
-		u64 qual = (u64)(size - 1) | (in ? IO_QUAL_IN : 0) | ((u64)port << 16);
-
-		emu_stage_ve(EXIT_REASON_IO, qual, 0, 0, 0);
-		__asm__ volatile("int $20" : "+a"(rax) : : "memory");
-		if (in)
-			*val = (u32)(rax & mask);
-		return true;
-	}
-	/* SNP: the frame a #VC for this IN/OUT would push, handed to the handlers. */
-	struct trap_frame f;
-
-	memset(&f, 0, sizeof(f));
-	f.vector = VEC_VC;
-	f.error_code = SVM_EXIT_IOIO;
-	f.rax = in ? 0 : (*val & mask);
-	f.rdx = port;
-	f.rip = (u64)(uintptr_t)&in_out_bytes[in][size == 1 ? 0 : 1];
-	if (size == 4)
-		f.rip++;	/* no operand-size prefix: EAX */
-	trap_dispatch(&f);
-	if (in)
-		*val = (u32)(f.rax & mask);
 	return true;
 }
 
@@ -310,7 +203,7 @@ bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
  */
 void emu_snp_guest_ipi(u32 dest, bool init_or_startup)
 {
-	if (emu.mode != EMU_SNP || emu.host_side[emu_cpu()] || !init_or_startup)
+	if (emu.mode != EMU_SNP || !init_or_startup)
 		return;
 	emu_count("guest_init_sipi");
 	emu_host_stops_guest(dest, "INIT or STARTUP IPI to a vCPU of an SNP guest: its APs start "
@@ -347,6 +240,9 @@ void emu_setup_model(const struct memmap *m)
 {
 	u64 end = 0;
 
+	/* The emulated host's work (its own port I/O and IPIs included). */
+	emu_host_enter();
+
 	for (unsigned i = 0; i < m->nranges; i++)
 		if (emu_model_ram_kind(m->ranges[i].kind))
 			end = MAX(end, m->ranges[i].end);
@@ -365,6 +261,7 @@ void emu_setup_model(const struct memmap *m)
 		emu_tdvf_start_aps();
 	if (emu.mode == EMU_SNP)
 		emu_snp_reserve_vmrun_stacks();
+	emu_host_leave();
 }
 
 /*
@@ -377,12 +274,11 @@ void emu_setup_model(const struct memmap *m)
  */
 __noreturn void emu_host_stops_guest(u64 host_code, const char *why)
 {
+	/* The host's own code from here: its console output is plain port I/O. */
+	emu_host_enter();
 	/* Another vCPU may wait for the emulator while it holds the console. */
 	emu_unlock_if_mine();
-	/* The host's own console: whatever the guest kept back is printed too. */
-	emu.host_side[emu_cpu()]++;
 	platform_use_plain_io();
-	console_flush_held();
 	kprintf("emu: the host stops the guest: %s\n", why);
 	ev_begin("emu_stop");
 	ev_str("why", why);
@@ -406,11 +302,13 @@ void emu_observe_accept(u64 start, u64 end)
 	if (emu.mode != EMU_OBSERVE || !emu.model.pages)
 		return;
 	/* Several CPUs accept at once on sim: the model and its counters are shared. */
+	emu_host_enter();
 	spin_lock(&observe_lock);
 	emu_count("observed_accepts");
 	bool ok = emu_model_observe_accept(&emu.model, start, end, &bad);
 
 	spin_unlock(&observe_lock);
+	emu_host_leave();
 	if (!ok)
 		panic("emu_observe_accept: sim accepted %llx, which is %s", bad,
 		      *emu_model_page(&emu.model, bad) & EMU_PG_RAM ? "already accepted (double accept)"
@@ -463,9 +361,13 @@ void emu_report(void)
 
 void emu_stage_ve(u32 reason, u64 qual, u64 gla, u64 gpa, u32 len)
 {
+	bool guest = emu_host_enter();
 	unsigned c = emu_cpu();
+
+	(void)guest;
 
 	emu.ve[c].staged = true;
 	emu.ve[c].reason = reason, emu.ve[c].qual = qual, emu.ve[c].gla = gla, emu.ve[c].gpa = gpa;
 	emu.ve[c].len = len;
+	emu_host_leave();
 }

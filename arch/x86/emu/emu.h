@@ -7,6 +7,7 @@
 #include "arch/x86/desc.h"
 #include "arch/x86/emu/faults.h"
 #include "arch/x86/emu/model.h"
+#include "arch/x86/observer.h"
 #include "include/boot_info.h"
 #include "include/smp.h"
 #include "mm/memmap.h"
@@ -16,9 +17,10 @@
  * and VMGEXIT raise #UD. The emulator catches that fault, recognises the instruction
  * by its bytes, does what the TDX module or the SNP hardware and hypervisor would do to
  * a per-4 KiB model of guest memory, and resumes after the instruction. The real
- * backends (arch/x86/tdx, arch/x86/sev) run unchanged on top. CPUID and the SEV MSRs
- * cannot be caught this way (TCG does not fault on them), so the code asks cpu_cpuid(),
- * cpu_rdmsr() and cpu_wrmsr(), which consult the emulator first (arch/x86/emu_hooks.h).
+ * backends (arch/x86/tdx, arch/x86/sev) run unchanged on top. CPUID, MSRs, HLT and port
+ * I/O do not fault under TCG: their accessors let the emulator play them first
+ * (arch/x86/emu_hooks.h, emu/play.c), and the instruction observer (tools/observer)
+ * stops the boot where one runs natively that the platform would trap.
  *
  * Modes: tdx (platform=tdx-emu), snp (platform=snp-emu), observe (any other platform
  * in the test image: no instruction is emulated, but every accept is checked against
@@ -65,13 +67,13 @@ struct emu_vcpu {
 struct emu_state {
 	u32 mode;
 	u32 host;		/* enum emu_host_kind (kernel/cmdline.h): the host being played */
-	bool installed;		/* after ExitBootServices: the trap handlers are in place */
+	bool installed;		/* the kernel's #UD handler is registered */
+	bool armed;		/* after ExitBootServices: no firmware #VE/#VC handler any more */
 	const struct boot_info *bi;	/* for the AP start-up page (SNP AP Creation) */
 	/* SNP: per vCPU by APIC ID (emu_self): GHCB MSR, registered GHCB, VMSA. */
 	struct emu_vcpu vcpu[EMU_MAX_VCPUS];
-	/* Per vCPU (smp_cpu_index()): > 0 while the emulated host runs on it, whose port
-	 * I/O is then its own. */
-	u32 host_side[MAX_CPUS];
+	/* Per vCPU (emu_cpu()): > 0 while the emulated host runs on it (emu_host_enter). */
+	u32 host_side[EMU_MAX_VCPUS];
 	struct emu_faults faults;
 	struct emu_model model;	/* the page model (arch/x86/emu/model.h) */
 	/*
@@ -82,7 +84,7 @@ struct emu_state {
 		bool staged;
 		u32 reason, len;
 		u64 qual, gla, gpa;
-	} ve[MAX_CPUS];
+	} ve[EMU_MAX_VCPUS];
 	/*
 	 * SNP below VMPL0 (emu_svsm=): enum emu_svsm_kind, the VMPL the guest plays (1, or 2
 	 * with emu_svsm=2, as COCONUT-SVSM runs its guest: kernel/src/types.rs GUEST_VMPL;
@@ -142,13 +144,55 @@ u32 emu_snp_host_vcpus(void);
 /* SNP: the stacks the emulated VMRUN starts vCPUs on, while boot-time allocation works. */
 void emu_snp_reserve_vmrun_stacks(void);
 bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
-bool emu_tdx_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 
 /* CPUID as the emulated VMM answers it (for TDVMCALL<CPUID> and the GHCB CPUID exit). */
 void emu_cpuid_values(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 
-/* This vCPU's slot in the per-vCPU state (0 before the APs run). */
+/*
+ * This vCPU's slot in the per-vCPU state: its initial APIC ID (CPUID leaf 1, which QEMU's
+ * TCG answers; with QEMU's default topology also its vCPU index). Runs CPUID: the
+ * emulated host's code only.
+ */
 unsigned emu_cpu(void);
+
+/*
+ * The emulated host takes this vCPU (true: it was running the guest's own code) and
+ * hands it back. The markers tell the instruction observer (arch/x86/observer.h) whose
+ * instructions follow; host_side tells the emulator.
+ */
+static inline bool emu_host_enter(void)
+{
+	__asm__ volatile(OBS_MARK_ASM(OBS_KIND_HOST_ENTER, OBS_MAGIC) : : : "memory");
+	return emu.host_side[emu_cpu()]++ == 0;
+}
+
+static inline void emu_host_leave(void)
+{
+	emu.host_side[emu_cpu()]--;
+	__asm__ volatile(OBS_MARK_ASM(OBS_KIND_HOST_LEAVE, OBS_MAGIC) : : : "memory");
+}
+
+/*
+ * emu/observer.asm: the observer's markers where they need a fixed address or a run-time
+ * argument. Arming (after ExitBootServices) names the platform; a vCPU the emulated host
+ * is about to restart (INIT-SIPI) runs host code until its hand-over, which marks only
+ * the observer (the vCPU's own state is not set up yet).
+ */
+void emu_obs_arm_tdx(void);
+void emu_obs_arm_snp(void);
+void emu_obs_adopt(u32 vcpu);
+void emu_obs_hand_over(void);
+/* efi_main, after ExitBootServices: the firmware's #VE/#VC handlers are gone (emu/play.c). */
+void boot_test_after_ebs(void);
+/* emu/ipi.c: INIT and STARTUP to one of QEMU's vCPUs (its xAPIC), from the emulated host. */
+bool emu_send_init(u32 apic_id);
+bool emu_send_startup(u32 apic_id, u8 vector);
+
+/* The emulated hosts' answers to an MSR a guest's trap handler forwards (false: refused). */
+bool emu_tdx_vmm_msr(bool write, u32 msr, u64 *val);
+bool emu_snp_hv_msr(bool write, u32 msr, u64 *val);
+/* CPUID as the TDX module answers the leaves it handles itself (traps.h tdx_cpuid_trap). */
+void emu_tdx_module_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 /*
  * The emulated state vCPUs share: the page model and the TDX module's view of it, and
  * fault-injection counts. Held only briefly, never across guest code.

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept (test image): a model of the SEV-SNP RMP and of the hypervisor behind the GHCB. */
-#include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/emu_hooks.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/sev/vmsa.h"
@@ -37,7 +37,7 @@ bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
 	(void)subleaf;
 	if (leaf == 0x80000000) {
-		cpuid_raw(leaf, 0, r);
+		raw_cpuid(leaf, 0, r);
 		r->eax = MAX(r->eax, 0x8000001Fu);
 		return true;
 	}
@@ -256,6 +256,7 @@ struct exit_regs {
 	u64 code, info1, info2;	/* SW_EXITCODE, SW_EXITINFO1/2 as the guest wrote them */
 	u64 rax, rbx, rcx, rdx, xcr0, scratch;
 	u8 valid[16];
+	bool rbx_not_valid;	/* cpuid_novalid: RBX goes back without its valid bit */
 };
 
 static bool was_valid(const struct exit_regs *r, u32 off)
@@ -271,6 +272,7 @@ static u64 if_valid(u8 *g, u32 off)
 static void sync_from_ghcb(u8 *g, struct exit_regs *r)
 {
 	memcpy(r->valid, g + GHCB_VALID_BITMAP, sizeof(r->valid));
+	r->rbx_not_valid = false;
 	r->code = *ghcb_field(g, GHCB_SW_EXIT_CODE);
 	r->info1 = *ghcb_field(g, GHCB_SW_EXIT_INFO_1);
 	r->info2 = *ghcb_field(g, GHCB_SW_EXIT_INFO_2);
@@ -283,8 +285,7 @@ static void sync_from_ghcb(u8 *g, struct exit_regs *r)
 static void sync_to_ghcb(u8 *g, const struct exit_regs *r)
 {
 	ghcb_field_set(g, GHCB_RAX, r->rax);
-	/* cpuid_novalid plays a host that writes RBX but does not mark it valid. */
-	if (r->code == SVM_EXIT_CPUID && emu_fault_take(&emu.faults, FAULT_CPUID_NOVALID, 0, 0))
+	if (r->rbx_not_valid)
 		*ghcb_field(g, GHCB_RBX) = r->rbx;
 	else
 		ghcb_field_set(g, GHCB_RBX, r->rbx);
@@ -337,6 +338,12 @@ static u64 validate(const u8 *g, const struct exit_regs *r)
 		return was_valid(r, GHCB_SW_SCRATCH) ? 0 : GHCB_ERR_MISSING_INPUT;
 	case SVM_EXIT_RDTSC:
 		return 0;
+	case SVM_EXIT_MSR:
+		/* RCX; a write (any non-zero SW_EXITINFO1) also RAX and RDX. */
+		if (!was_valid(r, GHCB_RCX) || (r->info1 && (!was_valid(r, GHCB_RAX) ||
+							     !was_valid(r, GHCB_RDX))))
+			return GHCB_ERR_MISSING_INPUT;
+		return 0;
 	case SVM_VMGEXIT_AP_CREATION:
 		/* KVM: RAX (the SEV features) unless the request is a destroy. */
 		if (ap_request(r->info1) != SNP_AP_DESTROY && !was_valid(r, GHCB_RAX))
@@ -381,11 +388,55 @@ static void ioio(u8 *g, struct exit_regs *r)
 		plain_io_out(port, (u32)r->rax, size);
 }
 
+/*
+ * The MSRs KVM serves an SNP guest through the MSR exit (its usual MSR emulation, reached
+ * from sev_handle_vmgexit), as far as memaccept can meet them: IA32_APIC_BASE, as QEMU's
+ * vCPU holds it (writes are not modelled: refused); the TSC; the x2APIC registers only
+ * where the local APIC is in x2APIC mode (KVM's local APIC refuses them otherwise, and
+ * QEMU's TCG has no x2APIC). Anything else KVM would also answer is not modelled and is
+ * refused, as KVM refuses an MSR it does not know: with a #GP to raise.
+ */
+#define APIC_BASE_X2APIC (1ULL << 10)
+
+bool emu_snp_hv_msr(bool write, u32 msr, u64 *val)
+{
+	emu_count(write ? "hv_wrmsr" : "hv_rdmsr");
+	if (write)
+		return false;
+	if (msr == MSR_APIC_BASE || (msr >= 0x800 && msr <= 0x8ff &&
+				     (raw_rdmsr(MSR_APIC_BASE) & APIC_BASE_X2APIC))) {
+		*val = raw_rdmsr(msr);
+		return true;
+	}
+	if (msr == MSR_TSC) {
+		*val = rdtsc_ordered();
+		return true;
+	}
+	return false;
+}
+
+/* The MSR exit: RCX the MSR, SW_EXITINFO1 0 read / else write; a refusal asks for #GP. */
+static void msr_exit(u8 *g, struct exit_regs *r)
+{
+	u64 v = (r->rdx << 32) | (u32)r->rax;
+
+	emu_count("vmgexit_msr");
+	if (!emu_snp_hv_msr(r->info1 != 0, (u32)r->rcx, &v)) {
+		exit_result(g, GHCB_HV_RESP_EXCEPTION, EVTINJ_VALID | (EVTINJ_TYPE_EXCEPTION << 8) | 13);
+		return;
+	}
+	if (!r->info1)
+		r->rax = (u32)v, r->rdx = v >> 32;
+}
+
 static void cpuid(struct exit_regs *r)
 {
 	struct cpuid_regs c;
 
 	emu_count("vmgexit_cpuid");
+	/* cpuid_novalid[@LEAF] plays a host that writes RBX but does not mark it valid. */
+	r->rbx_not_valid = emu_fault_take(&emu.faults, FAULT_CPUID_NOVALID, (u32)r->rax,
+					  (u64)(u32)r->rax + 1) != NULL;
 	emu_cpuid_values((u32)r->rax, (u32)r->rcx, &c);
 	r->rax = c.eax, r->rbx = c.ebx, r->rcx = c.ecx, r->rdx = c.edx;
 }
@@ -417,9 +468,6 @@ u32 emu_snp_host_vcpus(void)
 
 /* The reason the ap_create_malformed fault answers with: no GHCB_ERR_* has this value. */
 #define AP_MALFORMED_REASON 0x99
-#define MSR_PAT 0x277
-#define MSR_FS_BASE 0xc0000100
-#define MSR_GS_BASE 0xc0000101
 /* The start-up code's stacks, and how long the emulator waits for QEMU's vCPU to run it. */
 #define VMRUN_STACK (16 * KiB)
 #define VMRUN_TIMEOUT_NS (1000 * 1000 * 1000ULL)
@@ -472,8 +520,8 @@ static __noreturn void vmrun_entry(void *slot)
 
 	write_cr4(m->cr4);
 	write_cr3(m->cr3);
-	wrmsr(MSR_EFER, m->efer & ~EFER_SVME);
-	wrmsr(MSR_PAT, m->g_pat);
+	raw_wrmsr(MSR_EFER, m->efer & ~EFER_SVME);
+	raw_wrmsr(MSR_PAT, m->g_pat);
 	if (m->cr4 & CR4_OSXSAVE)
 		__asm__ volatile("xsetbv" : : "a"((u32)m->xcr0), "d"((u32)(m->xcr0 >> 32)), "c"(0));
 	__asm__ volatile("lgdt %0" : : "m"(gdtr));
@@ -481,10 +529,12 @@ static __noreturn void vmrun_entry(void *slot)
 	__asm__ volatile("mov %0, %%ds; mov %1, %%es; mov %2, %%fs; mov %3, %%gs"
 			 : : "r"(m->ds.selector), "r"(m->es.selector), "r"(m->fs.selector),
 			   "r"(m->gs.selector));
-	wrmsr(MSR_FS_BASE, m->fs.base);
-	wrmsr(MSR_GS_BASE, m->gs.base);
+	raw_wrmsr(MSR_FS_BASE, m->fs.base);
+	raw_wrmsr(MSR_GS_BASE, m->gs.base);
 	(void)slot;
 	__atomic_store_n(&v->running, true, __ATOMIC_RELEASE);
+	/* From the IRETQ on, the vCPU runs the guest's code (for the instruction observer). */
+	emu_obs_hand_over();
 	__asm__ volatile("pushq %0; pushq %1; pushq %2; pushq %3; pushq %4; iretq"
 			 : : "r"((u64)m->ss.selector), "r"(m->rsp), "r"(m->rflags),
 			   "r"((u64)m->cs.selector), "r"(m->rip)
@@ -511,10 +561,7 @@ static u32 vmrun_nstacks;
 
 void emu_snp_reserve_vmrun_stacks(void)
 {
-	/* fw_cfg is the emulated host's port I/O, not the guest's (which would raise #VC). */
-	emu.host_side[emu_cpu()]++;
 	vmrun_nstacks = MIN(emu_snp_host_vcpus(), (u32)EMU_MAX_VCPUS);
-	emu.host_side[emu_cpu()]--;
 	vmrun_stacks = early_alloc((u64)vmrun_nstacks * VMRUN_STACK, PAGE_SIZE);
 }
 
@@ -527,12 +574,12 @@ static bool vmrun_start(u32 apic_id, struct emu_vcpu *t)
 	if (!tramp || !vmrun_stacks || apic_id >= vmrun_nstacks || cr3 >> 32)
 		return false;
 	smp_arch_tramp_install(tramp, (u32)cr3, (u64)(uintptr_t)vmrun_entry, &apic_id, &top, &arg, 1);
-	apic_send_init(apic_id);
+	emu_send_init(apic_id);
 	vmrun_delay(VMRUN_INIT_WAIT_NS);
-	apic_send_startup(apic_id, (u8)(tramp >> PAGE_SHIFT));
+	emu_send_startup(apic_id, (u8)(tramp >> PAGE_SHIFT));
 	vmrun_delay(VMRUN_SIPI_WAIT_NS);
 	if (!__atomic_load_n(&t->running, __ATOMIC_ACQUIRE))
-		apic_send_startup(apic_id, (u8)(tramp >> PAGE_SHIFT));
+		emu_send_startup(apic_id, (u8)(tramp >> PAGE_SHIFT));
 	for (u64 t0 = tsc_now_ns(); !__atomic_load_n(&t->running, __ATOMIC_ACQUIRE);) {
 		if (tsc_now_ns() - t0 > VMRUN_TIMEOUT_NS)
 			return false;
@@ -599,7 +646,7 @@ static void ap_destroy(u32 apic_id, struct emu_vcpu *t)
 	if (t->running) {
 		if (t == emu_self())
 			emu_host_stops_guest(apic_id, "AP Destroy of the vCPU that asks: not modelled");
-		apic_send_init(apic_id);
+		emu_send_init(apic_id);
 		__atomic_store_n(&t->running, false, __ATOMIC_RELEASE);
 		emu_count("ap_destroy_halted");
 	}
@@ -649,7 +696,7 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 		return;
 	}
 	/* page_address_valid: page aligned and below MAXPHYADDR (CPUID 0x80000008 EAX[7:0]). */
-	cpuid_raw(0x80000008, 0, &c);
+	raw_cpuid(0x80000008, 0, &c);
 	if (emu_fault_take(&emu.faults, destroy ? FAULT_AP_DESTROY_REFUSED : FAULT_AP_CREATE_REFUSED,
 			   0, 0))
 		refused = destroy ? "ap_destroy_refused_fault" : "ap_create_refused_fault";
@@ -765,6 +812,9 @@ void emu_snp_vmgexit(struct trap_frame *f)
 		break;
 	case SVM_EXIT_CPUID:
 		cpuid(&r);
+		break;
+	case SVM_EXIT_MSR:
+		msr_exit(g, &r);
 		break;
 	case SVM_EXIT_RDTSC: {
 		u64 t = rdtsc_ordered();

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept (test image): TDVF's AP mailbox loop, run by QEMU's other vCPUs under platform=tdx-emu. */
-#include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/emu/tdvf.h"
@@ -41,6 +40,8 @@ static __noreturn void jump_to_os(u64 vector, u64 mailbox, u32 apic_id)
 {
 	const u8 *gdtr = (const u8 *)(uintptr_t)(emu_tdvf.area + TDVF_PAGE_GDT * PAGE_SIZE);
 
+	/* From the jump on, the vCPU runs the guest's code (for the instruction observer). */
+	emu_obs_hand_over();
 	__asm__ volatile("lgdt (%0)\n\t"
 			 "pushq %1\n\t"
 			 "leaq 1f(%%rip), %%rax\n\t"
@@ -115,7 +116,7 @@ static __noreturn void tdvf_ap_loop(const u32 *slot)
 		 */
 		if (fault_for(FAULT_MAILBOX_IGNORE, me))
 			for (;;)
-				__asm__ volatile("cli; hlt");
+				raw_halt();
 		u64 vector = __atomic_load_n((u64 *)(mb + MP_MAILBOX_OFF_VECTOR), __ATOMIC_ACQUIRE);
 
 		emu_count("tdvf_mailbox_wakeups");
@@ -123,7 +124,7 @@ static __noreturn void tdvf_ap_loop(const u32 *slot)
 		/* emu_fault=mailbox_ack_only@ID: acknowledged, then the host stops running it. */
 		if (fault_for(FAULT_MAILBOX_ACK_ONLY, me))
 			for (;;)
-				__asm__ volatile("cli; hlt");
+				raw_halt();
 		jump_to_os(vector, emu_tdvf.mailbox, me);
 	}
 }
@@ -204,10 +205,6 @@ void emu_tdvf_start_aps(void)
 			"they are\n");
 		return;
 	}
-	if (!apic_init(0)) {
-		kprintf("emu: no local APIC; the emulated firmware's APs stay where they are\n");
-		return;
-	}
 	if (emu_fault_take(&emu.faults, FAULT_TDVF_OLD_AP_TABLES, 0, 0))
 		pml4 = build_old_tables();
 	for (unsigned i = 0; i < emu_tdvf.naps; i++) {
@@ -216,16 +213,14 @@ void emu_tdvf_start_aps(void)
 	}
 	smp_arch_tramp_install(emu_tdvf.sipi_page, pml4, (u64)(uintptr_t)tdvf_ap_loop, emu_tdvf.ap_ids,
 			       stacks, args, emu_tdvf.naps);
-	emu_tdvf.sending = true;
 	for (unsigned i = 0; i < emu_tdvf.naps; i++)
-		apic_send_init(emu_tdvf.ap_ids[i]);
+		emu_send_init(emu_tdvf.ap_ids[i]);
 	delay_ns(INIT_WAIT_NS);
 	for (unsigned i = 0; i < emu_tdvf.naps; i++)
-		apic_send_startup(emu_tdvf.ap_ids[i], (u8)(emu_tdvf.sipi_page >> PAGE_SHIFT));
+		emu_send_startup(emu_tdvf.ap_ids[i], (u8)(emu_tdvf.sipi_page >> PAGE_SHIFT));
 	delay_ns(SIPI_WAIT_NS);
 	for (unsigned i = 0; i < emu_tdvf.naps; i++)
-		apic_send_startup(emu_tdvf.ap_ids[i], (u8)(emu_tdvf.sipi_page >> PAGE_SHIFT));
-	emu_tdvf.sending = false;
+		emu_send_startup(emu_tdvf.ap_ids[i], (u8)(emu_tdvf.sipi_page >> PAGE_SHIFT));
 	kprintf("emu: %u AP(s) of the emulated TD firmware sent to its mailbox loop (mailbox %#llx)\n",
 		emu_tdvf.naps, emu_tdvf.mailbox);
 }
@@ -242,7 +237,7 @@ void emu_guest_ipi(u32 dest, bool init_or_startup)
 		emu_snp_guest_ipi(dest, init_or_startup);	/* emu.c */
 		return;
 	}
-	if (emu.mode != EMU_TDX || emu_tdvf.sending || !init_or_startup)
+	if (emu.mode != EMU_TDX || !init_or_startup)
 		return;
 	emu_count("guest_init_sipi");
 	emu_host_stops_guest(dest, "the TD sent INIT or STARTUP to another vCPU: KVM blocks INIT and "

@@ -3,7 +3,10 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/emu/tdvf.h"
+#include "arch/x86/emu_hooks.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/tdx/tdx.h"
+#include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "drivers/event.h"
 #include "lib/bits.h"
@@ -14,27 +17,111 @@
 #define TDVMCALL_STATUS_INVALID_OPERAND 0x8000000000000000ULL
 #define TDVMCALL_STATUS_SUBFUNC_UNSUPPORTED 0x8000000000000003ULL
 
-/* CPUID 0x21 and the maximum basic leaf that makes it visible ("IntelTDX    "). */
-bool emu_tdx_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+/*
+ * CPUID as the TDX module answers the leaves it handles itself (td_cpuid.c: the values
+ * set at TDH.MNG.INIT from the TD's configuration and the CPU, with fix-ups): the
+ * maximum basic leaf is 0x23 (cpuid_configurations.c), leaf 0x21 carries the
+ * "IntelTDX    " signature; the rest is what the CPU (QEMU's model, the "native"
+ * values a TD's configuration starts from) answers.
+ */
+void emu_tdx_module_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
-	if (leaf == 0) {
-		cpuid_raw(0, 0, r);
-		r->eax = MAX(r->eax, 0x21u);
-		return true;
+	if (leaf == 0x21) {
+		memset(r, 0, sizeof(*r));
+		if (subleaf == 0) {
+			memcpy(&r->ebx, "Inte", 4);
+			memcpy(&r->edx, "lTDX", 4);
+			memcpy(&r->ecx, "    ", 4);
+		}
+		return;
 	}
-	if (leaf == 0x21 && subleaf == 0) {
-		memcpy(&r->ebx, "Inte", 4);
-		memcpy(&r->edx, "lTDX", 4);
-		memcpy(&r->ecx, "    ", 4);
-		r->eax = 0;
+	raw_cpuid(leaf, subleaf, r);
+	if (leaf == 0)
+		r->eax = 0x23;
+}
+
+/*
+ * The MSRs KVM serves a TD through TDVMCALL<Instruction.RDMSR/WRMSR> (Linux
+ * arch/x86/kvm/vmx/tdx.c tdx_has_emulated_msr, tdx_is_read_only_msr; completion
+ * tdx_complete_emulated_msr), as far as memaccept can meet them: IA32_APIC_BASE, which
+ * KVM_TDX_INIT_VCPU sets to 0xFEE00000 with the enable and x2APIC bits (and BSP on the
+ * boot vCPU), read-only; the x2APIC registers the CPU does not virtualise, from KVM's
+ * local APIC (here: the ID register, the vCPU's APIC ID; the ICR, whose INIT and
+ * STARTUP KVM blocks for a TD); EFER, read-only. Any other MSR: refused
+ * (INVALID_OPERAND), as KVM refuses what it does not list.
+ */
+#define KVM_TD_APIC_BASE (0xfee00000ULL | (1ULL << 11) | (1ULL << 10))
+#define KVM_APIC_BASE_BSP (1ULL << 8)
+#define X2APIC_ICR_DELIVERY(v) (((v) >> 8) & 7)
+
+bool emu_tdx_vmm_msr(bool write, u32 msr, u64 *val)
+{
+	emu_count(write ? "vmm_wrmsr" : "vmm_rdmsr");
+	switch (msr) {
+	case MSR_APIC_BASE:
+		if (write)
+			return false;
+		*val = KVM_TD_APIC_BASE | (emu_cpu() == 0 ? KVM_APIC_BASE_BSP : 0);
 		return true;
+	case MSR_X2APIC_ID:
+		if (write)
+			return false;
+		*val = emu_cpu();
+		return true;
+	case MSR_X2APIC_ICR:
+		if (!write)
+			return false;
+		/* INIT (5) or STARTUP (6): KVM blocks both for a TD vCPU (emu_guest_ipi). */
+		if (X2APIC_ICR_DELIVERY(*val) == 5 || X2APIC_ICR_DELIVERY(*val) == 6)
+			emu_guest_ipi((u32)(*val >> 32), true);
+		emu_count("vmm_ipi");
+		return true;
+	case MSR_EFER:
+		if (write)
+			return false;
+		*val = raw_rdmsr(MSR_EFER);
+		return true;
+	default:
+		return false;
 	}
-	return false;
+}
+
+/*
+ * emu_fault=busy_ms[@ADDR]:MS: the host holds priority on the SEPT entry (its own
+ * sept_lock_acquire_host failed and set the entry's host-priority bit) for MS ms from the
+ * first accept that meets it; the module answers every guest accept of the entry
+ * OPERAND_BUSY in that time (tdx_locks.h sept_lock_acquire_guest; td_call turns
+ * OPERAND_BUSY_HOST_PRIORITY into OPERAND_BUSY for the guest).
+ */
+static bool host_priority_busy(u64 gpa, u64 end)
+{
+	struct emu_fault *f;
+	u64 now = tsc_now_ns();
+	bool busy;
+
+	emu_lock();
+	f = emu_fault_find(&emu.faults, FAULT_BUSY_MS, gpa, end);
+	if (f && !f->fired)
+		f->value = now;	/* when the host took priority */
+	busy = f && now - f->value < f->count * 1000000ULL;
+	if (busy)
+		f->fired++;
+	else if (f)
+		f->count = 0;	/* the host let go */
+	emu_unlock();
+	if (busy)
+		emu_count("tdx_answered_busy");
+	return busy;
 }
 
 /* The module zeroes what it accepts: the guest's allocator contract relies on it. */
 static u64 page_accept(u64 rcx)
 {
+	u64 gpa = rcx & TDX_ACCEPT_GPA_MASK;
+
+	if (host_priority_busy(gpa, gpa + TDX_LEVEL_SIZE(rcx & TDX_ACCEPT_LEVEL_MASK)))
+		return TDX_STATUS(TDX_OPERAND_BUSY, TDX_OPERAND_ID_RCX);
+
 	/* The model and the faults it consumes are shared by all vCPUs. */
 	emu_lock();
 	u64 st = emu_model_tdx_accept(&emu.model, rcx);
@@ -166,6 +253,21 @@ static void vmcall(struct trap_frame *f)
 		emu_count("tdvmcall_io");
 		vmm_io(f, &v);
 		return;
+	case TDVMCALL_RDMSR:
+	case TDVMCALL_WRMSR: {
+		u64 val = v.r13;
+		bool write = v.r11 == TDVMCALL_WRMSR;
+
+		emu_count(write ? "tdvmcall_wrmsr" : "tdvmcall_rdmsr");
+		if (!emu_tdx_vmm_msr(write, (u32)v.r12, &val)) {
+			f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
+			return;
+		}
+		if (!write)
+			f->r11 = val;
+		f->r10 = 0;
+		return;
+	}
 	case TDVMCALL_CPUID: {
 		struct cpuid_regs r;
 
@@ -178,10 +280,17 @@ static void vmcall(struct trap_frame *f)
 	case TDVMCALL_HLT:
 		emu_count("tdvmcall_hlt");
 		/*
-		 * KVM (tdx_emulate_hlt) blocks the vCPU until an interrupt it may deliver; with
-		 * R12 = 1 (interrupts blocked) and no NMI, that never comes: the vCPU never runs
-		 * again and QEMU waits forever. The emulator ends the VM instead of waiting.
+		 * KVM (kvm_emulate_halt_noskip from tdx_handle_exit) blocks the vCPU until an
+		 * interrupt it may deliver; with R12 = 1 (interrupts blocked: tdx_interrupt_allowed)
+		 * and no NMI that never comes: the vCPU never runs again, the others go on. The
+		 * boot vCPU halts for good only at the end of memaccept's life, where nothing else
+		 * would ever run and QEMU would wait forever: the emulator ends the VM there.
 		 */
+		if (v.r12 && emu_cpu() != 0) {
+			emu_count("vcpu_blocked");
+			for (;;)
+				raw_halt();
+		}
 		if (v.r12)
 			emu_host_stops_guest(v.r12, "TDVMCALL<Instruction.HLT> with interrupts blocked: "
 					     "KVM blocks the vCPU for good");

@@ -21,7 +21,7 @@ static const struct {
 	[FAULT_OPTIN_FAIL] = { "optin_fail", false, false, false, false },
 	[FAULT_DEBUG_TD] = { "debug_td", false, false, false, false },
 	[FAULT_PSC_PARTIAL_PAGES] = { "psc_partial_pages", false, false, true, false },
-	[FAULT_CPUID_NOVALID] = { "cpuid_novalid", false, false, false, false },
+	[FAULT_CPUID_NOVALID] = { "cpuid_novalid", true, false, false, false },
 	[FAULT_SVSM_BUSY] = { "svsm_busy", false, false, true, false },
 	[FAULT_SVSM_NOT_RUN] = { "svsm_not_run", false, false, false, false },
 	[FAULT_AP_CREATE_REFUSED] = { "ap_create_refused", false, false, true, false },
@@ -43,6 +43,7 @@ static const struct {
 	[FAULT_AP_DESTROY_MALFORMED] = { "ap_destroy_malformed", false, false, false, false },
 	[FAULT_RMPADJUST_VMSA_FAIL] = { "rmpadjust_vmsa_fail", false, false, true, false },
 	[FAULT_RMPADJUST_UNVMSA_FAIL] = { "rmpadjust_unvmsa_fail", false, false, true, false },
+	[FAULT_BUSY_MS] = { "busy_ms", true, false, true, false },
 };
 
 const char *emu_fault_name(u32 kind)

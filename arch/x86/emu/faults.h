@@ -9,6 +9,9 @@
  * emu_fault= is a comma-separated list of:
  *   busy:N                  the next N accept calls answer "busy" (TDX OPERAND_BUSY)
  *   busy@ADDR:N             accepts that touch ADDR answer "busy" N times
+ *   busy_ms[@ADDR]:MS       TDX: the host holds priority on the SEPT entry for MS ms from
+ *                           the first accept (at ADDR): every accept in that time answers
+ *                           "busy", as the module does until its host-priority timeout
  *   size_mismatch@ADDR      the host mapped the 2 MiB unit at ADDR with 4 KiB pages
  *                           (TDX PAGE_SIZE_MISMATCH; SNP 4 KiB RMP entries: FAIL_SIZEMISMATCH)
  *   already@ADDR            the 4 KiB page at ADDR was accepted or validated behind the
@@ -109,6 +112,7 @@ enum emu_fault_kind {
 	FAULT_AP_DESTROY_MALFORMED,
 	FAULT_RMPADJUST_VMSA_FAIL,
 	FAULT_RMPADJUST_UNVMSA_FAIL,
+	FAULT_BUSY_MS,
 	FAULT_KIND_COUNT,
 };
 

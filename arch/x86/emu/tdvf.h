@@ -35,7 +35,6 @@ struct emu_tdvf {
 	u32 bsp_apic_id;
 	u32 naps;
 	u32 ap_ids[MAX_CPUS];	/* the MADT's other enabled CPUs */
-	bool sending;		/* the emulator itself sends INIT/SIPI (not the guest) */
 	u32 in_loop;		/* APs polling the mailbox */
 	u64 old_tables_sum;	/* tdvf_old_ap_tables: checksum of those tables when built; 0: none */
 };

@@ -1,0 +1,59 @@
+; SPDX-License-Identifier: MIT
+; memaccept (test image): the instruction observer's markers that need a fixed address or a run-time argument (arch/x86/observer.h).
+;
+; A marker is the 8-byte NOP 0F 1F 84 <kind> <imm32>; the constants mirror
+; arch/x86/observer.h. The observer (tools/observer) reports where the arm marker ran,
+; which with this file's symbols gives the image's load address (tools/runqemu.py).
+bits 64
+default rel
+section .text
+
+%define OBS_KIND_ARM 0xa1
+%define OBS_KIND_HOST_LEAVE 0xa3
+%define OBS_KIND_HOST_ADOPT 0xa4
+%define OBS_ARM_TDX 1
+%define OBS_ARM_SNP 2
+%define OBS_MAGIC 0x4d410000
+%define ADOPT_ENTRY 9			; marker and RET
+%define ADOPT_ENTRIES 256		; EMU_MAX_VCPUS
+
+%macro MARK 2
+	db 0x0f, 0x1f, 0x84, %1
+	dd %2
+%endmacro
+
+global emu_obs_arm_tdx, emu_obs_arm_snp, emu_obs_adopt, emu_obs_hand_over
+
+; void emu_obs_arm_tdx(void), emu_obs_arm_snp(void): check from here, as this platform.
+emu_obs_arm_tdx:
+	MARK OBS_KIND_ARM, OBS_ARM_TDX
+	ret
+emu_obs_arm_snp:
+	MARK OBS_KIND_ARM, OBS_ARM_SNP
+	ret
+
+; void emu_obs_hand_over(void): this vCPU leaves the emulated host for the guest's code.
+emu_obs_hand_over:
+	MARK OBS_KIND_HOST_LEAVE, OBS_MAGIC
+	ret
+
+; void emu_obs_adopt(u32 vcpu): the vCPU with this QEMU index is about to be restarted by
+; the emulated host. The index is a marker's immediate, so it is the entry of a table
+; with one marker per index.
+emu_obs_adopt:
+	cmp edi, ADOPT_ENTRIES
+	jae .out
+	imul eax, edi, ADOPT_ENTRY
+	lea rcx, [adopt_table]
+	add rax, rcx
+	jmp rax
+.out:
+	ret
+
+adopt_table:
+%assign i 0
+%rep ADOPT_ENTRIES
+	MARK OBS_KIND_HOST_ADOPT, i
+	ret
+%assign i i + 1
+%endrep

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept (test image): the instructions TCG runs natively, played as a real TD or SNP guest would see them. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/emu/emu.h"
+#include "arch/x86/emu/traps.h"
+#include "arch/x86/emu_hooks.h"
+#include "arch/x86/observer.h"
+#include "arch/x86/platform.h"
+#include "arch/x86/sev/snp.h"
+#include "arch/x86/tdx/tdx.h"
+#include "lib/string.h"
+
+/*
+ * The accessors (cpu_cpuid, cpu_halt, msr_read, msr_write, plain port I/O) ask here
+ * before they run the instruction. What the platform does with it comes from
+ * arch/x86/emu/traps.h:
+ * - it lets it through: the instruction runs (for the SEV MSRs, which TCG does not
+ *   have, the emulator gives the value the CPU would);
+ * - it answers it itself (the TDX module's CPUID leaves): the module's answer;
+ * - it traps it: before ExitBootServices the firmware's #VE/#VC handler would ask the
+ *   host, so the host's answer is given; after it, the #VE or #VC goes to the kernel's
+ *   own handler, exactly as the CPU would deliver it, and what the handler leaves in the
+ *   registers is the result.
+ * The emulated host's own code (emu.host_side) runs every instruction natively.
+ */
+
+static bool trapping_mode(void)
+{
+	return emu.mode == EMU_TDX || emu.mode == EMU_SNP;
+}
+
+/* ------------------------------------------------------------------ delivering #VE and #VC */
+
+static void need_handler(unsigned vector, const char *what)
+{
+	if (trap_has_handler(vector) && idt_loaded())
+		return;
+	emu_count(vector == VEC_VE ? "ve_without_handler" : "vc_without_handler");
+	emu_host_stops_guest(vector, what);
+}
+
+/*
+ * A #VE as the TDX module injects it (td_other_exits.c tdx_inject_ve): the information
+ * staged for TDG.VP.VEINFO.GET, then vector 20. INT 20 stands in for the injection; it
+ * leaves RIP after itself, so the staged instruction length is 0 and the handler's
+ * "skip the instruction" resumes right here.
+ */
+static void ve_msr(bool write, u32 msr, u64 *val)
+{
+	u32 lo = (u32)*val, hi = (u32)(*val >> 32);
+
+	need_handler(VEC_VE, write ? "WRMSR raised #VE with no #VE handler in the kernel's IDT: a "
+				     "real TD dies here" : "RDMSR raised #VE with no #VE handler in the "
+				     "kernel's IDT: a real TD dies here");
+	emu_count(write ? "wrmsr_ve" : "rdmsr_ve");
+	emu_stage_ve(write ? EXIT_REASON_MSR_WRITE : EXIT_REASON_MSR_READ, 0, 0, 0, 0);
+	emu_host_leave();
+	__asm__ volatile("int $20" : "+a"(lo), "+d"(hi) : "c"(msr) : "memory");
+	emu_host_enter();
+	*val = ((u64)hi << 32) | lo;
+}
+
+static void ve_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+{
+	u32 a = leaf, b = 0, c = subleaf, d = 0;
+
+	need_handler(VEC_VE, "CPUID raised #VE with no #VE handler in the kernel's IDT: a real "
+			     "TD dies here");
+	emu_count("cpuid_ve");
+	emu_stage_ve(EXIT_REASON_CPUID, 0, 0, 0, 0);
+	emu_host_leave();
+	__asm__ volatile("int $20" : "+a"(a), "+b"(b), "+c"(c), "+d"(d) : : "memory");
+	emu_host_enter();
+	r->eax = a, r->ebx = b, r->ecx = c, r->edx = d;
+}
+
+static void ve_halt(void)
+{
+	need_handler(VEC_VE, "HLT raised #VE with no #VE handler in the kernel's IDT: a real TD "
+			     "dies here");
+	emu_count("hlt_ve");
+	emu_stage_ve(EXIT_REASON_HLT, 0, 0, 0, 0);
+	emu_host_leave();
+	__asm__ volatile("int $20" : : : "memory");
+	emu_host_enter();
+}
+
+/*
+ * A #VC as the CPU raises it (AMD APM vol. 2, "#VC Exception"): error code = the exit
+ * code, RIP at the instruction, which the handler decodes and skips. The frame is
+ * handed to the kernel's handlers directly; `insn` holds the bytes they find at RIP.
+ */
+static void vc(u64 code, const u8 *insn, struct trap_frame *f, const char *what)
+{
+	need_handler(VEC_VC, what);
+	f->vector = VEC_VC;
+	f->error_code = code;
+	f->rip = (u64)(uintptr_t)insn;
+	emu_host_leave();
+	trap_dispatch(f);
+	emu_host_enter();
+}
+
+static const u8 rdmsr_bytes[] = { 0x0f, 0x32 }, wrmsr_bytes[] = { 0x0f, 0x30 };
+static const u8 cpuid_bytes[] = { 0x0f, 0xa2 };
+
+static void vc_msr(bool write, u32 msr, u64 *val)
+{
+	struct trap_frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.rcx = msr, f.rax = (u32)*val, f.rdx = *val >> 32;
+	emu_count(write ? "wrmsr_vc" : "rdmsr_vc");
+	vc(SVM_EXIT_MSR, write ? wrmsr_bytes : rdmsr_bytes, &f,
+	   "an MSR access raised #VC with no #VC handler in the kernel's IDT: a real SNP guest "
+	   "dies here");
+	*val = ((f.rdx & 0xffffffff) << 32) | (u32)f.rax;
+}
+
+static void vc_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+{
+	struct trap_frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.rax = leaf, f.rcx = subleaf;
+	emu_count("cpuid_vc");
+	vc(SVM_EXIT_CPUID, cpuid_bytes, &f,
+	   "CPUID raised #VC with no #VC handler in the kernel's IDT: a real SNP guest dies here");
+	r->eax = (u32)f.rax, r->ebx = (u32)f.rbx, r->ecx = (u32)f.rcx, r->edx = (u32)f.rdx;
+}
+
+/* ------------------------------------------------------------------ MSRs */
+
+static int msr_trap(u32 msr, bool write)
+{
+	return emu.mode == EMU_TDX ? tdx_msr_trap(msr, write) : snp_msr_trap(msr, write, 0);
+}
+
+/* The SEV MSRs, which QEMU's TCG does not implement (it reads 0 and drops writes). */
+static bool sev_msr(u32 msr, bool write, u64 *val)
+{
+	if (emu.mode != EMU_SNP || (msr != MSR_SEV_GHCB && msr != MSR_SEV_STATUS))
+		return false;
+	emu_count(write ? "wrmsr" : "rdmsr");
+	if (msr == MSR_SEV_GHCB && write)
+		emu_self()->ghcb_msr = *val;
+	else if (msr == MSR_SEV_GHCB)
+		*val = emu_self()->ghcb_msr;
+	else if (!write)
+		*val = EMU_SEV_STATUS;	/* SEV, SEV-ES and SEV-SNP active (AMD APM vol. 2, 15.34.10) */
+	return true;	/* a write to SEV_STATUS: the model has no #GP to give; nothing changes */
+}
+
+static bool play_msr(bool guest, u32 msr, bool write, u64 *val)
+{
+	int trap;
+
+	if (sev_msr(msr, write, val))
+		return true;
+	if (!trapping_mode() || !guest)
+		return false;
+	trap = msr_trap(msr, write);
+	if (trap == TRAP_NONE) {
+		/* The platform lets it through: the CPU's own answer, run as the host's. */
+		if (write)
+			raw_wrmsr(msr, *val);
+		else
+			*val = raw_rdmsr(msr);
+		return true;
+	}
+	if (trap == TRAP_GP)
+		emu_host_stops_guest(msr, "a native MSR access the platform answers with #GP: the "
+				     "kernel has no #GP handler and a real guest dies here");
+	if (emu.armed) {
+		if (emu.mode == EMU_TDX)
+			ve_msr(write, msr, val);
+		else
+			vc_msr(write, msr, val);
+		return true;
+	}
+	/* Before ExitBootServices the firmware's handler asks the host on the guest's behalf. */
+	if (emu.mode == EMU_TDX ? emu_tdx_vmm_msr(write, msr, val) : emu_snp_hv_msr(write, msr, val))
+		return true;
+	emu_host_stops_guest(msr, "the host refused an MSR access the firmware's #VE/#VC handler "
+			     "forwarded; the firmware stops there");
+}
+
+bool emu_play_rdmsr(u32 msr, u64 *val)
+{
+	bool guest = emu_host_enter(), played = play_msr(guest, msr, false, val);
+
+	emu_host_leave();
+	return played;
+}
+
+bool emu_play_wrmsr(u32 msr, u64 val)
+{
+	bool guest = emu_host_enter(), played = play_msr(guest, msr, true, &val);
+
+	emu_host_leave();
+	return played;
+}
+
+/* ------------------------------------------------------------------ CPUID and HLT */
+
+static bool play_cpuid(bool guest, u32 leaf, u32 subleaf, struct cpuid_regs *r)
+{
+	if (emu.mode == EMU_TDX) {
+		/* The module's own leaves: its answer, from the guest or the host side alike. */
+		if (tdx_cpuid_trap(leaf, subleaf) == TRAP_NONE) {
+			emu_tdx_module_cpuid(leaf, subleaf, r);
+			return true;
+		}
+		if (guest && emu.armed) {
+			ve_cpuid(leaf, subleaf, r);
+			return true;
+		}
+		/* TDVF's #VE handler forwards every such leaf to the VMM (CcExitVeHandler.c). */
+		emu_cpuid_values(leaf, subleaf, r);
+		return true;
+	}
+	if (emu.mode == EMU_SNP) {
+		if (guest && emu.armed) {
+			vc_cpuid(leaf, subleaf, r);
+			return true;
+		}
+		/* OVMF's #VC handler (from its CPUID page) or the host: the same values here. */
+		emu_cpuid_values(leaf, subleaf, r);
+		return true;
+	}
+	return false;
+}
+
+bool emu_play_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+{
+	bool guest = emu_host_enter(), played = play_cpuid(guest, leaf, subleaf, r);
+
+	emu_host_leave();
+	return played;
+}
+
+/*
+ * HLT: a #VE in a TD (the kernel's handler halts through TDVMCALL). For an SNP guest an
+ * automatic exit: the instruction runs (traps.h).
+ */
+bool emu_play_halt(void)
+{
+	bool guest = emu_host_enter(), played = emu.mode == EMU_TDX && emu.armed && guest;
+
+	if (played)
+		ve_halt();
+	emu_host_leave();
+	return played;
+}
+
+/* ------------------------------------------------------------------ port I/O */
+
+/*
+ * IN/OUT in a TD raise #VE, which the guest must turn into TDVMCALL<Instruction.IO>
+ * (Linux arch/x86/coco/tdx/tdx.c handle_io); in an SEV-ES/SNP guest they raise #VC with
+ * error code IOIO, 0x7B (AMD APM vol. 2, "#VC Exception"; Linux sev vc_handle_ioio).
+ * Under TCG they simply run, so the emulator delivers that exception itself, once the
+ * firmware's own #VE/#VC handlers are gone (after ExitBootServices). With no handler
+ * registered, a real guest would take the exception, try to report it on the console,
+ * take it again, and die without a word reaching the host: the emulated host says so
+ * and stops the VM.
+ */
+static const u8 in_out_bytes[2][3] = {
+	/* what a handler decoding the instruction at RIP finds: OUT DX,AL/AX/EAX; IN the same */
+	[0] = { 0xee, 0x66, 0xef }, [1] = { 0xec, 0x66, 0xed },
+};
+
+bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
+{
+	u64 mask = size == 4 ? 0xffffffffULL : (1ULL << (8 * size)) - 1;
+
+	if (!trapping_mode() || !emu.armed)
+		return false;
+	if (!emu_host_enter()) {
+		/* The emulated host's own I/O (its console, fw_cfg): the instruction. */
+		emu_host_leave();
+		return false;
+	}
+	emu_count(emu.mode == EMU_TDX ? "port_io_ve" : "port_io_vc");
+	need_handler(emu.mode == EMU_TDX ? VEC_VE : VEC_VC, emu.mode == EMU_TDX
+		? "port I/O raised #VE with no #VE handler in the kernel's IDT: a real TD dies "
+		  "here without a word reaching the host"
+		: "port I/O raised #VC with no #VC handler in the kernel's IDT: a real SNP guest "
+		  "dies here without a word reaching the host");
+	if (emu.mode == EMU_TDX) {
+		/* The #VE information VEINFO.GET returns for an I/O exit (SDM vol. 3C, table 28-5). */
+		u64 rax = in ? 0 : (*val & mask);
+		u64 qual = (u64)(size - 1) | (in ? IO_QUAL_IN : 0) | ((u64)port << 16);
+
+		emu_stage_ve(EXIT_REASON_IO, qual, 0, 0, 0);
+		emu_host_leave();
+		__asm__ volatile("int $20" : "+a"(rax) : : "memory");
+		if (in)
+			*val = (u32)(rax & mask);
+		return true;
+	}
+	/* SNP: the frame a #VC for this IN/OUT would push, handed to the handlers. */
+	struct trap_frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.rax = in ? 0 : (*val & mask);
+	f.rdx = port;
+	vc(SVM_EXIT_IOIO, &in_out_bytes[in][size == 1 ? 0 : size == 2 ? 1 : 2], &f,
+	   "port I/O raised #VC with no #VC handler");
+	emu_host_leave();
+	if (in)
+		*val = (u32)(f.rax & mask);
+	return true;
+}
+
+/* ------------------------------------------------------------------ arming the observer */
+
+void boot_test_after_ebs(void)
+{
+	emu.armed = true;
+	if (emu.mode == EMU_TDX)
+		emu_obs_arm_tdx();
+	else if (emu.mode == EMU_SNP)
+		emu_obs_arm_snp();
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: markers for the instruction observer (tools/observer): NOPs that tell it who runs and what a native instruction touches. */
+#ifndef ARCH_X86_OBSERVER_H
+#define ARCH_X86_OBSERVER_H
+
+/*
+ * The test image boots under QEMU's TCG with a plugin (tools/observer/observer.c) that
+ * sees every instruction executed. It cannot read registers (QEMU 7.2's plugin API has
+ * no such call), so the guest tells it what it needs with marker instructions: the
+ * 8-byte NOP 0F 1F 84 <kind> <imm32>, "NOP r/m32" with a SIB byte and a 32-bit
+ * displacement (Intel SDM vol. 2B, NOP; AMD APM vol. 3, NOP). The CPU does nothing with
+ * it; the observer reads <kind> (the SIB byte) and <imm32> (the displacement).
+ * Compilers pad with the same opcode but a SIB byte of 0, never one of these kinds.
+ *
+ * Plain constants: included by C, by the plugin (host code) and mirrored in
+ * arch/x86/trampoline.asm.
+ */
+#define OBS_MARK_LEN 8
+
+/* The emulated platform is in place (after ExitBootServices): check from here. imm = mode. */
+#define OBS_KIND_ARM 0xa1
+#define OBS_ARM_TDX 1
+#define OBS_ARM_SNP 2
+/* This vCPU enters / leaves the emulated host (emulator code, playing firmware, KVM, CPU). */
+#define OBS_KIND_HOST_ENTER 0xa2
+#define OBS_KIND_HOST_LEAVE 0xa3
+/*
+ * The emulated host is about to (re)start the vCPU whose QEMU index is imm (INIT-SIPI):
+ * that vCPU runs host code until it leaves with OBS_KIND_HOST_LEAVE.
+ */
+#define OBS_KIND_HOST_ADOPT 0xa4
+/*
+ * The next instruction is RDMSR / WRMSR of MSR imm, run natively on purpose: the
+ * observer checks that the platform really lets it through. A native MSR access
+ * without this declaration cannot be judged and stops an emulated boot.
+ */
+#define OBS_KIND_DECL_RDMSR 0xa5
+#define OBS_KIND_DECL_WRMSR 0xa6
+
+#define OBS_MAGIC 0x4d410000	/* imm of the markers without an argument: "MA" */
+
+#define OBS_STR_(x) #x
+#define OBS_STR(x) OBS_STR_(x)
+/* The marker as assembler text, for inline asm: kind and imm must be constants. */
+#define OBS_MARK_ASM(kind, imm) ".byte 0x0f, 0x1f, 0x84, " OBS_STR(kind) "\n\t.long " OBS_STR(imm) "\n\t"
+
+/*
+ * What the guest's exit status means when the observer stopped the VM (QEMU exits with
+ * (code << 1) | 1, as for isa-debug-exit; include/exit_codes.h has the guest's codes).
+ */
+#define OBS_EXIT_STOPPED 101
+
+#endif

@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept: the instruction observer, a QEMU TCG plugin that stops an emulated TD or SNP boot at the first instruction a real host would trap and no emulator saw. */
+
+/*
+ * Under TCG, RDMSR, CPUID, HLT, port I/O and MMIO simply run: QEMU answers them, and the
+ * test image's platform emulator (arch/x86/emu) never hears of them, although on a real
+ * TD or SNP guest each is a #VE or #VC that the kernel must handle. This plugin sees
+ * every instruction QEMU translates, picks out the classes a real platform can trap
+ * (arch/x86/emu/traps.h says which, with sources), and at run time stops the VM when
+ * the guest's own code runs one natively that the platform it plays would trap.
+ *
+ * What "the guest's own code" is comes from marker instructions (arch/x86/observer.h):
+ * the emulator marks where the emulated host (firmware, TDX module, KVM) takes over a
+ * vCPU and where it hands the vCPU back; the kernel marks the few native MSR accesses it
+ * makes on purpose, with the MSR number. Nothing is checked before the emulator arms the
+ * observer, after ExitBootServices: until then the firmware's own #VE/#VC handlers
+ * serve the boot loader. From the arm on, every load and store is also checked for MMIO.
+ *
+ * Output (one JSON object per line, to the file named by out=, else stderr):
+ * {"event":"observer_stop",...} at a violation, after which QEMU exits with status
+ * (OBS_EXIT_STOPPED << 1) | 1; {"event":"observer",...} with counts when QEMU exits.
+ *
+ * Arguments: out=FILE, mmio=off (skip the MMIO check).
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arch/x86/emu/traps.h"
+#include "arch/x86/observer.h"
+
+/*
+ * The QEMU plugin API, version 1 (QEMU 7.2; include/qemu/qemu-plugin.h there): the types
+ * and functions this file calls, declared here because Debian ships no header for it.
+ */
+typedef uint64_t qemu_plugin_id_t;
+typedef struct {
+	const char *target_name;
+	struct {
+		int min, cur;
+	} version;
+	bool system_emulation;
+	union {
+		struct {
+			int smp_vcpus, max_vcpus;
+		} system;
+	};
+} qemu_info_t;
+struct qemu_plugin_tb;
+struct qemu_plugin_insn;
+struct qemu_plugin_hwaddr;
+typedef uint32_t qemu_plugin_meminfo_t;
+enum { QEMU_PLUGIN_CB_NO_REGS = 0 };
+enum { QEMU_PLUGIN_MEM_RW = 3 };
+
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
+					   void (*cb)(qemu_plugin_id_t, struct qemu_plugin_tb *));
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, void (*cb)(qemu_plugin_id_t, void *),
+				    void *userdata);
+void qemu_plugin_reset(qemu_plugin_id_t id, void (*cb)(qemu_plugin_id_t));
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
+					    void (*cb)(unsigned int, void *), int flags,
+					    void *userdata);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
+				      void (*cb)(unsigned int, qemu_plugin_meminfo_t, uint64_t, void *),
+				      int flags, int rw, void *userdata);
+struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info, uint64_t vaddr);
+bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
+uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *haddr);
+
+#define EXPORT __attribute__((visibility("default")))
+EXPORT int qemu_plugin_version = 1;
+
+/* ------------------------------------------------------------------ state */
+
+#define SITE_MARKER (-1)
+
+/* One instruction the plugin watches: where it is, what it is. */
+struct site {
+	uint64_t vaddr;
+	int cls;		/* enum trap_class, or SITE_MARKER */
+	unsigned kind;		/* marker kind (OBS_KIND_*) */
+	uint32_t imm;		/* marker argument */
+	unsigned len;
+	uint8_t bytes[16];
+};
+
+/* Per vCPU: inside the emulated host (depth > 0)? A declared MSR for the next instruction? */
+struct vcpu {
+	int depth;
+	unsigned decl_kind;
+	uint32_t decl_msr;
+	uint64_t decl_next;
+};
+
+static qemu_plugin_id_t self_id;
+static struct vcpu *vcpus;
+static unsigned nvcpus;
+static int out_fd = 2;
+static bool watch_mmio = true;
+
+static volatile int armed;	/* the emulator armed the observer: check from now on */
+static int mode;		/* OBS_ARM_TDX or OBS_ARM_SNP */
+static uint64_t arm_vaddr;	/* where the arm marker ran: runqemu finds the image base by it */
+static bool mmio_on;		/* TBs translated from now on get memory callbacks */
+static volatile int stopping;
+
+/* Counts for the summary: per class, run by the guest's code and by the emulated host. */
+static uint64_t guest_runs[TC_COUNT], host_runs[TC_COUNT];
+static uint64_t markers, declared;
+
+static void add(uint64_t *p)
+{
+	__atomic_add_fetch(p, 1, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------------ output */
+
+static void emit(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	/* One write: the line arrives whole even if QEMU writes to the same file. */
+	if (write(out_fd, line, (size_t)n) < 0)
+		return;
+}
+
+static const char *mode_name(void)
+{
+	return mode == OBS_ARM_TDX ? "tdx" : mode == OBS_ARM_SNP ? "snp" : "none";
+}
+
+static const char *bytes_hex(const struct site *s, char *buf)
+{
+	char *p = buf;
+
+	for (unsigned i = 0; i < s->len && i < sizeof(s->bytes); i++)
+		p += sprintf(p, "%s%02x", i ? " " : "", s->bytes[i]);
+	*p = 0;
+	return buf;
+}
+
+/*
+ * Stop the VM: the guest ran, natively, something the platform it plays would have
+ * trapped. The first vCPU to get here reports; any other waits for the exit.
+ */
+static void stop(unsigned vcpu, const struct site *s, uint64_t rip, const char *insn, int trap,
+		 const char *why, const char *extra)
+{
+	char hex[64] = "";
+
+	if (__atomic_exchange_n(&stopping, 1, __ATOMIC_ACQ_REL)) {
+		for (;;)
+			pause();
+	}
+	emit("{\"event\":\"observer_stop\",\"platform\":\"%s\",\"insn\":\"%s\",\"rip\":%llu,"
+	     "\"vcpu\":%u,\"trap\":\"%s\",\"bytes\":\"%s\",\"arm_rip\":%llu%s,\"why\":\"%s\"}",
+	     mode_name(), insn, (unsigned long long)rip, vcpu, trap_kind_name(trap),
+	     s ? bytes_hex(s, hex) : "", (unsigned long long)arm_vaddr, extra ? extra : "", why);
+	_exit((OBS_EXIT_STOPPED << 1) | 1);
+}
+
+/* ------------------------------------------------------------------ decoding */
+
+/*
+ * Which class of platform-trapped instruction this is, or a marker (SITE_MARKER, with
+ * s->kind and s->imm), or -2 for anything else. Opcodes: Intel SDM vol. 2 and AMD APM
+ * vol. 3. QEMU hands over exactly one instruction, so bytes that would be REX prefixes
+ * in 64-bit mode cannot be mistaken for another instruction in 16- or 32-bit code.
+ */
+static int classify(const uint8_t *b, size_t n, struct site *s)
+{
+	size_t i = 0;
+	bool rep = false, prefixed = false;
+
+	for (; i < n; i++) {
+		uint8_t c = b[i];
+
+		if (c == 0xf3)
+			rep = true;
+		else if (c != 0xf2 && c != 0x66 && c != 0x67 && c != 0xf0 && c != 0x2e && c != 0x36 &&
+			 c != 0x3e && c != 0x26 && c != 0x64 && c != 0x65)
+			break;
+		prefixed = true;
+	}
+	if (i < n && (b[i] & 0xf0) == 0x40)
+		i++;
+	if (i >= n)
+		return -2;
+	switch (b[i++]) {
+	case 0xf4:
+		return TC_HLT;
+	case 0xe4: case 0xe5: case 0xe6: case 0xe7: case 0xec: case 0xed: case 0xee: case 0xef:
+		return TC_IO;
+	case 0x6c: case 0x6d: case 0x6e: case 0x6f:
+		return TC_STRING_IO;
+	case 0x0f:
+		break;
+	default:
+		return -2;
+	}
+	if (i >= n)
+		return -2;
+	switch (b[i++]) {
+	case 0x32:
+		return TC_RDMSR;
+	case 0x30:
+		return TC_WRMSR;
+	case 0xa2:
+		return TC_CPUID;
+	case 0x09:
+		return TC_WBINVD;
+	case 0x08:
+		return TC_INVD;
+	case 0x33:
+		return TC_RDPMC;
+	case 0x31:
+		return TC_RDTSC;
+	case 0x21: case 0x23:
+		/* MOV from/to DRn: the ModRM reg field names the debug register. */
+		return i < n && ((b[i] >> 3) & 7) == 7 ? TC_DR7 : -2;
+	case 0x1f:
+		/* The marker: 0F 1F 84 <kind> <imm32>, nothing before it. */
+		if (!prefixed && i == 2 && n == OBS_MARK_LEN && b[2] == 0x84 && b[3] >= OBS_KIND_ARM &&
+		    b[3] <= OBS_KIND_DECL_WRMSR) {
+			s->kind = b[3];
+			s->imm = (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 |
+				 (uint32_t)b[7] << 24;
+			return SITE_MARKER;
+		}
+		return -2;
+	case 0x01:
+		break;
+	default:
+		return -2;
+	}
+	if (i >= n)
+		return -2;
+	switch (b[i]) {
+	case 0xc8: case 0xfa:
+		return TC_MONITOR;
+	case 0xc9: case 0xfb:
+		return TC_MWAIT;
+	case 0xc1:
+		return TC_VMCALL;
+	case 0xd9:
+		/* F3 0F 01 D9 is VMGEXIT: a platform call, #UD under TCG, the emulator's. */
+		return rep ? -2 : TC_VMMCALL;
+	case 0xf9:
+		return TC_RDTSCP;
+	case 0xd1:
+		return TC_XSETBV;
+	case 0xd8: case 0xda: case 0xdb: case 0xdc: case 0xdd: case 0xde: case 0xdf:
+		return TC_SVM;
+	default:
+		return -2;
+	}
+}
+
+/* ------------------------------------------------------------------ run time */
+
+static struct vcpu *vc(unsigned i)
+{
+	return i < nvcpus ? &vcpus[i] : NULL;
+}
+
+static void after_reset(qemu_plugin_id_t id);
+
+static void on_marker(unsigned int vcpu, void *udata)
+{
+	const struct site *s = udata;
+	struct vcpu *v = vc(vcpu), *t;
+
+	add(&markers);
+	if (!v)
+		return;
+	switch (s->kind) {
+	case OBS_KIND_ARM:
+		if (__atomic_exchange_n(&armed, 1, __ATOMIC_ACQ_REL))
+			return;
+		mode = (int)(s->imm & 0xff);
+		arm_vaddr = s->vaddr;
+		/* Retranslate everything, with a memory callback on each instruction. */
+		if (watch_mmio)
+			qemu_plugin_reset(self_id, after_reset);
+		break;
+	case OBS_KIND_HOST_ENTER:
+		v->depth++;
+		break;
+	case OBS_KIND_HOST_LEAVE:
+		if (v->depth == 0)
+			stop(vcpu, s, s->vaddr, "marker", TRAP_NONE,
+			     "the emulator left the host on a vCPU that was not in it", NULL);
+		v->depth--;
+		break;
+	case OBS_KIND_HOST_ADOPT:
+		t = vc(s->imm);
+		if (t)
+			__atomic_store_n(&t->depth, 1, __ATOMIC_RELEASE);
+		break;
+	case OBS_KIND_DECL_RDMSR:
+	case OBS_KIND_DECL_WRMSR:
+		v->decl_kind = s->kind;
+		v->decl_msr = s->imm;
+		v->decl_next = s->vaddr + OBS_MARK_LEN;
+		break;
+	}
+}
+
+static int platform_trap(int cls)
+{
+	return mode == OBS_ARM_TDX ? tdx_insn_trap(cls) : snp_insn_trap(cls);
+}
+
+static void on_sensitive(unsigned int vcpu, void *udata)
+{
+	const struct site *s = udata;
+	struct vcpu *v = vc(vcpu);
+	bool declared_here = v && v->decl_next == s->vaddr &&
+			     v->decl_kind == (s->cls == TC_RDMSR ? OBS_KIND_DECL_RDMSR : OBS_KIND_DECL_WRMSR);
+	char extra[96] = "";
+	int trap;
+
+	if (v)
+		v->decl_next = 0;
+	if (!armed || !v || v->depth > 0) {
+		add(&host_runs[s->cls]);
+		return;
+	}
+	add(&guest_runs[s->cls]);
+	trap = platform_trap(s->cls);
+	if (trap == TRAP_OPERAND && (s->cls == TC_RDMSR || s->cls == TC_WRMSR)) {
+		if (!declared_here)
+			stop(vcpu, s, s->vaddr, trap_class_name(s->cls), TRAP_OPERAND,
+			     "native MSR access without a declared MSR: a real host traps most MSRs; "
+			     "go through msr_read()/msr_write() (arch/x86/msr.h)", NULL);
+		add(&declared);
+		snprintf(extra, sizeof(extra), ",\"msr\":%u", v->decl_msr);
+		trap = mode == OBS_ARM_TDX ? tdx_msr_trap(v->decl_msr, s->cls == TC_WRMSR)
+					   : snp_msr_trap(v->decl_msr, s->cls == TC_WRMSR, 0);
+		if (trap != TRAP_NONE)
+			stop(vcpu, s, s->vaddr, trap_class_name(s->cls), trap,
+			     "the kernel declared this MSR native, but the platform traps it", extra);
+		return;
+	}
+	if (trap == TRAP_OPERAND)
+		stop(vcpu, s, s->vaddr, trap_class_name(s->cls), TRAP_OPERAND,
+		     "CPUID run natively: a real host answers or traps it by leaf, and only "
+		     "cpu_cpuid() lets the emulator play that", NULL);
+	if (trap != TRAP_NONE)
+		stop(vcpu, s, s->vaddr, trap_class_name(s->cls), trap,
+		     "run natively, where the real platform traps it: no #VE/#VC handler and no "
+		     "emulator saw it", NULL);
+}
+
+static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+	struct vcpu *v = vc(vcpu);
+	struct qemu_plugin_hwaddr *h;
+	char extra[96];
+
+	if (!armed || !v)
+		return;
+	if (v->depth > 0)
+		return;
+	h = qemu_plugin_get_hwaddr(info, vaddr);
+	if (!h || !qemu_plugin_hwaddr_is_io(h))
+		return;
+	snprintf(extra, sizeof(extra), ",\"address\":%llu",
+		 (unsigned long long)qemu_plugin_hwaddr_phys_addr(h));
+	stop(vcpu, NULL, (uint64_t)(uintptr_t)udata, "mmio", platform_trap(TC_MMIO),
+	     "a load or store reached a device: on a real TD or SNP guest MMIO traps, and "
+	     "memaccept has no MMIO path there", extra);
+}
+
+/* ------------------------------------------------------------------ translation */
+
+static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+
+	(void)id;
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		const uint8_t *b = qemu_plugin_insn_data(insn);
+		size_t len = qemu_plugin_insn_size(insn);
+		uint64_t va = qemu_plugin_insn_vaddr(insn);
+		struct site tmp = { 0 };
+		int cls = classify(b, len, &tmp);
+
+		if (mmio_on)
+			qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
+							 QEMU_PLUGIN_MEM_RW, (void *)(uintptr_t)va);
+		if (cls == -2)
+			continue;
+		/* Kept for the life of the translation (QEMU may run a block many times). */
+		struct site *s = malloc(sizeof(*s));
+
+		if (!s)
+			continue;
+		*s = tmp;
+		s->vaddr = va;
+		s->cls = cls;
+		s->len = (unsigned)(len < sizeof(s->bytes) ? len : sizeof(s->bytes));
+		memcpy(s->bytes, b, s->len);
+		qemu_plugin_register_vcpu_insn_exec_cb(insn, cls == SITE_MARKER ? on_marker : on_sensitive,
+						       QEMU_PLUGIN_CB_NO_REGS, s);
+	}
+}
+
+static void report(qemu_plugin_id_t id, void *udata)
+{
+	char guest[512], host[512];
+	size_t g = 0, h = 0;
+
+	(void)id, (void)udata;
+	for (int c = 0; c < TC_COUNT; c++) {
+		if (c == TC_MMIO)
+			continue;
+		g += (size_t)snprintf(guest + g, sizeof(guest) - g, "%s\"%s\":%llu", c ? "," : "",
+				      trap_class_name(c), (unsigned long long)guest_runs[c]);
+		h += (size_t)snprintf(host + h, sizeof(host) - h, "%s\"%s\":%llu", c ? "," : "",
+				      trap_class_name(c), (unsigned long long)host_runs[c]);
+	}
+	emit("{\"event\":\"observer\",\"armed\":%s,\"platform\":\"%s\",\"mmio_checked\":%s,"
+	     "\"markers\":%llu,\"declared_msr\":%llu,\"guest\":{%s},\"host\":{%s}}",
+	     armed ? "true" : "false", mode_name(), mmio_on ? "true" : "false",
+	     (unsigned long long)markers, (unsigned long long)declared, guest, host);
+}
+
+/* After the arm: every block is translated again, now with memory callbacks. */
+static void after_reset(qemu_plugin_id_t id)
+{
+	mmio_on = true;
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);
+	qemu_plugin_register_atexit_cb(id, report, NULL);
+}
+
+EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
+{
+	if (!info->system_emulation || strcmp(info->target_name, "x86_64") != 0) {
+		fprintf(stderr, "observer: only for qemu-system-x86_64\n");
+		return -1;
+	}
+	for (int i = 0; i < argc; i++) {
+		if (strncmp(argv[i], "out=", 4) == 0) {
+			out_fd = open(argv[i] + 4, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+			if (out_fd < 0) {
+				perror("observer: out=");
+				return -1;
+			}
+		} else if (strcmp(argv[i], "mmio=off") == 0) {
+			watch_mmio = false;
+		} else {
+			fprintf(stderr, "observer: unknown argument %s\n", argv[i]);
+			return -1;
+		}
+	}
+	self_id = id;
+	nvcpus = (unsigned)(info->system.max_vcpus > 0 ? info->system.max_vcpus : 1);
+	vcpus = calloc(nvcpus, sizeof(*vcpus));
+	if (!vcpus)
+		return -1;
+	/* The boot vCPU runs the guest from the start; the others run firmware until the
+	 * emulated host hands them over (OBS_KIND_HOST_LEAVE). */
+	for (unsigned i = 1; i < nvcpus; i++)
+		vcpus[i].depth = 1;
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);
+	qemu_plugin_register_atexit_cb(id, report, NULL);
+	return 0;
+}
