@@ -84,6 +84,8 @@ static EFI_STATUS exit_boot_services(EFI_HANDLE image)
 		status = bs->ExitBootServices(image, key);
 		if (status == EFI_SUCCESS) {
 			bi.tsc_at_ebs = rdtsc_ordered();
+			/* Test image: from here no firmware handler serves a #VE or #VC. */
+			boot_test_after_ebs();
 			bi.ebs_attempts = attempt;
 			bi.map_addr = (u64)(uintptr_t)map_buf;
 			bi.map_size = size;
@@ -224,10 +226,13 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 
 	/*
 	 * 6. Memory to start the other vCPUs from (the kernel reads the MADT itself), unless
-	 * the firmware runs this one alone: then there is nothing to start, and the
-	 * allocation is one firmware call less inside the window.
+	 * the firmware runs this one alone on a normal VM: then there is nothing to start,
+	 * and the allocation is one firmware call less inside the window. A TD's firmware
+	 * always counts one processor (TDVF's MP Services are the uniprocessor ones) while
+	 * its other vCPUs wait in the MADT wakeup mailbox loop, so on TDX (and SNP, whose
+	 * vCPUs the kernel starts itself) only the MADT can tell.
 	 */
-	if (!boot_one_cpu(&bi))
+	if (!boot_one_cpu(&bi) || bi.detected != DETECTED_NONE)
 		reserve_trampoline();
 
 	/* 7. Leave the firmware. No boot service may be called after this. */

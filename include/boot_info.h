@@ -26,8 +26,12 @@ enum snp_protocol_status {
 	SNP_PROTOCOL_FAILED,		/* AllowUnacceptedMemory returned an error */
 };
 
-/* Pages below 1 MiB reserved before ExitBootServices for the AP start-up trampoline. */
-#define TRAMPOLINE_PAGES 4
+/*
+ * Pages below 1 MiB reserved before ExitBootServices for the AP start-up trampoline
+ * (arch/x86/trampoline.asm): its code and data, three pages of temporary page tables, and
+ * the stack a parked TD AP takes exceptions on.
+ */
+#define TRAMPOLINE_PAGES 5
 
 /*
  * EFI configuration tables the conformance report looks for (boot/conformance_efi.c holds

@@ -212,6 +212,8 @@ void smp_report(const struct boot_info *bi)
 	ev_str("method", result.method);
 	ev_u64("us", us);
 	ev_u64("cpus_limit", bi->config.cpus);
+	/* What the firmware's EFI MP Services counted (0: no such protocol); a TD's says 1. */
+	ev_u64("firmware_cpus", bi->efi_cpus);
 	ev_str("madt", madt_skipped ? "not-read" : acpi_status_name(acpi.madt));
 	ev_u64_array("apic_ids", started, ns);
 	ev_u64_array("not_started", missing, nm);

@@ -15,11 +15,19 @@
 ; boot CPU posts a wakeup command in the ACPI multiprocessor wakeup mailbox (ACPI 6.4
 ; section 5.2.12.19). The AP then is in 64-bit mode on the firmware's identity-mapped
 ; page tables and GDT (edk2 OvmfPkg/TdxDxe/X64/ApRunLoop.nasm, MailBoxWakeUp: a plain
-; `jmp rax`), with no stack of its own. It finds its slot through D_WAKE_SLOT, which the
-; boot CPU sets before each command because it wakes one AP at a time: CPUID leaf 1 is
-; not needed. Like Linux's trampoline_start64 (arch/x86/realmode/rm/trampoline_64.S) it
-; first loads an empty IDT, so that a fault before the kernel's IDT shuts the CPU down
-; instead of entering firmware code, and its own GDT.
+; `jmp rax`), interrupts off, with no stack of its own and no IDT. It finds its slot
+; through D_WAKE_SLOT, which the boot CPU sets before each command because it wakes one
+; AP at a time: CPUID leaf 1 is not needed. In a TD, HLT, port I/O and most MSRs raise
+; #VE, so the AP loads the kernel's IDT (whose #VE handler serves them) as soon as it
+; runs on the kernel's page tables and its own stack, and nothing before that can
+; trap: LGDT, segment loads and CR reads do not. An AP with no slot to take halts
+; through TDVMCALL<Instruction.HLT> (a raw HLT would be a #VE with no handler: #DF,
+; then a triple fault, which KVM turns into the shutdown of the whole TD).
+;
+; The one native MSR access here, EFER, is declared to the test image's instruction
+; observer with a marker (arch/x86/observer.h): a TD reads EFER without a trap (the
+; TDX module lets it through), and writes it only when a bit the kernel needs is
+; missing, which in a TD is a #VE the kernel's handler takes (and the host refuses).
 
 %define D_GDTR 0		; u16 limit, u32 base of the GDT below (physical)
 %define D_CR3_TEMP 8		; u32: temporary PML4, below 1 MiB
@@ -36,13 +44,31 @@
 %define D_GDTR64 480		; u16 limit, u64 base: LGDT's operand in 64-bit mode
 %define D_IDTR0 496		; u16 limit 0, u64 base 0: the empty IDT
 %define D_WAKE_SLOT 512		; u32: 1 + the slot the next woken AP takes; 0 = none
-%define D_SIZE 520
+%define D_IDTR_KERNEL 520	; u16 limit, u64 base: the kernel's IDT
+%define D_PARK_LOCK 536		; u32: bit 0 = the park stack is taken
+%define D_SIZE 544
+%define PARK_STACK_TOP (5 * 4096)	; the end of the trampoline's page 4 (TRAMPOLINE_PAGES)
 
 %define MSR_EFER 0xc0000080
 %define CR4_PAE (1 << 5)
 %define CR4_LA57 (1 << 12)
 %define CODE64 0x08
 %define DATA64 0x10
+%define CR4_MCE (1 << 6)
+
+; Observer markers (arch/x86/observer.h): the next instruction reads / writes this MSR.
+%define OBS_KIND_DECL_RDMSR 0xa5
+%define OBS_KIND_DECL_WRMSR 0xa6
+%macro OBS_DECLARE 2
+	db 0x0f, 0x1f, 0x84, %1
+	dd %2
+%endmacro
+
+; TDG.VP.VMCALL<Instruction.HLT> (GHCI; Intel TDX Module ABI: TDCALL leaf 0 in RAX, RCX
+; the registers exposed to the VMM (R10, R11, R12), R10 = 0 standard, R11 = 12, R12 = 1
+; "interrupts blocked": KVM never resumes the vCPU).
+%define TDVMCALL_EXPOSE_R10_R12 0x1c00
+%define TDVMCALL_HLT 12
 
 ; Our data segments (DS, ES, SS from our GDT; FS and GS null: GS base is set in C).
 %macro LOAD_DATA_SEGMENTS 0
@@ -116,8 +142,16 @@ tramp_long_mode:
 tramp_wakeup64:
 	cli
 	cld
-	lidt [rel tramp_data + D_IDTR0]
+	; Our GDT and our code segment first (the firmware's selectors may differ: TDVF's
+	; mailbox GDT has its 64-bit code at 0x10, and an AP woken from its loop may still run
+	; on its SEC-phase selectors), then our data segments.
 	lgdt [rel tramp_data + D_GDTR64]
+	push qword CODE64
+	lea rax, [rel .cs_loaded]
+	push rax
+	o64 retf
+.cs_loaded:
+	LOAD_DATA_SEGMENTS
 	; Four- and five-level paging cannot be switched in long mode: the kernel's tables
 	; must match what the firmware runs.
 	mov rax, cr4
@@ -133,10 +167,17 @@ tramp_wakeup64:
 	imul eax, eax, SLOT_SIZE
 	lea rsi, [rel tramp_data + D_SLOTS]
 	add rsi, rax
+	; The kernel's page tables (they map this page, the stacks and the kernel), the
+	; AP's own stack, then the kernel's IDT: from here a #VE has its handler.
+	mov rax, [rel tramp_data + D_KERNEL_CR3]
+	mov cr3, rax
+	mov rsp, [rsi + 8]
+	lidt [rel tramp_data + D_IDTR_KERNEL]
 	; EFER as the kernel needs it (NXE for its page tables). Written only if a bit is
 	; missing, as Linux does for TDX guests (arch/x86/kernel/head_64.S, "Avoid writing
 	; EFER if no change was made (for TDX guest)"): a TD may not change EFER freely.
 	mov ecx, MSR_EFER
+	OBS_DECLARE OBS_KIND_DECL_RDMSR, MSR_EFER
 	rdmsr
 	mov ebx, [rel tramp_data + D_EFER]
 	mov edi, eax
@@ -144,35 +185,43 @@ tramp_wakeup64:
 	cmp edi, eax
 	je .efer_ok
 	mov eax, edi
+	OBS_DECLARE OBS_KIND_DECL_WRMSR, MSR_EFER
 	wrmsr
 .efer_ok:
+	; CR4 as the boot CPU has it; in a TD MCE stays set (clearing it is a #VE: the TDX
+	; module owns the bit, td_vmcs_init.c; Linux keeps it for the same reason).
 	mov rax, [rel tramp_data + D_CR4]
+	mov rbx, cr4
+	and ebx, CR4_MCE
+	or rax, rbx
 	mov rbx, cr4
 	cmp rax, rbx
 	je .cr4_ok
 	mov cr4, rax
 .cr4_ok:
-	mov rax, [rel tramp_data + D_KERNEL_CR3]
-	mov cr3, rax
-	mov rsp, [rsi + 8]
-	; Our code segment from our GDT (the firmware's selectors may differ: TDVF's mailbox
-	; GDT has its 64-bit code at 0x10, and an AP woken from its loop may still run on
-	; its SEC-phase selectors), then our data segments.
-	push qword CODE64
-	lea rax, [rel .cs_loaded]
-	push rax
-	o64 retf
-.cs_loaded:
-	LOAD_DATA_SEGMENTS
 	mov rdi, rsi
 	mov rax, [rel tramp_data + D_ENTRY]
 	push qword 0
 	jmp rax
 .park:
-	; Not woken for a slot (or a paging mode we cannot run): stay out of the way.
-	cli
-	hlt
+	; Not woken for a slot (or a paging mode we cannot run): stay out of the way for
+	; good. The park stack is used only by an exception (in the test image, the #UD by
+	; which the emulator sees TDCALL), one parked AP at a time.
+	lock bts dword [rel tramp_data + D_PARK_LOCK], 0
+	jnc .park_locked
+	pause
 	jmp .park
+.park_locked:
+	lea rsp, [rel tramp_start + PARK_STACK_TOP]
+	lidt [rel tramp_data + D_IDTR_KERNEL]
+.park_halt:
+	xor eax, eax
+	mov ecx, TDVMCALL_EXPOSE_R10_R12
+	xor r10d, r10d
+	mov r11d, TDVMCALL_HLT
+	mov r12d, 1
+	db 0x66, 0x0f, 0x01, 0xcc	; TDCALL
+	jmp .park_halt
 
 align 64
 tramp_data:

@@ -31,6 +31,118 @@ static const u64 tdvf_gdt[] = {
 	0, 0x00cf9b000000ffffULL, 0x00af9b000000ffffULL, 0x00cf93000000ffffULL, 0,
 };
 
+/*
+ * EFI MP Services as TDVF offers them: in a TD TdxDxe installs the uniprocessor MP
+ * dependency, so CpuDxe is linked with MpInitLibUp (edk2 OvmfPkg/TdxDxe/TdxDxe.c,
+ * UefiCpuPkg/Library/MpInitLibUp/MpInitLibUp.c): one processor, the BSP, and nothing
+ * to start. The stand-in puts the same answers in place of OVMF's protocol, so that
+ * memaccept meets what a TD shows it: the firmware counts one vCPU, the MADT lists all.
+ * The member order is the PI specification's (vol. 2, 13.4, EFI_MP_SERVICES_PROTOCOL).
+ */
+#define EFI_MP_SERVICES_GUID \
+	{ 0x3fdda605, 0xa76e, 0x4f46, { 0xad, 0x29, 0x12, 0xf4, 0x53, 0x1b, 0x3d, 0x08 } }
+
+struct mp_processor_info {
+	u64 processor_id;
+	u32 status_flag;
+	u32 package, core, thread;
+};
+
+struct mp_services {
+	EFI_STATUS (EFIAPI *get_number_of_processors)(struct mp_services *self, UINTN *total,
+						       UINTN *enabled);
+	EFI_STATUS (EFIAPI *get_processor_info)(struct mp_services *self, UINTN n,
+						 struct mp_processor_info *info);
+	EFI_STATUS (EFIAPI *startup_all_aps)(struct mp_services *self, void *proc, BOOLEAN single,
+					      EFI_EVENT ev, UINTN timeout, void *arg, UINTN **failed);
+	EFI_STATUS (EFIAPI *startup_this_ap)(struct mp_services *self, void *proc, UINTN n,
+					      EFI_EVENT ev, UINTN timeout, void *arg, BOOLEAN *finished);
+	EFI_STATUS (EFIAPI *switch_bsp)(struct mp_services *self, UINTN n, BOOLEAN enable_old);
+	EFI_STATUS (EFIAPI *enable_disable_ap)(struct mp_services *self, UINTN n, BOOLEAN enable,
+						UINT32 *health);
+	EFI_STATUS (EFIAPI *who_am_i)(struct mp_services *self, UINTN *n);
+};
+
+/* PI vol. 2, 13.4: StatusFlag bits 0 BSP, 1 enabled, 2 healthy. */
+#define MP_BSP_ENABLED_HEALTHY 7u
+
+static EFI_STATUS EFIAPI up_count(struct mp_services *self, UINTN *total, UINTN *enabled)
+{
+	(void)self;
+	*total = 1;
+	*enabled = 1;
+	return EFI_SUCCESS;
+}
+
+static EFI_STATUS EFIAPI up_info(struct mp_services *self, UINTN n, struct mp_processor_info *info)
+{
+	(void)self;
+	if (!info)
+		return EFI_INVALID_PARAMETER;
+	if (n != 0)
+		return EFI_NOT_FOUND;
+	memset(info, 0, sizeof(*info));
+	info->status_flag = MP_BSP_ENABLED_HEALTHY;
+	return EFI_SUCCESS;
+}
+
+static EFI_STATUS EFIAPI up_all(struct mp_services *self, void *proc, BOOLEAN single, EFI_EVENT ev,
+				UINTN timeout, void *arg, UINTN **failed)
+{
+	(void)self, (void)proc, (void)single, (void)ev, (void)timeout, (void)arg, (void)failed;
+	return EFI_NOT_STARTED;
+}
+
+static EFI_STATUS EFIAPI up_this(struct mp_services *self, void *proc, UINTN n, EFI_EVENT ev,
+				 UINTN timeout, void *arg, BOOLEAN *finished)
+{
+	(void)self, (void)proc, (void)n, (void)ev, (void)timeout, (void)arg, (void)finished;
+	return EFI_INVALID_PARAMETER;
+}
+
+static EFI_STATUS EFIAPI up_switch(struct mp_services *self, UINTN n, BOOLEAN enable_old)
+{
+	(void)self, (void)n, (void)enable_old;
+	return EFI_UNSUPPORTED;
+}
+
+static EFI_STATUS EFIAPI up_enable(struct mp_services *self, UINTN n, BOOLEAN enable, UINT32 *health)
+{
+	(void)self, (void)n, (void)enable, (void)health;
+	return EFI_UNSUPPORTED;
+}
+
+static EFI_STATUS EFIAPI up_who(struct mp_services *self, UINTN *n)
+{
+	(void)self;
+	if (!n)
+		return EFI_INVALID_PARAMETER;
+	*n = 0;
+	return EFI_SUCCESS;
+}
+
+static struct mp_services tdvf_mp_services = {
+	up_count, up_info, up_all, up_this, up_switch, up_enable, up_who,
+};
+
+/* Put the one-processor MP Services in place of the firmware's, on the same handle. */
+static void install_up_mp_services(EFI_SYSTEM_TABLE *st)
+{
+	EFI_GUID guid = EFI_MP_SERVICES_GUID;
+	EFI_HANDLE handles[4];
+	UINTN size = sizeof(handles);
+	void *old = NULL;
+
+	if (st->BootServices->LocateHandle(ByProtocol, &guid, NULL, &size, handles) != EFI_SUCCESS ||
+	    st->BootServices->HandleProtocol(handles[0], &guid, &old) != EFI_SUCCESS ||
+	    st->BootServices->ReinstallProtocolInterface(handles[0], &guid, old,
+							 &tdvf_mp_services) != EFI_SUCCESS) {
+		kprintf("boot: (test) could not put TDVF's one-processor MP Services in place\n");
+		return;
+	}
+	kprintf("boot: (test) stand-in TD firmware: EFI MP Services count one processor, as TDVF's\n");
+}
+
 /* The firmware reads its own tables: no bounds but the tables' own. */
 static bool fw_read(void *ctx, u64 addr, void *dst, u64 len)
 {
@@ -105,6 +217,7 @@ void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 
 	if (bi->config.platform != PLAT_TDX_EMU)
 		return;
+	install_up_mp_services(st);
 	if (emu_fault_take(&emu.faults, FAULT_NO_MP_WAKEUP, 0, 0)) {
 		kprintf("boot: (test) the stand-in TD firmware adds no multiprocessor wakeup structure\n");
 		return;
@@ -145,7 +258,7 @@ void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 		return;
 	}
 	/* The APs the emulated firmware holds in its loop: every other enabled CPU. */
-	cpuid_raw(1, 0, &c);
+	raw_cpuid(1, 0, &c);
 	emu_tdvf.bsp_apic_id = c.ebx >> 24;
 	for (unsigned i = 0; i < f.cpus_listed; i++)
 		if (f.apic_ids[i] != emu_tdvf.bsp_apic_id && emu_tdvf.naps < MAX_CPUS)
