@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* memaccept (test image): raw instructions planted where no accessor guards them, which a real TD or SNP guest traps; the instruction observer must stop the emulated boot at each. */
+#include "arch/x86/cpu.h"
+#include "arch/x86/emu/emu.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/platform.h"
+#include "arch/x86/tdx/tdx.h"
+#include "include/panic.h"
+#include "kernel/testcase.h"
+
+/*
+ * Each case runs one instruction the way a careless change to memaccept would: the raw
+ * instruction, not its accessor. On a real TD (SNP guest) each is a #VE (#VC) that only
+ * the accessor's path, or the kernel's handler, serves; under TCG it simply runs, so
+ * only the instruction observer can catch it. Reaching the return means the observer
+ * let it through. The LAPIC's version register (offset 0x30) stands for any MMIO.
+ */
+#define LAPIC_VERSION 0xfee00030ULL
+
+TESTCASE(planted_rdmsr, "a raw RDMSR of IA32_APIC_BASE stops the emulated boot")
+{
+	(void)raw_rdmsr(MSR_APIC_BASE);
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(planted_wrmsr, "a raw WRMSR of the x2APIC ICR stops the emulated boot")
+{
+	raw_wrmsr(MSR_X2APIC_ICR, 0);
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(planted_cpuid, "a raw CPUID stops the emulated boot")
+{
+	struct cpuid_regs r;
+
+	raw_cpuid(1, 0, &r);
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(planted_hlt, "a raw HLT stops the emulated TD (in a TD it is a #VE)")
+{
+	raw_halt();
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(planted_out, "a raw OUT stops the emulated boot")
+{
+	outb(0x80, 0);
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(planted_in, "a raw IN stops the emulated boot")
+{
+	(void)inb(0x80);
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(planted_wbinvd, "a raw WBINVD stops the emulated boot")
+{
+	__asm__ volatile("wbinvd" : : : "memory");
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(planted_mmio, "a load from the local APIC's MMIO page stops the emulated boot")
+{
+	(void)*(volatile u32 *)(uintptr_t)LAPIC_VERSION;
+	return EXIT_TEST_FAILED;
+}
+
+/*
+ * CPUID through its accessor in a TD: the accessor runs the instruction, which the TDX
+ * module answers or turns into a #VE for the kernel's handler (as Linux's CPUID does).
+ * A hypervisor leaf goes to the VMM; the brand string, which the module does not know,
+ * reads as zeros. Both are counted as #VEs (platform_calls.ve_exceptions).
+ */
+TESTCASE(tdx_cpuid_native_ve, "CPUID leaves the TDX module does not answer reach the #VE handler")
+{
+	struct cpuid_regs r = { 1, 1, 1, 1 };
+
+	CHECK(emu_mode() == EMU_TDX);
+	cpu_cpuid(0x80000002, 0, &r);
+	CHECK(r.eax == 0 && r.ebx == 0 && r.ecx == 0 && r.edx == 0);
+	cpu_cpuid(0x40000000, 0, &r);
+	/* The module answers leaf 0x21 itself: no #VE. */
+	cpu_cpuid(0x21, 0, &r);
+	CHECK(r.ebx == 0x65746e49);	/* "Inte" */
+	return EXIT_OK;
+}
