@@ -101,6 +101,8 @@ void platform_setup_early(u32 kind)
 {
 	if (kind == PLATFORM_TDX)
 		tdx_setup();
+	else if (kind == PLATFORM_SNP)
+		snp_check_features();
 }
 
 void platform_setup_late(u32 kind)

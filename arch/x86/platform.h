@@ -107,7 +107,7 @@ void platform_set(u32 kind, const struct boot_info *bi);
  * platform raises for port I/O ever meets an IDT without its handler.
  */
 void platform_traps_init(u32 kind);
-/* What the backend needs before anything else runs: TD info on TDX. */
+/* What the backend needs before anything else runs: TD info on TDX, the SEV features on SNP. */
 void platform_setup_early(u32 kind);
 /* Once the kernel's page tables are live: the SNP GHCB. */
 void platform_setup_late(u32 kind);

@@ -458,3 +458,23 @@ TEST(pvalidate_evicts_every_validated_page_once)
 	EXPECT_EQ(ev.pages, 0);
 	EXPECT_EQ(st.evicted_pages, 0);
 }
+
+TEST(snp_unsupported_features_follow_linux)
+{
+	/* SNP, SEV-ES, SEV: nothing more to support. */
+	EXPECT_EQ(snp_unsupported_features(0x7), 0);
+	/* DebugSwap (7) and Secure TSC (11) are handled; IBS (8), BTB (9), IBS virt (14),
+	 * SMT protection (17) and IBPB on entry (23) ask nothing of the guest. */
+	EXPECT_EQ(snp_unsupported_features(0x7 | 1u << 7 | 1u << 11 | 1u << 8 | 1u << 9 | 1u << 14 |
+					   1u << 17 | 1u << 23), 0);
+	/* Linux SNP_FEATURES_IMPL_REQ without PRESENT: vTOM, ReflectVC, restricted and
+	 * alternate injection, VMPL SSS, the VMGEXIT parameter, VMSA register protection,
+	 * Secure AVIC and the reserved bits. */
+	EXPECT_EQ(snp_unsupported_features(0x7 | 1u << 3), 1u << 3);
+	EXPECT_EQ(snp_unsupported_features(1u << 4 | 1u << 5 | 1u << 6), 1u << 4 | 1u << 5 | 1u << 6);
+	EXPECT_EQ(snp_unsupported_features(1u << 10 | 1u << 12 | 1u << 16), 1u << 10 | 1u << 12 | 1u << 16);
+	EXPECT_EQ(snp_unsupported_features(1u << 13 | 1u << 15 | 1u << 18), 1u << 13 | 1u << 15 | 1u << 18);
+	EXPECT_EQ(snp_unsupported_features(0xfULL << 19), 0xfULL << 19);
+	EXPECT_EQ(snp_unsupported_features(1ULL << 24 | 1ULL << 63), 1ULL << 24 | 1ULL << 63);
+}
+

@@ -122,6 +122,13 @@ u32 emu_mode(void)
 	return emu.mode;
 }
 
+u64 emu_sev_status(void)
+{
+	struct emu_fault *f = emu_fault_find(&emu.faults, FAULT_SEV_STATUS, 0, 0);
+
+	return EMU_SEV_STATUS_BASE | (f ? f->value : 0);
+}
+
 /* ------------------------------------------------------------------ before ExitBootServices */
 
 void boot_emulator_select(struct boot_info *bi)

@@ -33,8 +33,12 @@ enum emu_mode {
 	EMU_SNP,
 };
 
-/* SEV_STATUS (AMD APM vol. 2, 15.34.10): SEV, SEV-ES and SEV-SNP active, no other features. */
-#define EMU_SEV_STATUS 0x7ULL
+/*
+ * SEV_STATUS (AMD APM vol. 2, 15.34.10): SEV, SEV-ES and SEV-SNP active, and the other
+ * features emu_fault=sev_status= adds. KVM's VM features (its vmsa_features) are the same.
+ */
+#define EMU_SEV_STATUS_BASE 0x7ULL
+u64 emu_sev_status(void);
 
 /* The model covers RAM below this; larger guests are not emulated (host memory). */
 #define EMU_MODEL_LIMIT (64 * GiB)

@@ -202,6 +202,22 @@ static __noreturn void terminate(u64 v)
 }
 
 /*
+ * The hypervisor features (GHCB spec 2.3.1, request 0x080): upstream KVM advertises SNP
+ * and AP Creation only (sev.c GHCB_HV_FT_SUPPORTED). A guest below VMPL0 needs
+ * multiple VMPLs (bit 5) as well, which upstream KVM has no Run VMPL exit for; a host
+ * that runs an SVSM under the guest (emu_svsm=) offers it, unless emu_fault=no_multi_vmpl
+ * plays one that does not.
+ */
+static u64 hv_features(void)
+{
+	u64 f = GHCB_HV_FT_SNP | GHCB_HV_FT_SNP_AP_CREATION;
+
+	if (emu.svsm == EMU_SVSM_PRESENT && !emu_fault_find(&emu.faults, FAULT_NO_MULTI_VMPL, 0, 0))
+		f |= GHCB_HV_FT_SNP_MULTI_VMPL;
+	return f;
+}
+
+/*
  * The GHCB MSR protocol (GHCB spec 2.3.1), as KVM answers it (Linux
  * arch/x86/kvm/svm/sev.c sev_handle_vmgexit_msr_protocol): SEV information with
  * versions GHCB_VERSION_MIN (1) to 2 and the C-bit; hypervisor features; GHCB GPA
@@ -221,8 +237,7 @@ static void msr_protocol(u64 v)
 			       ((u64)KVM_GHCB_VERSION_MIN << 32) | ((u64)EMU_SNP_CBIT << 24);
 		return;
 	case GHCB_MSR_HV_FT_REQ:
-		/* KVM's GHCB_HV_FT_SUPPORTED: SNP and SNP AP Creation. */
-		emu_self()->ghcb_msr = GHCB_MSR_HV_FT_RESP | ((GHCB_HV_FT_SNP | GHCB_HV_FT_SNP_AP_CREATION) << 12);
+		emu_self()->ghcb_msr = GHCB_MSR_HV_FT_RESP | (hv_features() << 12);
 		return;
 	case GHCB_MSR_PSC_REQ: {
 		u64 op = (v >> 52) & 0xf, pa = gfn << PAGE_SHIFT;
@@ -231,7 +246,8 @@ static void msr_protocol(u64 v)
 
 		if (!err)
 			emu_model_rmp_set(&emu.model, pa, pa + PAGE_SIZE, op == PSC_OP_PRIVATE);
-		emu_self()->ghcb_msr = GHCB_MSR_PSC_RESP | (err << 32);
+		/* KVM snp_complete_psc_msr: a failure sets bit 63 (GHCB_MSR_PSC_RESP_ERROR). */
+		emu_self()->ghcb_msr = GHCB_MSR_PSC_RESP | (err << 63);
 		return;
 	}
 	case GHCB_MSR_REG_GPA_REQ:
@@ -491,7 +507,7 @@ static const char *vmsa_invalid(const struct sev_vmsa *v)
 		return "CS.L and CS.D both set";
 	if (!lm || !(v->cs.attrib & VMSA_ATTR_L) || !v->cr3)
 		return "not a 64-bit start state (the emulator starts vCPUs in 64-bit mode only)";
-	if (v->sev_features != EMU_SEV_STATUS >> SEV_STATUS_FEATURES_SHIFT)
+	if (v->sev_features != emu_sev_status() >> SEV_STATUS_FEATURES_SHIFT)
 		return "SEV features other than the guest's";
 	/* The VMPL it runs at: the guest's (0, or its VMPL under the SVSM). */
 	if (v->vmpl != emu.guest_vmpl)
@@ -704,7 +720,7 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 		refused = "ap_create_unknown_apic_id";
 	else if (req != SNP_AP_CREATE_ON_INIT && req != SNP_AP_CREATE && req != SNP_AP_DESTROY)
 		refused = "ap_create_bad_request";
-	else if (req != SNP_AP_DESTROY && r->rax != EMU_SEV_STATUS >> SEV_STATUS_FEATURES_SHIFT)
+	else if (req != SNP_AP_DESTROY && r->rax != emu_sev_status() >> SEV_STATUS_FEATURES_SHIFT)
 		refused = "ap_create_bad_features";
 	else if (req != SNP_AP_DESTROY && (gpa % PAGE_SIZE || gpa >> (c.eax & 0xff)))
 		refused = "ap_create_bad_vmsa_gpa";

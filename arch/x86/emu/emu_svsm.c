@@ -132,7 +132,7 @@ static u64 core_create_vcpu(const struct trap_frame *f)
 		return SVSM_ERR_INVALID_PARAMETER;
 	}
 	if (v->vmpl != emu.guest_vmpl || !(v->efer & EFER_SVME) ||
-	    v->sev_features != EMU_SEV_STATUS >> SEV_STATUS_FEATURES_SHIFT) {
+	    v->sev_features != emu_sev_status() >> SEV_STATUS_FEATURES_SHIFT) {
 		emu_count("svsm_create_vcpu_bad_vmsa");
 		return SVSM_ERR_INVALID_PARAMETER;
 	}

@@ -44,6 +44,8 @@ static const struct {
 	[FAULT_RMPADJUST_VMSA_FAIL] = { "rmpadjust_vmsa_fail", false, false, true, false },
 	[FAULT_RMPADJUST_UNVMSA_FAIL] = { "rmpadjust_unvmsa_fail", false, false, true, false },
 	[FAULT_BUSY_MS] = { "busy_ms", true, false, true, false },
+	[FAULT_SEV_STATUS] = { "sev_status", false, false, false, true },
+	[FAULT_NO_MULTI_VMPL] = { "no_multi_vmpl", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

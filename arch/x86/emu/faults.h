@@ -9,6 +9,10 @@
  * emu_fault= is a comma-separated list of:
  *   busy:N                  the next N accept calls answer "busy" (TDX OPERAND_BUSY)
  *   busy@ADDR:N             accepts that touch ADDR answer "busy" N times
+ *   sev_status=BITS         SNP: SEV_STATUS has these bits too (other SEV features: 0x800
+ *                           Secure TSC, 0x8 vTOM, ...), in the VMSA features KVM expects
+ *   no_multi_vmpl           SNP under an SVSM: the host does not advertise multiple VMPLs
+ *                           (hypervisor feature bit 5), as upstream KVM does not
  *   busy_ms[@ADDR]:MS       TDX: the host holds priority on the SEPT entry for MS ms from
  *                           the first accept (at ADDR): every accept in that time answers
  *                           "busy", as the module does until its host-priority timeout
@@ -113,6 +117,8 @@ enum emu_fault_kind {
 	FAULT_RMPADJUST_VMSA_FAIL,
 	FAULT_RMPADJUST_UNVMSA_FAIL,
 	FAULT_BUSY_MS,
+	FAULT_SEV_STATUS,
+	FAULT_NO_MULTI_VMPL,
 	FAULT_KIND_COUNT,
 };
 

@@ -8,6 +8,7 @@
 #include "arch/x86/platform.h"
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/tdx/tdx.h"
+#include "arch/x86/tsc_cal.h"
 #include "lib/string.h"
 
 /*
@@ -136,9 +137,43 @@ static int msr_trap(u32 msr, bool write)
 	return emu.mode == EMU_TDX ? tdx_msr_trap(msr, write) : snp_msr_trap(msr, write, 0);
 }
 
+/*
+ * GUEST_TSC_FREQ under Secure TSC (AMD APM vol. 2, 15.36.18; Linux snp_secure_tsc_init
+ * reads bits 17:0 as MHz): the guest TSC's frequency, which the host set. Under TCG the
+ * guest's TSC is the host CPU's, so the emulated host measures it once against the ACPI
+ * PM timer of QEMU's q35 machine (port 0x608, 3.579545 MHz, 24 bits: ACPI spec, FADT
+ * PM_TMR_BLK; QEMU hw/isa/lpc_ich9.c).
+ */
+#define PM_TIMER_PORT 0x608
+#define PM_TIMER_HZ 3579545ULL
+#define PM_TIMER_MASK 0xffffffULL
+
+static u64 tsc_mhz(void)
+{
+	static u64 mhz;
+	u64 t0, p0, p, dp = 0;
+
+	if (mhz)
+		return mhz;
+	p0 = raw_io_in(PM_TIMER_PORT, 4) & PM_TIMER_MASK;
+	t0 = rdtsc_ordered();
+	while (dp < PM_TIMER_HZ / 100) {	/* 10 ms */
+		p = raw_io_in(PM_TIMER_PORT, 4) & PM_TIMER_MASK;
+		dp = (p - p0) & PM_TIMER_MASK;
+	}
+	mhz = (rdtsc_ordered() - t0) * PM_TIMER_HZ / dp / 1000000;
+	return mhz;
+}
+
 /* The SEV MSRs, which QEMU's TCG does not implement (it reads 0 and drops writes). */
 static bool sev_msr(u32 msr, bool write, u64 *val)
 {
+	if (emu.mode == EMU_SNP && msr == MSR_GUEST_TSC_FREQ && !write &&
+	    (emu_sev_status() & SEV_STATUS_SNP_SECURE_TSC)) {
+		emu_count("rdmsr_guest_tsc_freq");
+		*val = tsc_mhz() & 0x3ffff;
+		return true;
+	}
 	if (emu.mode != EMU_SNP || (msr != MSR_SEV_GHCB && msr != MSR_SEV_STATUS))
 		return false;
 	emu_count(write ? "wrmsr" : "rdmsr");
@@ -147,7 +182,7 @@ static bool sev_msr(u32 msr, bool write, u64 *val)
 	else if (msr == MSR_SEV_GHCB)
 		*val = emu_self()->ghcb_msr;
 	else if (!write)
-		*val = EMU_SEV_STATUS;	/* SEV, SEV-ES and SEV-SNP active (AMD APM vol. 2, 15.34.10) */
+		*val = emu_sev_status();	/* SEV, SEV-ES and SEV-SNP active (AMD APM vol. 2, 15.34.10) */
 	return true;	/* a write to SEV_STATUS: the model has no #GP to give; nothing changes */
 }
 

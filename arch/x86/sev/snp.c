@@ -821,6 +821,15 @@ static void snp_find_vmpl(void)
 	if (!bi->svsm_guest_vmpl)
 		fatal_reason(EXIT_HOST_HOSTILE, FC_SVSM, "the SVSM says this guest runs at VMPL0, "
 			     "RMPADJUST says it does not");
+	/*
+	 * Running below VMPL0 needs a hypervisor that runs several VMPLs (the Run VMPL
+	 * request that enters the SVSM): feature bit 5. Linux stops without it
+	 * (boot/compressed/sev.c sev_enable: GHCB_TERM_NOT_VMPL0); so does memaccept.
+	 */
+	if (!(hv_features & GHCB_HV_FT_SNP_MULTI_VMPL))
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_NOT_VMPL0, "below VMPL0 under an SVSM, but the "
+			     "hypervisor does not offer multiple VMPLs (features %#llx, bit 5 clear)",
+			     hv_features);
 	/* The calling area is private memory of ours: map it so (firmware maps reserve it). */
 	if (paging_map(bi->svsm_caa, bi->svsm_caa + PAGE_SIZE, MAP_RAM))
 		fatal_reason(EXIT_PLATFORM_FATAL, FC_SVSM, "no memory to map the SVSM calling area");
@@ -857,6 +866,21 @@ void snp_setup_early(void)
 	/* No console until the GHCB exists: keep the output until snp_setup_ghcb(). */
 	console_hold();
 	trap_register(VEC_VC, snp_vc);
+}
+
+/*
+ * Features this guest would have to implement something for (snp.h): end it before it
+ * relies on anything they change, as Linux does (snp_check_features, reason
+ * GHCB_SNP_UNSUPPORTED), with the kernel's IDT in place. The termination request needs
+ * no GHCB.
+ */
+void snp_check_features(void)
+{
+	u64 status = snp_bi ? snp_bi->sev_status : 0, bad = snp_unsupported_features(status);
+
+	if (bad)
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_SNP_FEATURES, "SEV features %#llx in SEV_STATUS "
+			     "%#llx need support memaccept does not have", bad, status);
 }
 
 /*
@@ -917,6 +941,11 @@ void snp_ghcb_prepare(u64 page)
 bool snp_ap_creation_offered(void)
 {
 	return hv_features & GHCB_HV_FT_SNP_AP_CREATION;
+}
+
+bool snp_secure_tsc(void)
+{
+	return secure_tsc;
 }
 
 bool snp_below_vmpl0(void)
@@ -1018,7 +1047,7 @@ const struct cc_platform *snp_platform(const struct boot_info *bi)
 	u32 ebx = bi->snp_cpuid_ebx;
 
 	snp_bi = bi;
-	secure_tsc = bi->sev_status & SEV_STATUS_SECURE_TSC;
+	secure_tsc = bi->sev_status & SEV_STATUS_SNP_SECURE_TSC;
 	snp.private_pte_bits = 1ULL << (ebx & CPUID_SEV_EBX_CBIT_MASK);
 	pvalidate_ops.evict = ebx & CPUID_SEV_EBX_COHERENCY_SFW_NO ? NULL : evict;
 	svsm_ops.evict = pvalidate_ops.evict;

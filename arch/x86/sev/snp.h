@@ -12,6 +12,32 @@
 #define MSR_SEV_STATUS 0xC0010131
 
 /*
+ * SEV_STATUS feature bits (AMD APM vol. 2, 15.34.10; the names of Linux
+ * arch/x86/include/asm/msr-index.h MSR_AMD64_SNP_*); the VMSA's SEV_FEATURES are
+ * SEV_STATUS >> 2. The features a guest must do something for (Linux
+ * arch/x86/boot/compressed/sev.c SNP_FEATURES_IMPL_REQ) are vTOM (3), ReflectVC (4),
+ * restricted (5) and alternate injection (6), DebugSwap (7), VMPL supervisor shadow
+ * stacks (10), Secure TSC (11), the VMGEXIT parameter (12), VMSA register protection
+ * (16), Secure AVIC (18) and every reserved bit (13, 15, 19-22, 24 and up). memaccept
+ * has what DebugSwap asks (it uses no debug registers) and what Secure TSC asks of a
+ * boot CPU (its clock reads GUEST_TSC_FREQ; it refuses an RDTSC #VC; without the PSP's
+ * TSC_INFO message it starts no APs): any other of them ends the guest, as Linux
+ * ends it (snp_check_features). PreventHostIBS (8), BTB isolation (9), IBS
+ * virtualisation (14), SMT protection (17) and IBPB on entry (23) ask nothing of it.
+ */
+#define SEV_STATUS_DEBUG_SWAP (1ULL << 7)
+#define SEV_STATUS_SNP_SECURE_TSC (1ULL << 11)
+#define SNP_FEATURES_IMPL_REQ                                                              \
+	((0xfULL << 3) | (1ULL << 7) | (0x7ULL << 10) | (1ULL << 13) | (1ULL << 15) |     \
+	 (1ULL << 16) | (0x1fULL << 18) | ~((1ULL << 24) - 1))
+#define SNP_FEATURES_PRESENT (SEV_STATUS_DEBUG_SWAP | SEV_STATUS_SNP_SECURE_TSC)
+/* The SEV_STATUS bits this guest runs with that memaccept does not support (0: none). */
+static inline u64 snp_unsupported_features(u64 sev_status)
+{
+	return sev_status & SNP_FEATURES_IMPL_REQ & ~SNP_FEATURES_PRESENT;
+}
+
+/*
  * GHCB MSR protocol (GHCB spec 2.3.1): GHCBInfo in bits 11:0 names the request or
  * response, the rest is its data. Used before a GHCB page exists, and for termination.
  */
@@ -34,6 +60,8 @@
 #define GHCB_MSR_HV_FT_RESP 0x081	/* features in 63:12 */
 #define GHCB_MSR_TERM_REQ 0x100		/* reason set 15:12, reason code 23:16 */
 #define GHCB_HV_FT_SNP (1ULL << 0)	/* hypervisor supports SEV-SNP (feature bit 0) */
+/* Multiple VMPLs (feature bit 5; Linux GHCB_HV_FT_SNP_MULTI_VMPL): what a guest below VMPL0 needs. */
+#define GHCB_HV_FT_SNP_MULTI_VMPL (1ULL << 5)
 #define GHCB_PROTOCOL_MIN 2		/* SEV-SNP needs GHCB protocol version 2 */
 #define GHCB_PROTOCOL_MAX 2
 
@@ -281,6 +309,8 @@ struct boot_info;
 const struct cc_platform *snp_platform(const struct boot_info *bi);
 /* #VC handler; the console waits in memory until the GHCB is up. */
 void snp_setup_early(void);
+/* Terminate on SEV features memaccept does not support (SEV_STATUS, snp.h). */
+void snp_check_features(void);
 /* The kernel's own GHCB, once its page tables are live. */
 void snp_setup_ghcb(u64 page);
 /* The #VC handler itself (test cases call it through trap_dispatch). */
@@ -293,6 +323,8 @@ void snp_ghcb_prepare(u64 page);
 void snp_ghcb_register(u64 page);
 /* Did the hypervisor offer AP Creation (feature bit 1)? Below VMPL0? */
 bool snp_ap_creation_offered(void);
+/* Does this guest run with Secure TSC (SEV_STATUS bit 11)? */
+bool snp_secure_tsc(void);
 bool snp_below_vmpl0(void);
 /* One AP Creation exit for apic_id (create, at our VMPL); the hypervisor's SW_EXITINFO1/2 come back. */
 void snp_ap_create_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2);

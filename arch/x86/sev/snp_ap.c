@@ -87,6 +87,15 @@ const char *snp_ap_start_unavailable(void)
 {
 	if (!snp_ap_creation_offered())
 		return "the hypervisor does not offer AP Creation (GHCB hypervisor feature bit 1)";
+	/*
+	 * Under Secure TSC every VMSA needs the guest's TSC scale and offset, which the PSP
+	 * hands out in an encrypted TSC_INFO guest message (Linux snp_get_tsc_info; copied
+	 * into each AP's VMSA by wakeup_cpu_via_vmgexit). memaccept does not speak that
+	 * protocol; an AP with zeros there would run on another clock.
+	 */
+	if (snp_secure_tsc())
+		return "Secure TSC: each AP's VMSA needs the TSC scale and offset from the PSP's "
+		       "TSC_INFO message, which memaccept does not request";
 	return NULL;
 }
 

@@ -49,7 +49,8 @@ void snp_vmsa_fill(struct sev_vmsa *v, const struct snp_ap_state *s)
 	v->sev_features = s->sev_status >> SEV_STATUS_FEATURES_SHIFT;
 	v->xcr0 = s->xcr0;
 	v->mxcsr = VMSA_MXCSR_RESET;
-	v->x87_fcw = VMSA_X87_FCW_RESET;
+	v->x87_fcw = VMSA_X87_FCW_INIT;
+	v->x87_ftw = VMSA_X87_FTW_INIT;
 }
 
 u64 snp_vmsa_pick(u64 base)

@@ -74,11 +74,17 @@ struct vmsa_seg {
 #define CR0_PG_BIT (1ULL << 31)
 #define CR4_PAE_BIT (1ULL << 5)
 
-/* Reset values (APM vol. 2 14.1.3, "Processor Initialization State"). */
+/*
+ * Reset and INIT values (APM vol. 2 14.1.3, "Processor Initialization State"), as Linux
+ * (arch/x86/coco/sev/core.c AP_INIT_*) and edk2 (SevSnpCreateSaveArea) put them in an
+ * AP's VMSA: x87 control word 0x40 and tag word 0x5555 (every register tagged empty in
+ * the abridged-to-full form the VMSA keeps), not FNINIT's 0x37F and 0xFFFF.
+ */
 #define VMSA_RFLAGS_RESET 0x2ULL
 #define VMSA_DR6_RESET 0xffff0ff0ULL
 #define VMSA_DR7_RESET 0x400ULL
-#define VMSA_X87_FCW_RESET 0x37f
+#define VMSA_X87_FCW_INIT 0x40
+#define VMSA_X87_FTW_INIT 0x5555
 #define VMSA_MXCSR_RESET 0x1f80
 
 /*
@@ -128,6 +134,7 @@ _Static_assert(__builtin_offsetof(struct sev_vmsa, g_pat) == 0x268, "VMSA g_pat"
 _Static_assert(__builtin_offsetof(struct sev_vmsa, sev_features) == 0x3b0, "VMSA sev_features");
 _Static_assert(__builtin_offsetof(struct sev_vmsa, xcr0) == 0x3e8, "VMSA xcr0");
 _Static_assert(__builtin_offsetof(struct sev_vmsa, mxcsr) == 0x408, "VMSA mxcsr");
+_Static_assert(__builtin_offsetof(struct sev_vmsa, x87_ftw) == 0x40c, "VMSA x87_ftw");
 _Static_assert(__builtin_offsetof(struct sev_vmsa, x87_fcw) == 0x410, "VMSA x87_fcw");
 _Static_assert(sizeof(struct sev_vmsa) == 4096, "VMSA is one page");
 
