@@ -13,6 +13,6 @@ boot_enter_kernel:
 	xor ebp, ebp
 	call rdx
 .hang:
-	cli
-	hlt
+	; Not reached: kernel_main never returns. No HLT here, which a TD would trap.
+	pause
 	jmp .hang

@@ -24,6 +24,7 @@ typedef long long s64;
 #define __printf(a, b) __attribute__((format(printf, a, b)))
 #define __section(s) __attribute__((section(s)))
 #define __used __attribute__((used))
+#define __noinline __attribute__((noinline))
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))

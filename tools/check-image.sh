@@ -20,6 +20,24 @@ misplaced=$(objdump -d --no-show-raw-insn "$elf" | awk '
 	/\ttdcall/ && fn !~ /^tdx_/ { print fn ": tdcall" }
 	/\t(pvalidate|vmgexit)/ && fn !~ /^(snp_|ghcb_)/ { print fn ": " $2 }' | head -5)
 [ -z "$misplaced" ] || fail "confidential-computing instructions outside their backends: $misplaced"
+# The instructions a TD or SNP guest traps (CPUID, RDMSR/WRMSR, HLT, port I/O, WBINVD,
+# INVD, MONITOR/MWAIT, RDPMC, VMCALL/VMMCALL) appear only in their accessors (arch/x86:
+# cpu_cpuid, cpu_halt, msr_read_safe, msr_write_safe, raw_io_in/out), in the AP start-up
+# code (tramp_*), in the SNP termination's halt, and in the test image's emulator and test
+# cases (code from arch/x86/emu, boot/test, kernel/tests). The instruction observer
+# catches at run time what runs; this catches what is written, run or not.
+raw=$(objdump -d -l --no-show-raw-insn "$elf" | awk '
+	function flush() { if (pending != "" && !(kind == "test" && testcode)) printf "%s", pending; pending = "" }
+	/^[0-9a-f]+ <.*>:$/ { flush(); fn = $2; gsub(/[<>:]/, "", fn); testcode = 0; next }
+	/^\/.*:[0-9]+/ { if ($1 ~ /\/(arch\/x86\/emu|boot\/test|kernel\/tests)\//) testcode = 1; next }
+	/\t(rdmsr|wrmsr|cpuid|hlt|wbinvd|invd|monitor|mwait|rdpmc|vmcall|vmmcall|ins[bwl]?|outs[bwl]?)( |$)/ ||
+	/\t(in|out) / {
+		if (fn !~ /^(cpu_cpuid|cpu_halt|msr_read_safe|msr_write_safe|raw_io_in|raw_io_out|snp_terminate)$/ &&
+		    fn !~ /^tramp_/)
+			pending = pending fn ": " $2 "\n"
+	}
+	END { flush() }' kind="$kind" | sort -u | head -5)
+[ -z "$raw" ] || fail "instructions a TD or SNP guest traps outside their accessors: $raw"
 # No unresolved symbols may survive into the image.
 undef=$(echo "$syms" | awk '$1 == "U" {print $2}' | head -5)
 [ -z "$undef" ] || fail "undefined symbols: $undef"

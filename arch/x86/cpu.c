@@ -11,7 +11,7 @@
  * into a #VE for the kernel's handler. In the test image the emulator plays the
  * instruction as the platform would: a module's answer, a #VE or #VC, or the CPU's.
  */
-void cpu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+__noinline void cpu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
 	if (platform->cpuid && platform->cpuid(leaf, subleaf, r))
 		return;
@@ -21,7 +21,7 @@ void cpu_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 }
 
 /* HLT is a #VE in a TD: TDVMCALL<Instruction.HLT> there (platform->halt). */
-__noreturn void cpu_halt(void)
+__noinline __noreturn void cpu_halt(void)
 {
 	for (;;) {
 		if (platform->halt)

@@ -6,12 +6,16 @@
 #include "arch/x86/platform.h"
 #include "include/panic.h"
 
+/*
+ * The raw instructions live only in msr_read_safe and msr_write_safe (never inlined:
+ * tools/check-image.sh finds them by name).
+ */
 static bool native(u32 msr, bool write)
 {
 	return !platform->msr_native || platform->msr_native(msr, write);
 }
 
-bool msr_read_safe(u32 msr, u64 *val)
+__noinline bool msr_read_safe(u32 msr, u64 *val)
 {
 	if (!native(msr, false))
 		return platform->rdmsr(msr, val);
@@ -21,7 +25,7 @@ bool msr_read_safe(u32 msr, u64 *val)
 	return true;
 }
 
-bool msr_write_safe(u32 msr, u64 val)
+__noinline bool msr_write_safe(u32 msr, u64 val)
 {
 	if (!native(msr, true))
 		return platform->wrmsr(msr, val);

@@ -5,7 +5,7 @@
 #include "arch/x86/platform.h"
 #include "drivers/exit.h"
 
-void raw_io_out(u16 port, u32 val, int size)
+__noinline void raw_io_out(u16 port, u32 val, int size)
 {
 	if (size == 1)
 		outb(port, (u8)val);
@@ -15,7 +15,7 @@ void raw_io_out(u16 port, u32 val, int size)
 		outl(port, val);
 }
 
-u32 raw_io_in(u16 port, int size)
+__noinline u32 raw_io_in(u16 port, int size)
 {
 	if (size == 1)
 		return inb(port);

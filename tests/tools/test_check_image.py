@@ -45,5 +45,26 @@ class CheckImage(unittest.TestCase):
         self.assertEqual(seen.get("vmgexit"), {"snp_vmgexit"})
 
 
+    def tiny_elf(self, tmp, fn, insn):
+        """A one-function ELF with `insn` in function `fn`, built with the host's as/ld."""
+        src, obj, elf = (os.path.join(tmp, n) for n in ("t.s", "t.o", "t.elf"))
+        with open(src, "w") as f:
+            f.write(".text\n.globl _start\n_start:\n ret\n.globl %s\n.type %s,@function\n%s:\n %s\n ret\n"
+                    % (fn, fn, fn, insn))
+        subprocess.run(["as", "-o", obj, src], check=True)
+        subprocess.run(["ld", "-o", elf, obj], check=True)
+        return elf
+
+    def test_trapped_instructions_only_in_their_accessors(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            for insn in ("rdmsr", "wrmsr", "cpuid", "hlt", "out %al,(%dx)", "in (%dx),%al", "wbinvd"):
+                bad = self.run_check(self.tiny_elf(tmp, "kernel_thing", insn), "prod")
+                self.assertNotEqual(bad.returncode, 0, insn)
+                self.assertIn("outside their accessors: kernel_thing", bad.stderr)
+            ok = self.run_check(self.tiny_elf(tmp, "cpu_cpuid", "cpuid"), "prod")
+            self.assertEqual(ok.returncode, 0, ok.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -122,6 +122,31 @@ u32 emu_mode(void)
 	return emu.mode;
 }
 
+/*
+ * The TSC frequency the emulated host gives its guest. Under TCG the guest's TSC is the
+ * host CPU's, so it is measured once, on the emulated host's side, against the ACPI PM
+ * timer of QEMU's q35 machine (port 0x608, 3.579545 MHz, 24 bits: ACPI spec, FADT
+ * PM_TMR_BLK; QEMU hw/isa/lpc_ich9.c), over 10 ms.
+ */
+#define PM_TIMER_PORT 0x608
+#define PM_TIMER_HZ 3579545ULL
+#define PM_TIMER_MASK 0xffffffULL
+
+u64 emu_host_tsc_hz(void)
+{
+	static u64 hz;
+	u64 t0, p0, dp = 0;
+
+	if (hz)
+		return hz;
+	p0 = raw_io_in(PM_TIMER_PORT, 4) & PM_TIMER_MASK;
+	t0 = rdtsc_ordered();
+	while (dp < PM_TIMER_HZ / 100)
+		dp = ((raw_io_in(PM_TIMER_PORT, 4) & PM_TIMER_MASK) - p0) & PM_TIMER_MASK;
+	hz = (rdtsc_ordered() - t0) * PM_TIMER_HZ / dp;
+	return hz;
+}
+
 u64 emu_sev_status(void)
 {
 	struct emu_fault *f = emu_fault_find(&emu.faults, FAULT_SEV_STATUS, 0, 0);

@@ -39,6 +39,8 @@ enum emu_mode {
  */
 #define EMU_SEV_STATUS_BASE 0x7ULL
 u64 emu_sev_status(void);
+/* The guest TSC's frequency as the emulated host set it (measured once; host side only). */
+u64 emu_host_tsc_hz(void);
 
 /* The model covers RAM below this; larger guests are not emulated (host memory). */
 #define EMU_MODEL_LIMIT (64 * GiB)

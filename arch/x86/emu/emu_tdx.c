@@ -17,6 +17,8 @@
 #define TDVMCALL_STATUS_INVALID_OPERAND 0x8000000000000000ULL
 #define TDVMCALL_STATUS_SUBFUNC_UNSUPPORTED 0x8000000000000003ULL
 
+#define TDX_CRYSTAL_HZ 25000000u
+
 /*
  * CPUID as the TDX module answers the leaves it handles itself (td_cpuid.c: the values
  * set at TDH.MNG.INIT from the TD's configuration and the CPU, with fix-ups): the
@@ -33,6 +35,18 @@ void emu_tdx_module_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 			memcpy(&r->edx, "lTDX", 4);
 			memcpy(&r->ecx, "    ", 4);
 		}
+		return;
+	}
+	/*
+	 * Leaf 0x15 (td_cpuid.c, cpuid_configurations.c): a 25 MHz crystal (EAX 1, ECX
+	 * 25 000 000) and EBX the ratio the TD's TSC frequency gives, which TDH.MNG.INIT takes
+	 * in units of 25 MHz: so a TD computes its TSC frequency without calibrating.
+	 */
+	if (leaf == 0x15) {
+		r->eax = 1;
+		r->ecx = TDX_CRYSTAL_HZ;
+		r->ebx = (u32)((emu_host_tsc_hz() + TDX_CRYSTAL_HZ / 2) / TDX_CRYSTAL_HZ);
+		r->edx = 0;
 		return;
 	}
 	raw_cpuid(leaf, subleaf, r);

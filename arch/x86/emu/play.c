@@ -139,39 +139,15 @@ static int msr_trap(u32 msr, bool write)
 
 /*
  * GUEST_TSC_FREQ under Secure TSC (AMD APM vol. 2, 15.36.18; Linux snp_secure_tsc_init
- * reads bits 17:0 as MHz): the guest TSC's frequency, which the host set. Under TCG the
- * guest's TSC is the host CPU's, so the emulated host measures it once against the ACPI
- * PM timer of QEMU's q35 machine (port 0x608, 3.579545 MHz, 24 bits: ACPI spec, FADT
- * PM_TMR_BLK; QEMU hw/isa/lpc_ich9.c).
+ * reads bits 17:0 as MHz): the guest TSC's frequency, which the host set.
  */
-#define PM_TIMER_PORT 0x608
-#define PM_TIMER_HZ 3579545ULL
-#define PM_TIMER_MASK 0xffffffULL
-
-static u64 tsc_mhz(void)
-{
-	static u64 mhz;
-	u64 t0, p0, p, dp = 0;
-
-	if (mhz)
-		return mhz;
-	p0 = raw_io_in(PM_TIMER_PORT, 4) & PM_TIMER_MASK;
-	t0 = rdtsc_ordered();
-	while (dp < PM_TIMER_HZ / 100) {	/* 10 ms */
-		p = raw_io_in(PM_TIMER_PORT, 4) & PM_TIMER_MASK;
-		dp = (p - p0) & PM_TIMER_MASK;
-	}
-	mhz = (rdtsc_ordered() - t0) * PM_TIMER_HZ / dp / 1000000;
-	return mhz;
-}
-
 /* The SEV MSRs, which QEMU's TCG does not implement (it reads 0 and drops writes). */
 static bool sev_msr(u32 msr, bool write, u64 *val)
 {
 	if (emu.mode == EMU_SNP && msr == MSR_GUEST_TSC_FREQ && !write &&
 	    (emu_sev_status() & SEV_STATUS_SNP_SECURE_TSC)) {
 		emu_count("rdmsr_guest_tsc_freq");
-		*val = tsc_mhz() & 0x3ffff;
+		*val = (emu_host_tsc_hz() / 1000000) & 0x3ffff;
 		return true;
 	}
 	if (emu.mode != EMU_SNP || (msr != MSR_SEV_GHCB && msr != MSR_SEV_STATUS))
