@@ -83,6 +83,26 @@ static bool fault_for(u32 kind, u32 apic_id)
 	return hit;
 }
 
+static void delay_ns(u64 ns);
+
+/* mailbox_late@ID:MS: how long this AP's run is put off after its wakeup (0: not). */
+static u64 late_for(u32 apic_id)
+{
+	u64 ms = 0;
+
+	emu_lock();
+	for (unsigned i = 0; i < emu.faults.n; i++) {
+		struct emu_fault *f = &emu.faults.f[i];
+
+		if (f->kind == FAULT_MAILBOX_LATE && f->addr == apic_id && !f->fired) {
+			f->fired++;
+			ms = f->count;
+		}
+	}
+	emu_unlock();
+	return ms;
+}
+
 /*
  * An AP of the emulated firmware, from the trampoline (slot: its APIC ID first). It runs
  * TDVF's AsmRelocateApMailBoxLoop: spin while the command is noop; skip a command for
@@ -125,6 +145,11 @@ static __noreturn void tdvf_ap_loop(const u32 *slot)
 		if (fault_for(FAULT_MAILBOX_ACK_ONLY, me))
 			for (;;)
 				raw_halt();
+		/* emu_fault=mailbox_late@ID:MS: the host runs the woken vCPU MS ms late. */
+		u64 late_ms = late_for(me);
+
+		if (late_ms)
+			delay_ns(late_ms * 1000000ULL);
 		jump_to_os(vector, emu_tdvf.mailbox, me);
 	}
 }

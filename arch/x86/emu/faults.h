@@ -11,6 +11,8 @@
  *   busy@ADDR:N             accepts that touch ADDR answer "busy" N times
  *   sev_status=BITS         SNP: SEV_STATUS has these bits too (other SEV features: 0x800
  *                           Secure TSC, 0x8 vTOM, ...), in the VMSA features KVM expects
+ *   mailbox_late@ID:MS      TDX: the AP with APIC ID ID acknowledges its wakeup and runs the
+ *                           OS's code MS ms later (the host scheduled it late)
  *   no_multi_vmpl           SNP under an SVSM: the host does not advertise multiple VMPLs
  *                           (hypervisor feature bit 5), as upstream KVM does not
  *   busy_ms[@ADDR]:MS       TDX: the host holds priority on the SEPT entry for MS ms from
@@ -119,6 +121,7 @@ enum emu_fault_kind {
 	FAULT_BUSY_MS,
 	FAULT_SEV_STATUS,
 	FAULT_NO_MULTI_VMPL,
+	FAULT_MAILBOX_LATE,
 	FAULT_KIND_COUNT,
 };
 
