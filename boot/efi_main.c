@@ -201,6 +201,9 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	boot_emulator_select(&bi);
 	detect_platform(&bi);
 
+	/* Test image, snp-emu: the stand-in plays OVMF's SNP parts (CC blob, opt-in protocol). */
+	if (bi.detected == DETECTED_SNP)
+		boot_test_snp_standin(st, &bi);
 	/* What the firmware handed over, for workload=conformance, and the RSDP (no map walk). */
 	boot_conformance_capture(st, &bi);
 	/*
@@ -213,7 +216,6 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	/* 5. SNP: ask OVMF to leave memory unaccepted, before ExitBootServices. */
 	bi.snp_protocol = SNP_PROTOCOL_NOT_APPLICABLE;
 	if (bi.detected == DETECTED_SNP) {
-		boot_test_snp_standin(st, &bi);
 		bi.snp_protocol = boot_snp_opt_in(st);
 		boot_snp_read_svsm(st, &bi);
 	}

@@ -41,40 +41,83 @@ void boot_test_before_ebs(u32 attempt)
 }
 
 /*
- * emu_svsm=1 / absent: the CC blob configuration table a firmware under an SVSM
- * installs, and the secrets page it names (layouts in arch/x86/sev/svsm.h). Four pages
- * of reserved memory: the blob, the secrets page, the SVSM's calling area and one page
- * standing for the SVSM's own memory (svsm_base/svsm_size; the emulated SVSM runs in
- * the emulator, not there). emu_svsm=absent: the same blob, with svsm_size 0.
- * boot/snp_svsm.c then reads it exactly as it reads real firmware's.
+ * The CC blob configuration table OVMF installs whenever SNP is active (edk2
+ * OvmfPkg/AmdSevDxe/AmdSevDxe.c; layout OvmfPkg/Include/Guid/ConfidentialComputingSevSnpBlob.h
+ * and arch/x86/sev/svsm.h): the 'AMDE' magic, version 1, the secrets page and the CPUID
+ * page. As OVMF allocates them: the blob in EfiACPIReclaimMemory
+ * (AllocateConfidentialComputingBlob), the secrets and CPUID pages EfiReservedMemoryType
+ * (OvmfPkg/PlatformPei/AmdSev.c: memory-allocation HOBs that must survive kexec).
+ * The CPUID page holds the table the PSP checked at launch (count, then 48-byte entries:
+ * Linux arch/x86/include/asm/sev.h struct snp_cpuid_fn), here a few leaves as the
+ * emulated host reports them; memaccept itself asks its CPUID questions before
+ * ExitBootServices and through the GHCB afterwards.
+ *
+ * emu_svsm=1: the secrets page names an SVSM (svsm_base/size, its calling area, its
+ * protocol version, the guest's VMPL), in two more reserved pages: the calling area and
+ * one standing for the SVSM's own memory (the emulated SVSM runs in the emulator, not
+ * there). emu_svsm=absent: the same blob with svsm_size 0. boot/snp_svsm.c then reads it
+ * exactly as it reads real firmware's.
  */
-enum { CC_PAGE_BLOB, CC_PAGE_SECRETS, CC_PAGE_CAA, CC_PAGE_SVSM, CC_PAGES };
+enum { CC_PAGE_SECRETS, CC_PAGE_CPUID, CC_PAGE_CAA, CC_PAGE_SVSM, CC_PAGES };
 #define EMU_SVSM_CORE_VERSION 1	/* COCONUT core.rs CORE_PROTOCOL_VERSION_MAX */
+#define CC_BLOB_VERSION 1
+#define CPUID_TABLE_HDR 16
+#define CPUID_FN_SIZE 48
+
+static void cpuid_table(u8 *page)
+{
+	static const u32 leaves[][2] = {
+		{ 0, 0 }, { 1, 0 }, { 7, 0 }, { 0xd, 0 }, { 0xd, 1 },
+		{ 0x80000000, 0 }, { 0x80000001, 0 }, { 0x80000008, 0 }, { 0x8000001f, 0 },
+	};
+	u32 n = (u32)ARRAY_SIZE(leaves);
+
+	memcpy(page, &n, sizeof(n));
+	for (u32 i = 0; i < n; i++) {
+		u8 *e = page + CPUID_TABLE_HDR + i * CPUID_FN_SIZE;
+		struct cpuid_regs r;
+		u64 xcr0_in = leaves[i][0] == 0xd ? 1 : 0;
+
+		emu_cpuid_values(leaves[i][0], leaves[i][1], &r);
+		memcpy(e, &leaves[i][0], 4);
+		memcpy(e + 4, &leaves[i][1], 4);
+		memcpy(e + 8, &xcr0_in, 8);
+		memcpy(e + 24, &r, sizeof(r));
+	}
+}
 
 static void install_cc_blob(EFI_SYSTEM_TABLE *st)
 {
 	EFI_GUID guid = EFI_CC_BLOB_GUID;
-	EFI_PHYSICAL_ADDRESS base = 0;
+	EFI_PHYSICAL_ADDRESS base = 0, blob_pa = 0;
 	u8 *blob, *secrets;
 	u32 magic = CC_BLOB_MAGIC, len = SECRETS_PAGE_SIZE, max_version = EMU_SVSM_CORE_VERSION;
-	u64 secrets_pa, caa, svsm_base, svsm_size = PAGE_SIZE;
+	u32 cpuid_len = PAGE_SIZE;
+	u16 version = CC_BLOB_VERSION;
+	u64 secrets_pa, cpuid_pa, caa, svsm_base, svsm_size = PAGE_SIZE;
 
-	if (emu.svsm == EMU_SVSM_NONE)
-		return;
 	if (EFI_ERROR(st->BootServices->AllocatePages(AllocateAnyPages, EfiReservedMemoryType, CC_PAGES,
-						      &base))) {
+						      &base)) ||
+	    EFI_ERROR(st->BootServices->AllocatePages(AllocateAnyPages, EfiACPIReclaimMemory, 1,
+						      &blob_pa))) {
 		kprintf("boot: (test) no memory for the stand-in CC blob\n");
 		return;
 	}
 	memset((void *)(uintptr_t)base, 0, CC_PAGES * PAGE_SIZE);
-	blob = (u8 *)(uintptr_t)(base + CC_PAGE_BLOB * PAGE_SIZE);
+	memset((void *)(uintptr_t)blob_pa, 0, PAGE_SIZE);
+	blob = (u8 *)(uintptr_t)blob_pa;
 	secrets_pa = base + CC_PAGE_SECRETS * PAGE_SIZE;
+	cpuid_pa = base + CC_PAGE_CPUID * PAGE_SIZE;
 	secrets = (u8 *)(uintptr_t)secrets_pa;
 	caa = base + CC_PAGE_CAA * PAGE_SIZE;
 	svsm_base = base + CC_PAGE_SVSM * PAGE_SIZE;
 	memcpy(blob + CC_BLOB_OFF_MAGIC, &magic, sizeof(magic));
+	memcpy(blob + CC_BLOB_OFF_VERSION, &version, sizeof(version));
 	memcpy(blob + CC_BLOB_OFF_SECRETS_PHYS, &secrets_pa, sizeof(secrets_pa));
 	memcpy(blob + CC_BLOB_OFF_SECRETS_LEN, &len, sizeof(len));
+	memcpy(blob + CC_BLOB_OFF_CPUID_PHYS, &cpuid_pa, sizeof(cpuid_pa));
+	memcpy(blob + CC_BLOB_OFF_CPUID_LEN, &cpuid_len, sizeof(cpuid_len));
+	cpuid_table((u8 *)(uintptr_t)cpuid_pa);
 	if (emu.svsm == EMU_SVSM_PRESENT) {
 		memcpy(secrets + SECRETS_OFF_SVSM_BASE, &svsm_base, sizeof(svsm_base));
 		memcpy(secrets + SECRETS_OFF_SVSM_SIZE, &svsm_size, sizeof(svsm_size));
