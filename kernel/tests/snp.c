@@ -63,6 +63,19 @@ TESTCASE(snp_vc_ioio, "a #VC for OUT and IN goes to the hypervisor through the G
 	CHECK(f.rip == (u64)(uintptr_t)in_al_dx + 1);
 	CHECK((f.rax & 0xffffff00) == 0xabcdef00);	/* only AL changes */
 	CHECK(f.rax & 0x20);
+
+	/*
+	 * IN EAX: a 32-bit destination zero-extends into RAX (Intel SDM vol. 1, 3.4.1.1). The
+	 * ACPI PM timer of q35 (port 0x608) is read 32 bits wide.
+	 */
+	static const u8 in_eax_dx[] = { 0xed };
+
+	vc_frame(&f, SVM_EXIT_IOIO, in_eax_dx);
+	f.rdx = 0x608;
+	f.rax = 0xffffffff00000000ULL;
+	trap_dispatch(&f);
+	CHECK(f.rip == (u64)(uintptr_t)in_eax_dx + 1);
+	CHECK((f.rax >> 32) == 0);
 	return EXIT_OK;
 }
 

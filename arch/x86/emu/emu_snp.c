@@ -379,7 +379,8 @@ static u64 validate(const u8 *g, const struct exit_regs *r)
 static void psc(u8 *g, const struct exit_regs *r)
 {
 	emu_count("vmgexit_psc");
-	if (r->scratch != emu_self()->ghcb_gpa + GHCB_SHARED_BUFFER) {
+	if (r->scratch != emu_self()->ghcb_gpa + GHCB_SHARED_BUFFER ||
+	    emu_fault_take(&emu.faults, FAULT_PSC_REFUSED, 0, 0)) {
 		exit_result(g, GHCB_HV_RESP_ISSUE, GHCB_ERR_INVALID_SCRATCH_AREA);
 		return;
 	}

@@ -47,6 +47,7 @@ static const struct {
 	[FAULT_SEV_STATUS] = { "sev_status", false, false, false, true },
 	[FAULT_NO_MULTI_VMPL] = { "no_multi_vmpl", false, false, false, false },
 	[FAULT_MAILBOX_LATE] = { "mailbox_late", true, true, true, false },
+	[FAULT_PSC_REFUSED] = { "psc_refused", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

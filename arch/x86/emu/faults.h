@@ -13,6 +13,8 @@
  *                           Secure TSC, 0x8 vTOM, ...), in the VMSA features KVM expects
  *   mailbox_late@ID:MS      TDX: the AP with APIC ID ID acknowledges its wakeup and runs the
  *                           OS's code MS ms later (the host scheduled it late)
+ *   psc_refused             SNP: the next Page State Change exit is refused as malformed
+ *                           (SW_EXITINFO1 = 2, invalid input), as KVM refuses a bad exit
  *   no_multi_vmpl           SNP under an SVSM: the host does not advertise multiple VMPLs
  *                           (hypervisor feature bit 5), as upstream KVM does not
  *   busy_ms[@ADDR]:MS       TDX: the host holds priority on the SEPT entry for MS ms from
@@ -122,6 +124,7 @@ enum emu_fault_kind {
 	FAULT_SEV_STATUS,
 	FAULT_NO_MULTI_VMPL,
 	FAULT_MAILBOX_LATE,
+	FAULT_PSC_REFUSED,
 	FAULT_KIND_COUNT,
 };
 
