@@ -25,6 +25,11 @@ typedef long long s64;
 #define __section(s) __attribute__((section(s)))
 #define __used __attribute__((used))
 #define __noinline __attribute__((noinline))
+#ifndef __always_inline	/* glibc's sys/cdefs.h has the same one (host builds) */
+#define __always_inline inline __attribute__((always_inline))
+#endif
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))

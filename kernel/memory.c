@@ -263,6 +263,7 @@ void memory_init_allocator(const struct boot_info *bi)
 		.meta_alloc_uninit = meta_alloc_uninit,
 		.now_ns = tsc_now_ns,
 		.cpu_id = smp_this_cpu,
+		.cpu_cache_high = PALLOC_CPU_CACHE_MAX,
 	};
 	const struct early_reserved *er;
 	struct palloc_reserved res[EARLY_MAX_RESERVED + 1];

@@ -14,6 +14,7 @@
 #include "kernel/smp.h"
 #include "lib/spinlock.h"
 #include "mm/early.h"
+#include "mm/page_alloc.h"
 
 /* Each AP's stacks (its own, and three IST stacks). */
 #define AP_STACK_SIZE (32 * KiB)
@@ -57,6 +58,16 @@ unsigned smp_cpu_slots(void)
 	return nslots;
 }
 
+/*
+ * Every wait here is also where a CPU gives its page allocator cache back when a CPU
+ * that ran out of memory asks for it (palloc_poll, mm/page_alloc.c).
+ */
+static void wait_relax(void)
+{
+	palloc_poll();
+	cpu_relax();
+}
+
 /* Run the short item handed over while this CPU was busy (or just finished), if any. */
 static void run_nested(struct percpu *self)
 {
@@ -79,7 +90,7 @@ static __noreturn void ap_main(struct percpu *self)
 		/* An item may be handed over as nested just as a long one ends: run it too. */
 		while ((seq = atomic_load64(&self->work_seq)) == seen) {
 			run_nested(self);
-			cpu_relax();
+			wait_relax();
 		}
 		self->work((unsigned)self->index, self->work_arg);
 		seen = seq;
@@ -114,14 +125,14 @@ static void post(void (*fn)(unsigned cpu, void *arg), void *arg, bool is_long)
 		if (gave_nested[i]) {
 			/* The long item (or, once it ends, the idle loop) runs it. */
 			while (!nested_done(i))
-				cpu_relax();
+				wait_relax();
 			cpus[i].nested = fn;
 			cpus[i].nested_arg = arg;
 			atomic_add64(&cpus[i].nested_seq, 1);
 			continue;
 		}
 		while (!item_done(i))
-			cpu_relax();
+			wait_relax();
 		long_running[i] = is_long;
 		cpus[i].work = fn;
 		cpus[i].work_arg = arg;
@@ -151,14 +162,14 @@ bool smp_work_done(void)
 void smp_wait(void)
 {
 	while (!smp_work_done())
-		cpu_relax();
+		wait_relax();
 }
 
 void smp_wait_long(void)
 {
 	for (unsigned i = 1; i < nslots; i++)
 		while (smp_cpu_online(i) && (!item_done(i) || !nested_done(i)))
-			cpu_relax();
+			wait_relax();
 }
 
 void smp_run(void (*fn)(unsigned cpu, void *arg), void *arg)

@@ -149,16 +149,22 @@ static void step_begin(struct step *s, const char *name)
 	s->t0_ns = tsc_now_ns();
 }
 
-/* palloc_alloc, timed, filed under fast or slow by whether it had to accept memory. */
+/*
+ * palloc_alloc, timed, filed under fast or slow by whether this CPU had to accept memory
+ * for it or wait for another CPU's accept: its own counts, so that another CPU accepting
+ * meanwhile (background acceptance) does not make a fast allocation look slow.
+ */
 static u64 timed_alloc(struct step *s, unsigned order)
 {
-	const struct palloc_stats *st = palloc_stats();
-	u64 calls = st->accept_calls, t = tsc_now_ns();
+	const struct palloc_cpu_stats *cs = palloc_cpu_stats(smp_this_cpu());
+	u64 calls = cs->accept_calls, waits = cs->accept_waits, t = tsc_now_ns();
 	u64 pa = palloc_alloc(order);
 	u64 ns = tsc_now_ns() - t;
 
 	if (pa) {
-		latency_add(st->accept_calls != calls ? &s->slow : &s->fast, ns);
+		bool slow = cs->accept_calls != calls || cs->accept_waits != waits;
+
+		latency_add(slow ? &s->slow : &s->fast, ns);
 		latency_add(&s->all, ns);
 		s->own_allocs++;
 	}

@@ -8,13 +8,15 @@
 /*
  * The page allocator (page_alloc.c) hands out memory; this file decides which memory
  * becomes usable and when. A unit's life here: its bit is set in the unaccepted bitmap;
- * a CPU claims it under the allocator's lock (bit cleared, the allocator marks it
- * accepting), calls the platform without the lock, and under the lock again gives it
- * to the allocator as free, or as lost if the platform refused. Partial units (a piece
- * of a unit, the rest firmware-owned) wait in a table and go the same way, a page range
- * at a time. Claiming under the lock is what keeps two CPUs from accepting the same
- * memory; the generation counter is how a CPU that needs memory another CPU is
- * accepting waits for it (the role of Linux's accepting list).
+ * a CPU claims it under acceptance's own lock (bit cleared, the unit marked accepting),
+ * calls the platform without any lock, and hands it to the allocator as free (under
+ * the allocator's lock), or as lost if the platform refused. Partial units (a piece of
+ * a unit, the rest firmware-owned) wait in a table and go the same way, a page range at
+ * a time. Claiming under the lock is what keeps two CPUs from accepting the same
+ * memory. A CPU that needs a particular unit another CPU is accepting waits for that
+ * unit; one that needs any memory while some is being accepted waits for the next
+ * accept to finish (the generation counter): Linux keeps a list of the ranges being
+ * accepted for the same purpose (drivers/firmware/efi/unaccepted_memory.c).
  */
 
 /* A partial unit's unaccepted piece, accepted on demand (palloc_add_edge). */
@@ -25,14 +27,22 @@ struct palloc_edge {
 	u8 state;
 };
 
-/* Acceptance's state; guarded by palloc_lock like the allocator's. */
 static struct {
+	/* The bitmap, the claim cursors and the partial units; never held across an accept. */
+	struct ticket_lock lock __aligned(64);
+	/* The shared statistics an accept adds to: latency, bytes by path, the series. */
+	struct ticket_lock stats_lock __aligned(64);
 	struct palloc_env env;
 	struct unaccepted_bitmap *bitmap;
 	struct palloc_stats *stats;	/* the allocator's, which the reports read */
-	u64 next_cursor;	/* every unit below this is accepted, being accepted or not RAM */
-	u64 accepting;		/* units (and edges) claimed and not yet accepted */
-	u64 generation;		/* bumped whenever claimed units (or edges) finish */
+	u64 accepting;		/* units and edges claimed and not yet done (atomic) */
+	u64 generation;		/* bumped whenever a claim is done (atomic) */
+	/*
+	 * Where each CPU looks for the next unit to claim (palloc_accept_next): apart, so
+	 * that CPUs accepting at once do not all start at the lowest unit's bitmap word.
+	 */
+	u64 cursor[MAX_CPUS];
+	bool cursor_set[MAX_CPUS];
 	struct palloc_edge edges[PALLOC_MAX_EDGES];	/* partial units, in the order added */
 	unsigned nedges;
 	unsigned edge_cursor;	/* no pending edge below this index */
@@ -43,26 +53,22 @@ void accept_init(struct unaccepted_bitmap *bm, const struct palloc_env *env,
 		 struct palloc_stats *stats)
 {
 	memset(&acc, 0, sizeof(acc));
+	acc.lock = (struct ticket_lock)TICKET_LOCK_INIT;
+	acc.stats_lock = (struct ticket_lock)TICKET_LOCK_INIT;
 	acc.env = *env;
 	acc.bitmap = bm;
 	acc.stats = stats;
 }
 
-bool accept_in_flight_locked(u64 *generation)
+u64 accept_lock_acquisitions(void)
 {
-	*generation = acc.generation;
-	return acc.accepting != 0;
+	return ticket_acquired(&acc.lock) + ticket_acquired(&acc.stats_lock);
 }
 
-/*
- * Wait until some claimed unit has been accepted (or lost), when `generation` was read
- * while units were being accepted; the caller then looks again. Spinning is the whole
- * waiting mechanism: memaccept takes no interrupts and has nothing else to run.
- */
-void accept_wait(u64 generation)
+bool accept_in_flight(u64 *generation)
 {
-	while (atomic_load64(&acc.generation) == generation)
-		spin_relax();
+	*generation = atomic_load64(&acc.generation);
+	return atomic_load64(&acc.accepting) != 0;
 }
 
 static unsigned this_cpu(void)
@@ -74,12 +80,33 @@ static unsigned this_cpu(void)
 	return cpu;
 }
 
+/* A per-CPU count: only its CPU writes it, others may read it at any time. */
+static inline void cpu_count(u64 *c, u64 n)
+{
+	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
+}
+
 /*
- * One timed platform call for [start, end), made WITHOUT the lock: the calling CPU's
- * own counters are updated here (nobody else writes them); the shared statistics by
- * the caller, under the lock (record_accept).
+ * Wait until some claimed unit has been accepted (or lost), when `generation` was read
+ * while units were being accepted; the caller then looks again. Spinning is the whole
+ * waiting mechanism: memaccept takes no interrupts and has nothing else to run. Meanwhile
+ * this CPU answers requests to drain its cache: the CPU it waits for may need them.
  */
-static int timed_accept(u64 start, u64 end, u64 *ns_out)
+void accept_wait(u64 generation)
+{
+	cpu_count(&acc.cpu[this_cpu()].accept_waits, 1);
+	while (atomic_load64(&acc.generation) == generation) {
+		palloc_poll();
+		spin_relax();
+	}
+}
+
+/*
+ * One timed platform call for [start, end), made without any lock: the calling CPU's
+ * own counters are updated here (nobody else writes them); the shared statistics by
+ * accept_done.
+ */
+static int timed_accept(u64 start, u64 end, u64 *t0_out, u64 *ns_out)
 {
 	u64 t0 = acc.env.now_ns();
 	int rc = acc.env.accept(acc.env.ctx, start, end);
@@ -88,54 +115,69 @@ static int timed_accept(u64 start, u64 end, u64 *ns_out)
 	u64 ns = t1 > t0 ? t1 - t0 : 0;
 	struct palloc_cpu_stats *c = &acc.cpu[this_cpu()];
 
-	c->accept_calls++;
-	c->accept_ns += ns;
+	cpu_count(&c->accept_calls, 1);
+	cpu_count(&c->accept_ns, ns);
 	if (!rc)
-		c->accepted_bytes += end - start;
-	*ns_out = t0 + ns;
+		cpu_count(&c->accepted_bytes, end - start);
+	*t0_out = t0;
+	*ns_out = ns;
 	return rc;
 }
 
-/* Under the lock: the call's latency, bytes (by path) and a point of the series. */
-static void record_accept(u64 start, u64 end, enum accept_path path, int rc, u64 t_end, u64 ns)
+/*
+ * The one end of every accept, whole units or a partial unit's piece: the statistics,
+ * then the memory goes to the allocator as free (or is lost: never used, never
+ * retried: the platform said why), then waiters may look again. `claimed`: units or
+ * edges this accept had counted as in flight.
+ */
+static void accept_done(u64 start, u64 end, bool whole_units, enum accept_path path, int rc,
+			u64 t0, u64 ns, u64 claimed)
 {
+	ticket_lock(&acc.stats_lock);
 	acc.stats->accept_calls++;
 	latency_add(&acc.stats->accept_lat, ns);
-	if (!rc) {
+	if (rc) {
+		acc.stats->accept_failures += whole_units ? (end - start) >> UNIT_SHIFT : 1;
+	} else {
 		acc.stats->accepted_bytes += end - start;
 		acc.stats->accepted_by_path[path] += end - start;
-		series_add(&acc.stats->accepted_over_time, t_end, acc.stats->accepted_bytes);
+		if (!whole_units)
+			acc.stats->edge_accepted_bytes += end - start;
+		series_add(&acc.stats->accepted_over_time, t0 + ns, acc.stats->accepted_bytes);
 	}
+	ticket_unlock(&acc.stats_lock);
+
+	ticket_lock(&palloc_lock);
+	if (whole_units)
+		palloc_units_done_locked(start, end, rc == 0);
+	else if (!rc)
+		palloc_add_free_locked(start, end);
+	ticket_unlock(&palloc_lock);
+
+	/* Release: whoever waits on the generation sees the memory where it went. */
+	__atomic_sub_fetch(&acc.accepting, claimed, __ATOMIC_ACQ_REL);
+	atomic_add64(&acc.generation, 1);
 }
 
 /* Under the lock: take units [start, end) (unaccepted, in a zone) for this CPU to accept. */
 static void claim_locked(u64 start, u64 end)
 {
-	palloc_units_claim_locked(start, end);
+	palloc_units_claim(start, end);
 	/* A cleared bit is never set again, even if the accept fails. */
 	for (u64 u = start; u < end; u += UNIT_SIZE)
 		bitmap_clear(acc.bitmap, u);
-	acc.accepting += (end - start) >> UNIT_SHIFT;
-	acc.stats->unaccepted_bytes -= end - start;
+	atomic_add64(&acc.accepting, (end - start) >> UNIT_SHIFT);
+	__atomic_store_n(&acc.stats->unaccepted_bytes, acc.stats->unaccepted_bytes - (end - start),
+			 __ATOMIC_RELAXED);
 }
 
-/*
- * Accept whole units [start, end) that this CPU claimed: the platform call without the
- * lock, then the units go to the free map (or are lost) under it.
- */
+/* Accept whole units [start, end) that this CPU claimed. */
 static void accept_run(u64 start, u64 end, enum accept_path path)
 {
-	u64 t_end, t0 = acc.env.now_ns();
-	int rc = timed_accept(start, end, &t_end);
+	u64 t0, ns;
+	int rc = timed_accept(start, end, &t0, &ns);
 
-	spin_lock(&palloc_lock);
-	record_accept(start, end, path, rc, t_end, t_end > t0 ? t_end - t0 : 0);
-	/* On a refusal the platform reported why; the units are never used, never retried. */
-	palloc_units_done_locked(start, end, rc == 0);
-	acc.accepting -= (end - start) >> UNIT_SHIFT;
-	/* Release: whoever waits on the generation sees the units' new state. */
-	atomic_add64(&acc.generation, 1);
-	spin_unlock(&palloc_lock);
+	accept_done(start, end, true, path, rc, t0, ns, (end - start) >> UNIT_SHIFT);
 }
 
 /* Largest run accepted in one call: keeps one latency sample from covering a whole guest. */
@@ -168,26 +210,22 @@ u64 palloc_accept_range(u64 start, u64 end, enum accept_path path)
 	if (!IS_ALIGNED(start, UNIT_SIZE) || !IS_ALIGNED(end, UNIT_SIZE))
 		panic("palloc_accept_range: [%llx, %llx) is not unit aligned", start, end);
 	for (;;) {
-		spin_lock(&palloc_lock);
+		ticket_lock(&acc.lock);
 		bool claimed = claim_run_locked(from, end, &rs, &re);
 
-		spin_unlock(&palloc_lock);
+		ticket_unlock(&acc.lock);
 		if (!claimed)
 			break;
 		accept_run(rs, re, path);
 		total += re - rs;
 		from = re;
 	}
-	/* Units other CPUs claimed first: the caller may use the range once they are done. */
-	for (;;) {
-		spin_lock(&palloc_lock);
-		bool busy = acc.accepting && palloc_units_claimed_locked(start, end);
-		u64 generation = acc.generation;
-
-		spin_unlock(&palloc_lock);
-		if (!busy)
-			break;
-		accept_wait(generation);
+	/* Units other CPUs claimed first: wait for those units, not for any accept. */
+	if (palloc_units_claimed(start, end))
+		cpu_count(&acc.cpu[this_cpu()].accept_waits, 1);
+	while (palloc_units_claimed(start, end)) {
+		palloc_poll();
+		spin_relax();
 	}
 	return total;
 }
@@ -205,9 +243,9 @@ bool palloc_add_edge(u64 start, u64 end)
 	    state == U_FREE || state == U_USED || bitmap_test(acc.bitmap, unit))
 		panic("palloc_add_edge: [%llx, %llx) is not the unaccepted piece of a partial unit "
 		      "in a zone (unit state %d)", start, end, state);
-	spin_lock(&palloc_lock);
+	ticket_lock(&acc.lock);
 	if (acc.nedges == PALLOC_MAX_EDGES) {
-		spin_unlock(&palloc_lock);
+		ticket_unlock(&acc.lock);
 		return false;
 	}
 	/* Two entries for one page would be a double accept. */
@@ -217,69 +255,48 @@ bool palloc_add_edge(u64 start, u64 end)
 			      acc.edges[i].start, acc.edges[i].end);
 	acc.edges[acc.nedges++] = (struct palloc_edge){ start, end, E_PENDING };
 	acc.stats->edge_unaccepted_bytes += end - start;
-	spin_unlock(&palloc_lock);
+	ticket_unlock(&acc.lock);
 	return true;
-}
-
-/* Under the lock: a partial unit's piece was accepted (rc 0) or refused: free, or lost. */
-static void edge_finished_locked(u64 start, u64 end, enum accept_path path, int rc, u64 t0,
-				 u64 t_end)
-{
-	record_accept(start, end, path, rc, t_end, t_end > t0 ? t_end - t0 : 0);
-	if (rc) {
-		acc.stats->accept_failures++;
-		return;
-	}
-	acc.stats->edge_accepted_bytes += end - start;
-	palloc_add_free_locked(start, end);
 }
 
 void palloc_accept_edge(u64 start, u64 end)
 {
-	u64 t_end, t0 = acc.env.now_ns();
-	int rc = timed_accept(start, end, &t_end);
+	u64 t0, ns;
+	int rc;
 
-	spin_lock(&palloc_lock);
-	edge_finished_locked(start, end, ACCEPT_BOOT_EDGE, rc, t0, t_end);
-	spin_unlock(&palloc_lock);
+	atomic_add64(&acc.accepting, 1);
+	rc = timed_accept(start, end, &t0, &ns);
+	accept_done(start, end, false, ACCEPT_BOOT_EDGE, rc, t0, ns, 1);
 }
 
 /*
  * Claim the first pending partial unit and accept it, as accept_run does for whole
- * units: claimed under the lock, accepted without it, freed under it. Returns false
- * when none is pending; *bytes: what was accepted (0 if the platform refused).
+ * units. Returns false when none is pending; *bytes: what was accepted (0 if the
+ * platform refused).
  */
 static bool accept_next_edge(enum accept_path path, u64 *bytes)
 {
 	struct palloc_edge *e;
-	u64 t_end, t0;
+	u64 t0, ns;
 	int rc;
 
-	spin_lock(&palloc_lock);
+	ticket_lock(&acc.lock);
 	while (acc.edge_cursor < acc.nedges && acc.edges[acc.edge_cursor].state != E_PENDING)
 		acc.edge_cursor++;
 	if (acc.edge_cursor == acc.nedges) {
-		spin_unlock(&palloc_lock);
+		ticket_unlock(&acc.lock);
 		return false;
 	}
 	e = &acc.edges[acc.edge_cursor++];
-	e->state = E_ACCEPTING;
-	acc.accepting++;
+	__atomic_store_n(&e->state, E_ACCEPTING, __ATOMIC_RELAXED);
+	atomic_add64(&acc.accepting, 1);
 	acc.stats->edge_unaccepted_bytes -= e->end - e->start;
-	spin_unlock(&palloc_lock);
+	ticket_unlock(&acc.lock);
 
-	t0 = acc.env.now_ns();
-	rc = timed_accept(e->start, e->end, &t_end);
-
-	spin_lock(&palloc_lock);
-	if (e->state != E_ACCEPTING)
-		panic("accept_next_edge: edge [%llx, %llx) changed state to %u while being accepted",
-		      e->start, e->end, e->state);
-	e->state = rc ? E_LOST : E_DONE;
-	edge_finished_locked(e->start, e->end, path, rc, t0, t_end);
-	acc.accepting--;
-	atomic_add64(&acc.generation, 1);
-	spin_unlock(&palloc_lock);
+	rc = timed_accept(e->start, e->end, &t0, &ns);
+	/* The claim made it this CPU's alone: nobody else changes its state meanwhile. */
+	__atomic_store_n(&e->state, rc ? E_LOST : E_DONE, __ATOMIC_RELAXED);
+	accept_done(e->start, e->end, false, path, rc, t0, ns, 1);
 	*bytes = rc ? 0 : e->end - e->start;
 	return true;
 }
@@ -303,26 +320,41 @@ bool palloc_edge_unaccepted(u64 addr)
 }
 
 /*
- * The next unit is always the lowest one still unaccepted. Growing accepted memory
- * upward from the bottom keeps it in one contiguous block: fewer page-table pages, and
- * whole naturally aligned 1 GiB runs for eager acceptance. The cursor only moves up,
- * because bits are never set again: O(1) amortised.
+ * Where CPU `cpu` starts looking: the lowest unaccepted unit for the first CPU, and one
+ * bitmap word (64 units, 128 MiB) further up for each next one, so that CPUs accepting
+ * at once claim from different words. Growing accepted memory upward from there keeps
+ * it in few contiguous blocks: few page-table pages, whole naturally aligned runs.
+ */
+#define CURSOR_SPREAD (64 * UNIT_SIZE)
+
+/*
+ * Accept the next unit this CPU finds from its cursor (wrapping to the bottom once), or
+ * once no whole unit is left, the lowest pending partial unit. A cursor only moves up
+ * (bits are never set again): O(1) amortised.
  */
 bool palloc_accept_next(enum accept_path path)
 {
+	unsigned cpu = this_cpu();
 	u64 unit;
 
-	spin_lock(&palloc_lock);
-	if (!bitmap_next(acc.bitmap, acc.next_cursor, &unit)) {
+	ticket_lock(&acc.lock);
+	if (!acc.cursor_set[cpu]) {
+		u64 lowest;
+
+		acc.cursor_set[cpu] = true;
+		if (bitmap_next(acc.bitmap, 0, &lowest))
+			acc.cursor[cpu] = lowest + cpu * CURSOR_SPREAD;
+	}
+	if (!bitmap_next(acc.bitmap, acc.cursor[cpu], &unit) && !bitmap_next(acc.bitmap, 0, &unit)) {
 		u64 bytes;
 
-		spin_unlock(&palloc_lock);
+		ticket_unlock(&acc.lock);
 		/* Partial units last: a page-by-page accept for less than one unit's memory. */
 		return accept_next_edge(path, &bytes);
 	}
-	acc.next_cursor = unit;
+	acc.cursor[cpu] = unit;
 	claim_locked(unit, unit + UNIT_SIZE);
-	spin_unlock(&palloc_lock);
+	ticket_unlock(&acc.lock);
 	accept_run(unit, unit + UNIT_SIZE, path);
 	return true;
 }

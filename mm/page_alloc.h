@@ -23,6 +23,13 @@
  */
 
 #define PALLOC_MAX_ORDER 9	/* 2^9 pages = 2 MiB = one acceptance unit */
+/*
+ * Per-CPU caches (page_alloc.c): blocks of orders 0..PALLOC_PCP_MAX_ORDER (Linux caches
+ * the same orders per CPU, up to its PAGE_ALLOC_COSTLY_ORDER), at most
+ * PALLOC_CPU_CACHE_MAX of each order per CPU.
+ */
+#define PALLOC_PCP_MAX_ORDER 3
+#define PALLOC_CPU_CACHE_MAX 31
 #define PALLOC_MAX_ZONES 64
 #define PALLOC_MAX_RESERVED 64	/* ranges palloc_populate() excludes, page 0 included */
 
@@ -58,10 +65,12 @@ struct palloc_stats {
  * What one CPU accepted, kept by that CPU without a lock (only it writes its slot) and
  * merged for the report: the `accepted_by_cpu` array of the summary.
  */
+/* One CPU's part: written only by that CPU, read by anyone (relaxed). */
 struct palloc_cpu_stats {
 	u64 accepted_bytes;
 	u64 accept_calls;
 	u64 accept_ns;
+	u64 accept_waits;	/* times it waited for units another CPU was accepting */
 } __aligned(64);	/* one cache line each: no false sharing between CPUs */
 
 /*
@@ -86,6 +95,8 @@ struct palloc_env {
 	u64 phys_offset;
 	/* The calling CPU's index, 0..MAX_CPUS-1; NULL: always 0 (one CPU). */
 	unsigned (*cpu_id)(void);
+	/* Blocks of each small order a CPU keeps to itself (0: no per-CPU caches). */
+	unsigned cpu_cache_high;
 };
 
 struct palloc_reserved {
@@ -93,12 +104,14 @@ struct palloc_reserved {
 };
 
 /*
- * Every public function below may be called from any CPU at the same time: one lock
- * guards the state, and it is never held while the platform accepts. A unit is claimed
- * (its bitmap bit cleared) under the lock before it is accepted, so no two CPUs accept
- * the same unit; it reaches the free lists only after the platform call returned, so
- * nothing is handed out unaccepted; and a CPU that needs a unit another CPU is still
- * accepting waits for it (palloc_alloc, palloc_accept_range).
+ * Every public function below may be called from any CPU at the same time. Small blocks
+ * come from and go to the calling CPU's own cache without any lock; the free lists have
+ * one lock, acceptance (the bitmap, claims, partial units) another, and neither is held
+ * while the platform accepts. A unit is claimed (its bitmap bit cleared) under the
+ * acceptance lock before it is accepted, so no two CPUs accept the same unit; it reaches
+ * the free lists only after the platform call returned, so nothing is handed out
+ * unaccepted; and a CPU that needs a unit another CPU is still accepting waits for it
+ * (palloc_alloc, palloc_accept_range).
  *
  * Set the allocator up over the RAM of `m` (its per-unit state comes from
  * env->meta_alloc); every set bit of `bm` is a unit that can be accepted later. Nothing
@@ -127,8 +140,20 @@ u64 palloc_alloc(unsigned order);
 /* Return a block from palloc_alloc*(); panics on a double or foreign free. */
 void palloc_free(u64 addr);
 /*
+ * The per-CPU caches: serve another CPU's request to drain them (call it wherever a CPU
+ * waits: a CPU that runs out of memory waits for the others' caches); give this CPU's
+ * back now; give every CPU's back (each drains its own: the others must be allocating,
+ * freeing or polling), so that the statistics count nothing in a cache.
+ */
+void palloc_poll(void);
+void palloc_drain_this_cpu(void);
+void palloc_drain_all(void);
+/* Times the allocator's locks (free lists, info pages, acceptance) were taken so far. */
+u64 palloc_lock_acquisitions(void);
+/*
  * Turn every fully free split unit back into a whole 2 MiB block now (freed units wait
- * until a 2 MiB allocation needs them; see maybe_collapse in page_alloc.c).
+ * until a 2 MiB allocation needs them; see maybe_collapse in page_alloc.c). This CPU's
+ * cache is given back first; the other CPUs' stay (palloc_drain_all() before, for those).
  */
 void palloc_trim(void);
 /* Order of an allocated block, or -1 if addr is not the start of one. */
@@ -165,13 +190,17 @@ bool palloc_accept_next(enum accept_path path);
 
 /*
  * Policy hooks (mm/policy.c): refill supplies memory when an allocation finds none;
- * after_alloc runs after every successful palloc_alloc().
+ * after_alloc runs after every successful palloc_alloc() that did not come from the
+ * calling CPU's cache: every allocation of 32 KiB or more, and the one in each batch
+ * that refills the cache (so after at most PALLOC_CPU_CACHE_MAX / 4 small ones).
  */
 void palloc_set_hooks(bool (*refill)(unsigned order), void (*after_alloc)(void));
 
 /*
- * The statistics; read them while the other CPUs are idle (the report at the end), or
- * through palloc_free_bytes() / palloc_unaccepted_bytes(), which take the lock.
+ * The statistics, as of this call: free_bytes, allocs and frees merge the per-CPU
+ * caches' parts in when it is called, so call it again after allocating or freeing.
+ * Exact while the other CPUs are idle (the report at the end, after palloc_drain_all);
+ * palloc_free_bytes() / palloc_unaccepted_bytes() may be called any time.
  */
 const struct palloc_stats *palloc_stats(void);
 u64 palloc_free_bytes(void);

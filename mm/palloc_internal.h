@@ -8,10 +8,11 @@
 #include "mm/page_alloc.h"
 
 /*
- * One lock over both: claiming a unit (acceptance) and handing it out (the allocator)
- * must see one state. It is never held across a platform accept call.
+ * The free lists' lock (page_alloc.c). Acceptance has its own (accept.c); where a unit
+ * passes from one to the other (accepted, it becomes free) acceptance takes this one for
+ * the hand-over. Neither is held across a platform accept call.
  */
-extern struct spinlock palloc_lock;
+extern struct ticket_lock palloc_lock;
 
 /* A 2 MiB unit's state in the allocator (page_alloc.c has the full picture). */
 enum unit_state {
@@ -27,13 +28,13 @@ enum unit_state {
 
 /* The unit's state, or -1 if no zone holds it. */
 int palloc_unit_state(u64 unit);
-/* Under the lock: units [start, end), each in a zone and U_OUTSIDE, become U_ACCEPTING. */
-void palloc_units_claim_locked(u64 start, u64 end);
-/* Under the lock: claimed units were accepted (free from now on) or refused (lost). */
+/* Under acceptance's lock: units [start, end), each in a zone and U_OUTSIDE, become U_ACCEPTING. */
+void palloc_units_claim(u64 start, u64 end);
+/* Under palloc_lock: claimed units were accepted (free from now on) or refused (lost). */
 void palloc_units_done_locked(u64 start, u64 end, bool accepted);
-/* Under the lock: is a unit of [start, end) claimed and not done yet? */
-bool palloc_units_claimed_locked(u64 start, u64 end);
-/* Under the lock: the accepted pages [start, end) become free memory. */
+/* Is a unit of [start, end) claimed and not done yet? (No lock: each unit's state is read once.) */
+bool palloc_units_claimed(u64 start, u64 end);
+/* Under palloc_lock: the accepted pages [start, end) become free memory. */
 void palloc_add_free_locked(u64 start, u64 end);
 
 /* ---- acceptance, for the allocator */
@@ -41,9 +42,11 @@ void palloc_add_free_locked(u64 start, u64 end);
 /* palloc_init's part for acceptance: the bitmap, the platform call, the statistics. */
 void accept_init(struct unaccepted_bitmap *bm, const struct palloc_env *env,
 		 struct palloc_stats *stats);
-/* Under the lock: is any CPU accepting now? *generation: what accept_wait() waits on. */
-bool accept_in_flight_locked(u64 *generation);
-/* Wait (spinning) until some accept that was in flight at `generation` has finished. */
+/* Times acceptance's locks were taken. */
+u64 accept_lock_acquisitions(void);
+/* Is any CPU accepting now? *generation: what accept_wait() waits on. */
+bool accept_in_flight(u64 *generation);
+/* Wait (spinning, serving cache drains) until some accept in flight at `generation` has finished. */
 void accept_wait(u64 generation);
 
 #endif

@@ -29,7 +29,7 @@ $(BENCH_DIR)/bench_palloc: tests/bench/bench_palloc.c tests/bench/bench_host.c $
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	$(Q)$(HOSTCC) $(BENCH_CFLAGS) -o $@ tests/bench/bench_palloc.c tests/bench/bench_host.c \
-		$(PALLOC_BENCH_SRCS)
+		$(PALLOC_BENCH_SRCS) -pthread
 
 bench-host-bitmap: $(BENCH_DIR)/bench_bitmap
 	@$<

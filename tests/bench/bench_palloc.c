@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: host benchmark of the page allocator's fast path: ns and instructions per alloc+free pair. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -84,6 +85,17 @@ static void *meta_alloc(u64 bytes)
 	return p;
 }
 
+/*
+ * The calling CPU's index, as the kernel's smp_this_cpu() finds it: one load (the kernel
+ * reads it GS-relative from its per-CPU data) behind a call through env.cpu_id.
+ */
+static __thread unsigned bench_cpu;
+
+static unsigned bench_cpu_id(void)
+{
+	return bench_cpu;
+}
+
 /* All of the arena usable at FB, lazy hooks as in the kernel. */
 static void setup(bool prefault)
 {
@@ -94,6 +106,9 @@ static void setup(bool prefault)
 		.accept = accept_nothing,
 		.meta_alloc = meta_alloc,
 		.now_ns = now_ns,
+		/* As kernel/memory.c sets them: small blocks come from a per-CPU cache. */
+		.cpu_cache_high = PALLOC_CPU_CACHE_MAX,
+		.cpu_id = bench_cpu_id,
 	};
 	u64 x = 0x9e3779b97f4a7c15ULL;
 
@@ -248,22 +263,108 @@ static u64 pattern_pairs(const struct pattern *p, u64 n)
 }
 
 /* Median ns per pair over RUNS runs; the state is back to empty afterwards. */
-static double time_pattern(const struct pattern *p, u64 n, double *min)
+static double time_pattern(const struct pattern *p, u64 n, double *min, double *locks)
 {
 	double ns[RUNS];
+	u64 taken = 0;
 
 	n = pattern_pairs(p, n);
 	warm(p);
 	for (int r = 0; r < RUNS; r++) {
-		u64 t0 = now_ns();
+		u64 l0 = palloc_lock_acquisitions(), t0 = now_ns();
 
 		steps(p, n);
 		ns[r] = (double)(now_ns() - t0) / (double)n;
+		taken += palloc_lock_acquisitions() - l0;
 	}
+	*locks = (double)taken / (double)(n * RUNS);
 	cool(p);
 	qsort(ns, RUNS, sizeof(ns[0]), cmp_double);
 	*min = ns[0];
 	return ns[RUNS / 2];
+}
+
+/*
+ * Several CPUs at once: THREADS_MAX threads, each its own CPU index (so its own cache),
+ * each running order-0 pairs on blocks it warmed itself, started together. Throughput
+ * is all the threads' pairs over the wall time from the start until the last finished.
+ * The ratio of 2 threads to 1 is the scaling: 2.0 if nothing is shared.
+ */
+#define THREADS_MAX 2
+
+struct runner {
+	pthread_t thread;
+	unsigned cpu;
+	u64 pairs;
+	u64 ns;
+};
+
+static unsigned runners_ready, runners_go;	/* atomically */
+
+static void *runner_main(void *arg)
+{
+	struct runner *r = arg;
+	u64 t0;
+
+	bench_cpu = r->cpu;
+	pairs(0, WARM_PAIRS);
+	__atomic_add_fetch(&runners_ready, 1, __ATOMIC_ACQ_REL);
+	while (!__atomic_load_n(&runners_go, __ATOMIC_ACQUIRE))
+		;
+	t0 = now_ns();
+	pairs(0, r->pairs);
+	r->ns = now_ns() - t0;
+	return NULL;
+}
+
+/* Pairs per second (millions) of `threads` threads doing n pairs each, wall time. */
+static double threads_mpairs(unsigned threads, u64 n, u64 *locks)
+{
+	struct runner r[THREADS_MAX];
+	u64 l0, t0, wall = 0;
+
+	runners_ready = runners_go = 0;
+	for (unsigned i = 0; i < threads; i++) {
+		r[i] = (struct runner){ .cpu = i, .pairs = n };
+		if (pthread_create(&r[i].thread, NULL, runner_main, &r[i]))
+			panic("pthread_create failed");
+	}
+	while (__atomic_load_n(&runners_ready, __ATOMIC_ACQUIRE) != threads)
+		;
+	l0 = palloc_lock_acquisitions();
+	t0 = now_ns();
+	__atomic_store_n(&runners_go, 1, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < threads; i++) {
+		pthread_join(r[i].thread, NULL);
+		wall = MAX(wall, now_ns() - t0);
+	}
+	*locks = palloc_lock_acquisitions() - l0;
+	return (double)threads * (double)n / (double)wall * 1e3;
+}
+
+/* Median over RUNS of 1-thread and THREADS_MAX-thread throughput, alternating. */
+static void time_threads(u64 n, double *one, double *many, u64 *locks)
+{
+	double a[RUNS], b[RUNS];
+	u64 l;
+
+	*locks = 0;
+	for (int r = 0; r < RUNS; r++) {
+		a[r] = threads_mpairs(1, n, &l);
+		*locks += l;
+		b[r] = threads_mpairs(THREADS_MAX, n, &l);
+		*locks += l;
+	}
+	/* What the threads' caches kept goes back: every CPU but this one's own. */
+	for (unsigned i = 0; i < THREADS_MAX; i++) {
+		bench_cpu = i;
+		palloc_drain_this_cpu();
+	}
+	bench_cpu = 0;
+	qsort(a, RUNS, sizeof(a[0]), cmp_double);
+	qsort(b, RUNS, sizeof(b[0]), cmp_double);
+	*one = a[RUNS / 2];
+	*many = b[RUNS / 2];
 }
 
 /*
@@ -313,8 +414,9 @@ int main(int argc, char **argv)
 	bool use_cg = !getenv("BENCH_PALLOC_NO_CALLGRIND");
 	char self[4096];
 	ssize_t len;
-	double ns[ARRAY_SIZE(patterns)], ns_min[ARRAY_SIZE(patterns)];
-	double ipp[ARRAY_SIZE(patterns)];
+	double ns[ARRAY_SIZE(patterns)], ns_min[ARRAY_SIZE(patterns)], locks[ARRAY_SIZE(patterns)];
+	double ipp[ARRAY_SIZE(patterns)], one, many;
+	u64 thread_locks;
 
 	/* Under callgrind: set up, warm up, run the pairs, nothing else. */
 	if (argc == 4 && !strcmp(argv[1], "--count")) {
@@ -332,7 +434,8 @@ int main(int argc, char **argv)
 
 	setup(true);
 	for (unsigned p = 0; p < ARRAY_SIZE(patterns); p++)
-		ns[p] = time_pattern(&patterns[p], n, &ns_min[p]);
+		ns[p] = time_pattern(&patterns[p], n, &ns_min[p], &locks[p]);
+	time_threads(n, &one, &many, &thread_locks);
 
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len <= 0)
@@ -351,13 +454,19 @@ int main(int argc, char **argv)
 	printf("palloc alloc+free pairs, steady state (all memory accepted, free lists warm)\n");
 	printf("median of %d runs of %llu pairs (fewer for slow patterns); instructions: callgrind, "
 	       "%d pairs minus a 0-pair run\n", RUNS, n, CG_PAIRS);
-	printf("%-12s %12s %12s %14s\n", "pattern", "ns/pair", "min ns/pair", "instr/pair");
+	printf("%-12s %12s %12s %14s %12s\n", "pattern", "ns/pair", "min ns/pair", "instr/pair",
+	       "locks/pair");
 	for (unsigned p = 0; p < ARRAY_SIZE(patterns); p++) {
+		char ins[32] = "n/a";
+
 		if (ipp[p] >= 0)
-			printf("%-12s %12.1f %12.1f %14.1f\n", patterns[p].name, ns[p], ns_min[p], ipp[p]);
-		else
-			printf("%-12s %12.1f %12.1f %14s\n", patterns[p].name, ns[p], ns_min[p], "n/a");
+			snprintf(ins, sizeof(ins), "%.1f", ipp[p]);
+		printf("%-12s %12.1f %12.1f %14s %12.4f\n", patterns[p].name, ns[p], ns_min[p], ins,
+		       locks[p]);
 	}
+	printf("order0 on %d threads (own CPU index each): %.1f M pairs/s against %.1f M pairs/s "
+	       "on 1 thread, %.2fx (median of %d each, alternating); %llu lock acquisitions\n",
+	       THREADS_MAX, many, one, many / one, RUNS, thread_locks);
 	if (!use_cg)
 		printf("(instruction counts need valgrind; install it, or unset BENCH_PALLOC_NO_CALLGRIND)\n");
 	for (unsigned p = 0; p < ARRAY_SIZE(patterns); p++) {
@@ -366,9 +475,14 @@ int main(int argc, char **argv)
 		       "\"min_ns_per_pair\": %.2f", patterns[p].name, patterns[p].order,
 		       patterns[p].kind == LIVE ? LIVE_BLOCKS : 0, pattern_pairs(&patterns[p], n), RUNS, ns[p],
 		       ns_min[p]);
+		printf(", \"locks_per_pair\": %.4f", locks[p]);
 		if (ipp[p] >= 0)
 			printf(", \"instructions_per_pair\": %.1f, \"callgrind_pairs\": %d", ipp[p], CG_PAIRS);
 		printf("}\n");
 	}
+	printf("{\"bench\": \"palloc_threads\", \"pattern\": \"order0\", \"threads\": %d, "
+	       "\"pairs_per_thread\": %llu, \"runs\": %d, \"mpairs_per_s_1\": %.2f, "
+	       "\"mpairs_per_s_n\": %.2f, \"scaling\": %.3f, \"lock_acquisitions\": %llu}\n",
+	       THREADS_MAX, n, RUNS, one, many, many / one, thread_locks);
 	return 0;
 }

@@ -65,6 +65,18 @@ class CheckImage(unittest.TestCase):
             ok = self.run_check(self.tiny_elf(tmp, "cpu_cpuid", "cpuid"), "prod")
             self.assertEqual(ok.returncode, 0, ok.stderr)
 
+    def test_allocator_fast_path_takes_no_lock(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            for fn, insn in (("palloc_alloc", "lock xadd %eax,(%rdi)"),
+                             ("palloc_free", "xchg %eax,(%rdi)"),
+                             ("palloc_free", "call _start")):
+                bad = self.run_check(self.tiny_elf(tmp, fn, insn), "prod")
+                self.assertNotEqual(bad.returncode, 0, insn)
+                self.assertIn("fast path locks or calls out: " + fn, bad.stderr)
+            ok = self.run_check(self.tiny_elf(tmp, "palloc_alloc", "mov (%rdi),%eax"), "prod")
+            self.assertEqual(ok.returncode, 0, ok.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -291,6 +291,9 @@ static void on_edge(void *ctx, u64 start, u64 end)
 	fx.edges[fx.nedges++] = (struct palloc_reserved){ start, end };
 }
 
+/* The per-CPU cache size fixture_start() gives the allocator (0: none, the default). */
+static unsigned fixture_cache;
+
 /* Build the bitmap, bring the allocator up as kernel/memory.c does; no policy hooks yet. */
 static void fixture_start(void)
 {
@@ -301,6 +304,7 @@ static void fixture_start(void)
 		.meta_alloc = mock_meta_alloc,
 		.meta_alloc_uninit = mock_meta_alloc_uninit,
 		.now_ns = mock_now,
+		.cpu_cache_high = fixture_cache,
 	};
 
 	for (unsigned i = 0; i < fx.map.nranges; i++) {
@@ -440,16 +444,16 @@ static bool check_counters(void)
 	const struct palloc_stats *s = palloc_stats();
 	bool ok = true;
 
-	ok &= EXPECT_EQ(s->free_bytes, palloc_count_free());
-	ok &= EXPECT_EQ(s->free_bytes, free_bytes_by_order());
-	ok &= EXPECT_EQ(s->free_bytes + live_bytes + s->meta_bytes, s->managed_bytes);
+	ok &= EXPECT_EQ(palloc_stats()->free_bytes, palloc_count_free());
+	ok &= EXPECT_EQ(palloc_stats()->free_bytes, free_bytes_by_order());
+	ok &= EXPECT_EQ(palloc_stats()->free_bytes + live_bytes + s->meta_bytes, s->managed_bytes);
 	ok &= EXPECT_EQ(s->managed_bytes, fx.boot_free_bytes + fx.accepted_bytes);
 	ok &= EXPECT_EQ(s->unaccepted_bytes, bitmap_count(&fx.bm) * UNIT_SIZE);
 	ok &= EXPECT_EQ(bitmap_recount(&fx.bm), bitmap_count(&fx.bm));
 	ok &= EXPECT_EQ(s->accepted_bytes, fx.accepted_bytes);
 	ok &= EXPECT_EQ(s->accept_calls, fx.ncalls);
 	ok &= EXPECT_EQ(s->accept_lat.count, fx.ncalls);
-	ok &= EXPECT_EQ(s->allocs - s->frees, nlive);
+	ok &= EXPECT_EQ(palloc_stats()->allocs - palloc_stats()->frees, nlive);
 	ok &= EXPECT_EQ(fx.bad_accepts, 0);
 	/*
 	 * A set bit means nobody ever asked for any page of the unit; a clear bit on a unit
@@ -642,7 +646,7 @@ static bool stress(u64 ops, enum stress_mode mode, u64 ahead, u64 seed, u64 *oom
 				if (!take(a, order))
 					return false;
 				if (mode == STRESS_AHEAD && bitmap_count(&fx.bm) &&
-				    !EXPECT(s->free_bytes >= ahead))
+				    !EXPECT(palloc_stats()->free_bytes >= ahead))
 					return false;
 			}
 		}
@@ -677,15 +681,16 @@ static void stress_report(const char *name, u64 ops, u64 ooms, double t0)
  */
 #define EPOCHS 8
 
-TEST(palloc_stress_lazy)
+static void stress_lazy(const char *name, u64 ops, unsigned cache)
 {
-	u64 whole, partial, ops = stress_ops(), ooms = 0;
+	u64 whole, partial, ooms = 0;
 	double t0 = now_s();
 
 	for (u64 e = 0; e < EPOCHS; e++) {
 		stress_map();
 		/* One unit the platform refuses: it must be lost, not handed out. */
 		map_fail(60 * MiB, 62 * MiB);
+		fixture_cache = cache;
 		fixture_start();
 		use_policy(POLICY_LAZY, 0);
 		ASSERT(check_counters());
@@ -700,7 +705,7 @@ TEST(palloc_stress_lazy)
 		ASSERT_EQ(bitmap_count(&fx.bm), 16 + 7 + 30);
 		ASSERT(stress(ops / EPOCHS + (e < ops % EPOCHS), STRESS_LAZY, 0, stress_seed() + e, &ooms));
 	}
-	stress_report("lazy stress", ops, ooms, t0);
+	stress_report(name, ops, ooms, t0);
 	/* Memory ran out several times, so every unit and every edge has been reached. */
 	EXPECT_EQ(bitmap_count(&fx.bm), 0);
 	EXPECT_EQ(palloc_stats()->accept_failures, 1);
@@ -717,6 +722,21 @@ TEST(palloc_stress_lazy)
 	EXPECT_EQ(whole, 6 + 16 + 7 + 30 - 1);
 	EXPECT_EQ(palloc_stats()->meta_bytes, partial * PAGE_SIZE);
 	EXPECT_EQ(palloc_free_blocks(PALLOC_MAX_ORDER), whole);
+}
+
+TEST(palloc_stress_lazy)
+{
+	stress_lazy("lazy stress", stress_ops(), 0);
+}
+
+/*
+ * The same with the per-CPU cache on (one CPU): lazy acceptance still starts only when
+ * nothing this CPU can reach fits, the cache included, and the counters count it as free.
+ */
+TEST(palloc_stress_lazy_cpu_cache)
+{
+	stress_lazy("lazy stress, CPU cache", stress_ops() / 4, PALLOC_CPU_CACHE_MAX);
+	fixture_cache = 0;
 }
 
 TEST(palloc_stress_ahead)
@@ -873,7 +893,7 @@ TEST(palloc_out_of_memory_then_free_all_collapses_units)
 		}
 		ASSERT(take(a, (unsigned)k));
 	}
-	EXPECT_EQ(s->free_bytes, 0);
+	EXPECT_EQ(palloc_stats()->free_bytes, 0);
 	EXPECT_EQ(palloc_count_free(), 0);
 	ASSERT(check_counters());
 
@@ -881,7 +901,7 @@ TEST(palloc_out_of_memory_then_free_all_collapses_units)
 	ASSERT(check_counters());
 	count_units(&whole, &partial);
 	EXPECT_EQ(whole, 6 + 16 + 7 + 30);
-	EXPECT_EQ(s->free_bytes, s->managed_bytes - s->meta_bytes);
+	EXPECT_EQ(palloc_stats()->free_bytes, s->managed_bytes - s->meta_bytes);
 	/*
 	 * Freed units are collapsed when a 2 MiB request needs one (no palloc_trim here):
 	 * every whole unit serves one order-9 allocation, then none is left, and only the
@@ -1075,7 +1095,7 @@ TEST(partial_unit_meta_page_is_its_first_free_page)
 		EXPECT_EQ(*(u32 *)va(meta[i]), META_MAGIC);
 	EXPECT_EQ(s->meta_bytes, 4 * PAGE_SIZE);
 	EXPECT_EQ(s->managed_bytes, (1 * MiB - 12 * KiB) + 1 * MiB + 4 * KiB + 1 * MiB);
-	EXPECT_EQ(s->free_bytes, s->managed_bytes - 4 * PAGE_SIZE);
+	EXPECT_EQ(palloc_stats()->free_bytes, s->managed_bytes - 4 * PAGE_SIZE);
 	EXPECT_EQ(palloc_free_blocks(PALLOC_MAX_ORDER), 0);
 	/* Nothing was accepted at boot: the edge waits. */
 	EXPECT_EQ(fx.ncalls, 0);
@@ -1099,7 +1119,7 @@ TEST(partial_unit_meta_page_is_its_first_free_page)
 	ASSERT(check_counters());
 
 	/* Every page except the meta pages (u3 and u4 get their own when split). */
-	free0 = s->free_bytes;
+	free0 = palloc_stats()->free_bytes;
 	while ((a = palloc_alloc_accepted(0)) != 0) {
 		ASSERT(take(a, 0));
 		for (unsigned i = 0; i < 3; i++)
@@ -1136,7 +1156,7 @@ TEST(lazy_accepts_one_unit_per_exhaustion_lowest_unit_first)
 	ASSERT_EQ(fx.ncalls, 1);
 	ASSERT_EQ(bitmap_count(&fx.bm), 11);
 	for (;;) {
-		u64 calls = fx.ncalls, free_before = s->free_bytes;
+		u64 calls = fx.ncalls, free_before = palloc_stats()->free_bytes;
 		bool more = bitmap_next(&fx.bm, 0, &expect_next);
 
 		a = palloc_alloc(0);
@@ -1375,11 +1395,11 @@ TEST(ahead_keeps_the_spare_topped_up)
 	policy_boot(NULL);
 	/* 2 MiB usable + two units = 6 MiB >= 5 MiB. */
 	EXPECT_EQ(fx.ncalls, 2);
-	EXPECT_EQ(s->free_bytes, 6 * MiB);
+	EXPECT_EQ(palloc_stats()->free_bytes, 6 * MiB);
 	while ((a = palloc_alloc(3)) != 0) {
 		ASSERT(take(a, 3));
 		if (bitmap_count(&fx.bm))
-			ASSERT(EXPECT(s->free_bytes >= 5 * MiB));
+			ASSERT(EXPECT(palloc_stats()->free_bytes >= 5 * MiB));
 	}
 	EXPECT_EQ(bitmap_count(&fx.bm), 0);
 	EXPECT_EQ(s->accepted_by_path[ACCEPT_AHEAD], 30 * MiB);
@@ -1596,7 +1616,7 @@ static u64 info_scenario(u8 fill)
 	EXPECT_EQ(palloc_unit_state(FB + 63 * GiB), U_OUTSIDE);
 	EXPECT_EQ(palloc_unit_state(FB + INFO_SPAN), -1);
 	EXPECT_EQ(palloc_block_order(FB + 50 * GiB), -1);
-	EXPECT_EQ(s->free_bytes, 1 * GiB);
+	EXPECT_EQ(palloc_stats()->free_bytes, 1 * GiB);
 	EXPECT_EQ(s->unaccepted_bytes, 63 * GiB - UNIT_SIZE);
 	observe_states();
 
@@ -1647,7 +1667,7 @@ static u64 info_scenario(u8 fill)
 	release_all();
 	palloc_trim();
 	EXPECT(check_counters());
-	observe(s->free_bytes);
+	observe(palloc_stats()->free_bytes);
 	observe(s->accepted_bytes);
 	observe(fx.ncalls);
 	observe_states();
@@ -1690,12 +1710,12 @@ TEST(info_garbage_foreign_free_panics)
 		fixture_start();
 		/* A panic leaves the allocator's lock held: released by hand between the checks. */
 		CHECK_PANICS(palloc_free(FB + 50 * GiB), "palloc_free");
-		palloc_lock = (struct spinlock)SPINLOCK_INIT;
+		palloc_lock = (struct ticket_lock)TICKET_LOCK_INIT;
 		CHECK_PANICS(palloc_free(FB + 50 * GiB + 8 * KiB), "palloc_free");
-		palloc_lock = (struct spinlock)SPINLOCK_INIT;
+		palloc_lock = (struct ticket_lock)TICKET_LOCK_INIT;
 		/* In an initialised page, a unit that is OUTSIDE: the plain refusal. */
 		CHECK_PANICS(palloc_free(FB + 2 * GiB), "not allocated (unit state 0)");
-		palloc_lock = (struct spinlock)SPINLOCK_INIT;
+		palloc_lock = (struct ticket_lock)TICKET_LOCK_INIT;
 		EXPECT_EQ(palloc_stats()->free_bytes, 1 * GiB);
 		EXPECT_EQ(palloc_free_blocks(PALLOC_MAX_ORDER), 512);
 	}
@@ -1717,7 +1737,7 @@ TEST(info_init_touches_one_page_for_the_first_gib)
 	EXPECT(!untouched[0]);
 	observe_states();
 	for (u64 u = FB; u < FB + INFO_SPAN; u += UNIT_SIZE)
-		palloc_units_claimed_locked(u, u + UNIT_SIZE);
+		palloc_units_claimed(u, u + UNIT_SIZE);
 	EXPECT_EQ(info_pages_untouched(INFO_GARBAGE, untouched), INFO_PAGES - 1);
 	/* Lazy acceptance from the bottom stays in page 0 for the next 3 GiB. */
 	ASSERT(take(palloc_alloc(PALLOC_MAX_ORDER), PALLOC_MAX_ORDER));

@@ -125,9 +125,13 @@ static u64 mock_now(void)
 	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
 }
 
+/* Each CPU's cache of small blocks, as the kernel sets it (page_alloc.c, per-CPU caches). */
+static unsigned cache_high = PALLOC_CPU_CACHE_MAX;
+
 static void setup(void)
 {
 	struct palloc_env env = {
+		.cpu_cache_high = cache_high,
 		.accept = mock_accept,
 		.meta_alloc = mock_meta_alloc,
 		.meta_alloc_uninit = mock_meta_alloc_uninit,
@@ -274,7 +278,7 @@ static void check_after(void)
 	EXPECT_EQ(edge_pages * PAGE_SIZE, s->edge_accepted_bytes);
 	EXPECT_EQ(bitmap_count(&fx.bm) + done, UNITS);
 	EXPECT_EQ(s->unaccepted_bytes, bitmap_count(&fx.bm) * UNIT_SIZE);
-	EXPECT_EQ(palloc_count_free(), s->free_bytes);
+	EXPECT_EQ(palloc_count_free(), palloc_stats()->free_bytes);
 }
 
 TEST(lazy_threads_never_double_accept)
@@ -483,4 +487,158 @@ TEST(edges_accepted_once_while_threads_allocate)
 	EXPECT_EQ(palloc_stats()->accepted_by_path[ACCEPT_BACKGROUND], EDGES * EDGE_BYTES);
 	/* Nothing left to take: a third call accepts nothing. */
 	EXPECT_EQ(palloc_accept_edges(ACCEPT_BACKGROUND), 0);
+}
+
+/* ------------------------------------------------------------------ running out */
+
+struct hog {
+	pthread_t thread;
+	unsigned cpu;
+	u64 seed;
+	u64 *held;		/* blocks, with their order in the low bits (page aligned) */
+	u64 nheld, bytes;
+};
+
+static unsigned hogs_running;	/* atomically */
+
+static bool hog_take(struct hog *h, unsigned order)
+{
+	u64 a = palloc_alloc(order);
+
+	if (!a)
+		return false;
+	take(a, order, h->cpu);
+	h->held[h->nheld++] = a | order;
+	h->bytes += PAGE_SIZE << order;
+	return true;
+}
+
+/*
+ * Allocate 4 KiB to 32 KiB blocks until a request fails, then 4 KiB ones until one
+ * fails too, and wait as an idle kernel CPU does: polling, so that the others can still
+ * have what this CPU's cache holds.
+ */
+static void *hog_worker(void *arg)
+{
+	struct hog *h = arg;
+
+	thread_cpu = h->cpu;
+	while (hog_take(h, (unsigned)next_rand(&h->seed) % 4))
+		;
+	while (hog_take(h, 0))
+		;
+	__atomic_sub_fetch(&hogs_running, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&hogs_running, __ATOMIC_ACQUIRE))
+		palloc_poll();
+	return NULL;
+}
+
+static struct hog *hog_new(unsigned cpu)
+{
+	struct hog *h = calloc(1, sizeof(*h));
+
+	h->cpu = cpu;
+	h->seed = 0x9e37ULL * (cpu + 1);
+	h->held = calloc(ARENA >> PAGE_SHIFT, sizeof(u64));
+	if (!h->held)
+		abort();
+	return h;
+}
+
+static void hog_release(struct hog *h)
+{
+	thread_cpu = h->cpu;
+	for (u64 i = 0; i < h->nheld; i++)
+		give_back(h->held[i] & ~(u64)(PAGE_SIZE - 1), h->held[i] & (PAGE_SIZE - 1));
+	free(h->held);
+	free(h);
+}
+
+/* Everything is handed out: every byte the allocator manages is held by someone. */
+static void check_exhausted(u64 held_bytes)
+{
+	const struct palloc_stats *s = palloc_stats();
+
+	EXPECT_EQ(bitmap_count(&fx.bm), 0);
+	EXPECT_EQ(s->free_bytes, 0);
+	EXPECT_EQ(palloc_count_free(), 0);
+	EXPECT_EQ(held_bytes + s->meta_bytes, s->managed_bytes);
+	EXPECT_EQ(s->accept_failures, 0);
+}
+
+/*
+ * Four CPUs run memory out together, each with its own cache. Every one of them is
+ * refused only once nothing is left anywhere: the last blocks are those the others'
+ * caches held, and a CPU that finds nothing asks them back (drain_all in page_alloc.c).
+ */
+TEST(threads_run_out_together_and_nothing_stays_cached)
+{
+	struct hog *h[THREADS];
+	u64 held = 0;
+
+	setup();
+	hogs_running = THREADS;
+	for (unsigned i = 0; i < THREADS; i++) {
+		h[i] = hog_new(i);
+		pthread_create(&h[i]->thread, NULL, hog_worker, h[i]);
+	}
+	for (unsigned i = 0; i < THREADS; i++) {
+		pthread_join(h[i]->thread, NULL);
+		held += h[i]->bytes;
+	}
+	check_after();
+	check_exhausted(held);
+	EXPECT_EQ(fx.double_handouts, 0);
+	for (unsigned i = 0; i < THREADS; i++)
+		hog_release(h[i]);
+	EXPECT_EQ(palloc_stats()->free_bytes, palloc_stats()->managed_bytes - palloc_stats()->meta_bytes);
+}
+
+struct sitter {
+	pthread_t thread;
+	unsigned cpu;
+	u64 block;
+	bool stop, ready;	/* atomically */
+};
+
+/* One small allocation (its CPU's cache keeps the rest of the batch), then poll. */
+static void *sitter_worker(void *arg)
+{
+	struct sitter *t = arg;
+
+	thread_cpu = t->cpu;
+	t->block = palloc_alloc(0);
+	__atomic_store_n(&t->ready, true, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE))
+		palloc_poll();
+	return NULL;
+}
+
+/*
+ * A CPU that allocated once and went idle keeps the rest of its cache's batch; one that
+ * runs out of memory later still gets those blocks: it is refused only when the idle
+ * CPU's single block and its own are all there is.
+ */
+TEST(an_idle_cpus_cache_goes_to_the_cpu_that_runs_out)
+{
+	struct sitter t = { .cpu = 1 };
+	struct hog *me = hog_new(0);
+
+	setup();
+	pthread_create(&t.thread, NULL, sitter_worker, &t);
+	while (!__atomic_load_n(&t.ready, __ATOMIC_ACQUIRE))
+		;
+	ASSERT(t.block != 0);
+	EXPECT(palloc_free_blocks(0) >= PALLOC_CPU_CACHE_MAX / 4 - 1);
+	thread_cpu = 0;
+	while (hog_take(me, PALLOC_MAX_ORDER))
+		;
+	while (hog_take(me, 0))
+		;
+	__atomic_store_n(&t.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t.thread, NULL);
+	check_exhausted(me->bytes + PAGE_SIZE);
+	thread_cpu = 1;
+	give_back(t.block, 0);
+	hog_release(me);
 }
