@@ -209,17 +209,22 @@ static int accept_backend(void *ctx, u64 start, u64 end)
 		fatal(EXIT_OUT_OF_MEMORY, "accept: no memory left for the page tables that map "
 		      "[%llx, %llx)", start, end);
 	atomic_add64(&memory_facts.map_ns_total, tsc_now_ns() - t0);
-	/* A partial unit never has both ends on a unit boundary. */
+	/*
+	 * A partial unit never has both ends on a unit boundary. Its platform calls are
+	 * this CPU's own (platform_record): other CPUs accept at the same time, with no lock
+	 * held, and their calls must not count as the partial unit's.
+	 */
 	bool edge = !IS_ALIGNED(start, UNIT_SIZE) || !IS_ALIGNED(end, UNIT_SIZE);
-	u64 before[MAX_PLATFORM_COUNTERS];
+	u64 mine[MAX_PLATFORM_COUNTERS] = { 0 };
 	unsigned nc = MIN(platform->ncounters, MAX_PLATFORM_COUNTERS);
 
-	for (unsigned i = 0; edge && i < nc; i++)
-		before[i] = platform->counters[i].count;
-	/* The platform call runs with no lock held: other CPUs accept at the same time. */
+	if (edge)
+		platform_record(mine, nc);
 	rc = platform->accept(start, end);
+	if (edge)
+		platform_record(NULL, 0);
 	for (unsigned i = 0; edge && i < nc; i++)
-		atomic_add64(&memory_facts.edge_counters[i], platform->counters[i].count - before[i]);
+		atomic_add64(&memory_facts.edge_counters[i], mine[i]);
 	if (rc) {
 		kprintf("accept: the platform refused [%llx, %llx) (%d); that memory stays unused\n",
 			start, end, rc);

@@ -232,6 +232,11 @@ void memory_report_summary(void)
 	for (unsigned i = 0; i < platform->ncounters; i++)
 		ev_u64(platform->counters[i].name, platform->counters[i].count);
 	ev_obj_end();
+	/* The partial units' share of those: the calls each one's accept made on its CPU. */
+	ev_obj_begin("platform_calls_edges");
+	for (unsigned i = 0; i < platform->ncounters && i < MAX_PLATFORM_COUNTERS; i++)
+		ev_u64(platform->counters[i].name, f->edge_counters[i]);
+	ev_obj_end();
 	/*
 	 * Calls per GiB accepted in whole units, the figure to compare across policies
 	 * (rounded; the partial units, accepted page by page, are left out of both sides).

@@ -3,6 +3,7 @@
 #include "arch/x86/platform.h"
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/sim.h"
+#include "arch/x86/smp.h"
 #include "arch/x86/tdx/tdx.h"
 #include "drivers/console.h"
 #include "drivers/exit.h"
@@ -24,6 +25,27 @@ const char *fatal_condition_name(u32 condition)
 		[FC_SNP_FEATURES] = "snp_features",
 	};
 	return condition < ARRAY_SIZE(names) ? names[condition] : "?";
+}
+
+/* Per CPU: where platform_count() adds that CPU's counts too (NULL: nowhere). */
+static struct {
+	u64 *into;
+	unsigned n;
+} recording[MAX_CPUS];
+
+void platform_count(struct platform_counter *counters, unsigned which, u64 n)
+{
+	unsigned cpu = smp_cpu_index();
+
+	__atomic_add_fetch(&counters[which].count, n, __ATOMIC_RELAXED);
+	if (cpu < MAX_CPUS && recording[cpu].into && which < recording[cpu].n)
+		recording[cpu].into[which] += n;
+}
+
+void platform_record(u64 *into, unsigned n)
+{
+	recording[smp_cpu_index()].into = into;
+	recording[smp_cpu_index()].n = into ? n : 0;
 }
 
 static int none_accept(u64 start, u64 end)

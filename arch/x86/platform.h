@@ -39,6 +39,15 @@ struct platform_counter {
 	u64 count;
 };
 
+/*
+ * Add n to counters[which] (atomically: several CPUs call the platform at once), and to
+ * what the calling CPU records, if it records (platform_record): so a caller learns what
+ * one call of its own cost, whatever other CPUs do meanwhile.
+ */
+void platform_count(struct platform_counter *counters, unsigned which, u64 n);
+/* Record this CPU's counts into into[0..n) (indexed like the counters); NULL stops. */
+void platform_record(u64 *into, unsigned n);
+
 struct cpuid_regs;
 
 struct cc_platform {

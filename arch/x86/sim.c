@@ -14,9 +14,8 @@ static struct platform_counter counters[] = {
 static int sim_accept(u64 start, u64 end)
 {
 	/* Several CPUs accept at once: the counters are the only shared state here. */
-	__atomic_add_fetch(&counters[SIM_ACCEPT].count, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&counters[SIM_ACCEPT_PAGES].count, (end - start) >> PAGE_SHIFT,
-			   __ATOMIC_RELAXED);
+	platform_count(counters, SIM_ACCEPT, 1);
+	platform_count(counters, SIM_ACCEPT_PAGES, (end - start) >> PAGE_SHIFT);
 	/* memset (rep stosq for the bulk): writing the range is the whole cost of a sim accept. */
 	memset((void *)(uintptr_t)start, 0, end - start);
 	/* Test image: the page model checks that nothing is accepted twice. */

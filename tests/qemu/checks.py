@@ -149,6 +149,21 @@ def summary_consistent(case, events, text):
     if not bm["edge_accepted_bytes"] <= s["edge_accepted_bytes"]:
         problems.append("bitmap edge_accepted_bytes %d (by ready) above the summary's %d"
                         % (bm["edge_accepted_bytes"], s["edge_accepted_bytes"]))
+    # The partial units' platform calls (each counted on the CPU that accepted it, whatever
+    # the others did meanwhile): one 4 KiB page accepted per page of partial units.
+    pc, pe = s.get("platform_calls", {}), s.get("platform_calls_edges")
+    if pe is not None:
+        if pe.get("svsm_pvalidate_entries"):
+            key = "svsm_pvalidate_entries"
+        else:
+            key = next((k for k in ("sim_accept_4k_pages", "accepted_4k", "pvalidate_4k") if k in pe), None)
+        pages = pe.get(key, 0) + pe.get("already_accepted_4k_pages", 0) if key else None
+        if pages is not None and not lost and pages != s["edge_accepted_bytes"] // PAGE:
+            problems.append("partial units: %d pages accepted, platform_calls_edges says %s=%d"
+                            % (s["edge_accepted_bytes"] // PAGE, key, pages))
+        for k, v in pe.items():
+            if v > pc.get(k, 0):
+                problems.append("platform_calls_edges %s=%d above the total %d" % (k, v, pc.get(k, 0)))
     hist = sum(s["accept_ns_log2_histogram"])
     if hist != s["accept_calls"]:
         problems.append("histogram counts %d accepts, accept_calls is %d" % (hist, s["accept_calls"]))

@@ -79,7 +79,7 @@ static u64 hv_features;
 /* Several CPUs count at once once the APs run. */
 static void count_add(unsigned c, u64 n)
 {
-	__atomic_fetch_add(&counters[c].count, n, __ATOMIC_RELAXED);
+	platform_count(counters, c, n);
 }
 
 static void count(unsigned c)

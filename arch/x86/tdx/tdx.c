@@ -53,10 +53,10 @@ static struct platform_counter counters[C_COUNT] = {
 static u64 shared_bit;
 static u32 warnings;
 
-/* The APs call into the TDX backend too (they accept in parallel): counts are atomic. */
+/* The APs call into the TDX backend too (they accept in parallel): see platform_count. */
 static void count(unsigned which, u64 n)
 {
-	__atomic_add_fetch(&counters[which].count, n, __ATOMIC_RELAXED);
+	platform_count(counters, which, n);
 }
 
 /* ------------------------------------------------------------------ TDVMCALL */
