@@ -4,7 +4,7 @@
 #define KERNEL_CONFORMANCE_H
 
 #include "include/boot_info.h"
-#include "kernel/conformance_acpi.h"
+#include "arch/x86/acpi_walk.h"
 
 enum verdict {
 	VERDICT_PASS,

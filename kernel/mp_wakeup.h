@@ -5,7 +5,7 @@
 
 #include "include/mp_wakeup.h"
 #include "include/types.h"
-#include "kernel/conformance_acpi.h"
+#include "arch/x86/acpi_walk.h"
 #include "mm/memmap.h"
 
 /*

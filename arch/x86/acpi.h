@@ -27,7 +27,7 @@ struct acpi_pm_timer {
 
 /*
  * The PM timer block of a FADT of len bytes (its header, length and checksum already
- * checked by the ACPI walk, kernel/conformance_acpi.c): ACPI_PM_OK and *out, or
+ * checked by the ACPI walk, arch/x86/acpi_walk.c): ACPI_PM_OK and *out, or
  * ACPI_PM_NO_TIMER when the table declares none that memaccept can read (hardware-reduced
  * ACPI has none; only a system I/O port of PM_TMR_LEN 4 is used).
  */

@@ -5,7 +5,7 @@
 #include "boot/boot.h"
 #include "drivers/console.h"
 #include "include/mp_wakeup.h"
-#include "kernel/conformance_acpi.h"
+#include "arch/x86/acpi_walk.h"
 #include "lib/string.h"
 
 /*

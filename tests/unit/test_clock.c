@@ -4,7 +4,7 @@
 #include <sys/mman.h>
 #include "arch/x86/acpi.h"
 #include "arch/x86/tsc_cal.h"
-#include "kernel/conformance_acpi.h"
+#include "arch/x86/acpi_walk.h"
 #include "lib/muldiv.h"
 #include "mm/latency.h"
 #include "mm/series.h"

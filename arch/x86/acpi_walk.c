@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: a defensive walk of the firmware's ACPI tables (pure logic, host-tested). */
-#include "kernel/conformance_acpi.h"
+#include "arch/x86/acpi_walk.h"
 #include "arch/x86/acpi.h"
 #include "include/mp_wakeup.h"
 #include "lib/string.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: a defensive walk of the firmware's ACPI tables (RSDP, XSDT, MADT, FADT). */
-#ifndef KERNEL_CONFORMANCE_ACPI_H
-#define KERNEL_CONFORMANCE_ACPI_H
+/* memaccept: the one bounded walk of the ACPI tables; clock, SMP and conformance all use it. */
+#ifndef ARCH_X86_ACPI_WALK_H
+#define ARCH_X86_ACPI_WALK_H
 
 #include "arch/x86/acpi.h"
 #include "include/smp.h"
