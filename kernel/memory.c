@@ -17,6 +17,7 @@
 #include "lib/string.h"
 #include "mm/bitmap.h"
 #include "mm/early.h"
+#include "mm/accept.h"
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
 #ifdef CONFIG_EMULATOR
@@ -226,11 +227,20 @@ static int accept_backend(void *ctx, u64 start, u64 end)
 	for (unsigned i = 0; edge && i < nc; i++)
 		atomic_add64(&memory_facts.edge_counters[i], mine[i]);
 	if (rc) {
-		kprintf("accept: the platform refused [%llx, %llx) (%d); that memory stays unused\n",
-			start, end, rc);
-		spin_lock(&paging_lock);
-		paging_unmap(start, end);
-		spin_unlock(&paging_lock);
+		/*
+		 * The allocator marks the range lost: it is never handed out. Unmapped too
+		 * while this CPU is alone; once others run it stays mapped, as unmapping
+		 * would leave their TLBs stale (paging_unmap refuses), and nothing uses it.
+		 */
+		bool alone = !paging_is_shared();
+
+		kprintf("accept: the platform refused [%llx, %llx) (%d); that memory stays unused%s\n",
+			start, end, rc, alone ? "" : " (still mapped: other CPUs run)");
+		if (alone) {
+			spin_lock(&paging_lock);
+			paging_unmap(start, end);
+			spin_unlock(&paging_lock);
+		}
 	}
 	return rc;
 }

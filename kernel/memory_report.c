@@ -10,6 +10,7 @@
 #include "lib/string.h"
 #include "mm/bitmap.h"
 #include "mm/early.h"
+#include "mm/accept.h"
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
 #ifdef CONFIG_EMULATOR

@@ -12,6 +12,7 @@
 #include "lib/format.h"
 #include "lib/sort.h"
 #include "lib/string.h"
+#include "mm/accept.h"
 #include "mm/page_alloc.h"
 
 #define ALLOC_SAMPLES (128 * 1024)

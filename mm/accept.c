@@ -3,6 +3,7 @@
 #include "include/panic.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"
+#include "mm/accept.h"
 #include "mm/palloc_internal.h"
 
 /*
@@ -171,13 +172,14 @@ static void claim_locked(u64 start, u64 end)
 			 __ATOMIC_RELAXED);
 }
 
-/* Accept whole units [start, end) that this CPU claimed. */
-static void accept_run(u64 start, u64 end, enum accept_path path)
+/* Accept whole units [start, end) that this CPU claimed; the bytes accepted (0: refused). */
+static u64 accept_run(u64 start, u64 end, enum accept_path path)
 {
 	u64 t0, ns;
 	int rc = timed_accept(start, end, &t0, &ns);
 
 	accept_done(start, end, true, path, rc, t0, ns, (end - start) >> UNIT_SHIFT);
+	return rc ? 0 : end - start;
 }
 
 /* Largest run accepted in one call: keeps one latency sample from covering a whole guest. */
@@ -216,8 +218,7 @@ u64 palloc_accept_range(u64 start, u64 end, enum accept_path path)
 		ticket_unlock(&acc.lock);
 		if (!claimed)
 			break;
-		accept_run(rs, re, path);
-		total += re - rs;
+		total += accept_run(rs, re, path);
 		from = re;
 	}
 	/* Units other CPUs claimed first: wait for those units, not for any accept. */

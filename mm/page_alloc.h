@@ -160,35 +160,6 @@ void palloc_trim(void);
 int palloc_block_order(u64 addr);
 
 /*
- * Accept the unaccepted units in [start, end) (2 MiB aligned) in as few platform calls
- * as contiguity allows, and add them to the free lists; units another CPU is accepting
- * are waited for, so on return no unit of the range is unaccepted or being accepted.
- * Returns the bytes this call accepted.
- */
-u64 palloc_accept_range(u64 start, u64 end, enum accept_path path);
-/*
- * Partial units: the unaccepted piece [start, end) of a 2 MiB unit that also holds
- * accepted memory (4 KiB aligned, inside a managed zone) never gets a bitmap bit (round
- * inward). It waits in a table of at most PALLOC_MAX_EDGES pieces, unmapped and off the
- * free lists, and is accepted on demand like a whole unit, after every whole unit
- * (palloc_accept_next) or by palloc_accept_edges. false: the table is full; the caller
- * accepts the piece at once with palloc_accept_edge.
- */
-#define PALLOC_MAX_EDGES 256
-bool palloc_add_edge(u64 start, u64 end);
-/* Accept a partial unit's unaccepted piece now (path ACCEPT_BOOT_EDGE), add it as free memory. */
-void palloc_accept_edge(u64 start, u64 end);
-/* Accept every pending partial unit (eager, background); returns the bytes this call accepted. */
-u64 palloc_accept_edges(enum accept_path path);
-/* Is addr inside a partial unit's piece that is not accepted (pending or being accepted)? */
-bool palloc_edge_unaccepted(u64 addr);
-/*
- * Accept the lowest unaccepted unit or, once no whole unit is left, the lowest pending
- * partial unit; false when neither is left.
- */
-bool palloc_accept_next(enum accept_path path);
-
-/*
  * Policy hooks (mm/policy.c): refill supplies memory when an allocation finds none;
  * after_alloc runs after every successful palloc_alloc() that did not come from the
  * calling CPU's cache: every allocation of 32 KiB or more, and the one in each batch
@@ -205,10 +176,7 @@ void palloc_set_hooks(bool (*refill)(unsigned order), void (*after_alloc)(void))
 const struct palloc_stats *palloc_stats(void);
 u64 palloc_free_bytes(void);
 u64 palloc_unaccepted_bytes(void);
-/* What CPU `cpu` accepted (NULL for cpu >= MAX_CPUS). */
-const struct palloc_cpu_stats *palloc_cpu_stats(unsigned cpu);
 struct palloc_stats *palloc_stats_mut(void);
-const struct unaccepted_bitmap *palloc_bitmap(void);
 /*
  * Count free memory from the free-block bits and the free-unit maps, not the counters
  * (for checks; walks every split unit that has a free block).

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: the acceptance policies on top of the page allocator. */
 #include "lib/string.h"
+#include "mm/accept.h"
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
 
@@ -47,18 +48,18 @@ static void eager_share(unsigned cpu, void *arg)
 }
 
 /*
- * One contiguous share per online CPU (the boot CPU too, or not), each with the same
- * number of units (holes in between cost nothing): large runs per CPU, so the platform
- * sees few, large calls. Returns how many CPUs got a share; *per: units per share.
+ * One contiguous share per online CPU below `slots` (the boot CPU too, or not), each
+ * with the same number of units (holes in between cost nothing): large runs per CPU, so
+ * the platform sees few, large calls. Returns how many CPUs got a share; *per: units per share.
  */
-static unsigned split_shares(bool with_boot_cpu, u64 *start, u64 *end, u64 *per)
+static unsigned split_shares(bool with_boot_cpu, unsigned slots, u64 *start, u64 *end, u64 *per)
 {
 	const struct unaccepted_bitmap *b = palloc_bitmap();
 	u64 units = bitmap_count(b), idx = 0, unit, last = 0;
 	u64 first[MAX_CPUS + 1];
 	unsigned online[MAX_CPUS], n = 0, j = 0;
 
-	for (unsigned c = with_boot_cpu ? 0 : 1; c < cpuset.slots && c < MAX_CPUS; c++)
+	for (unsigned c = with_boot_cpu ? 0 : 1; c < slots && c < MAX_CPUS; c++)
 		if (!cpuset.online || cpuset.online(c))
 			online[n++] = c;
 	if (!n)
@@ -80,23 +81,28 @@ static unsigned split_shares(bool with_boot_cpu, u64 *start, u64 *end, u64 *per)
 	return n;
 }
 
-static void eager_parallel(void (*progress)(u64 done, u64 total))
+/*
+ * Eager: every unit, before ready. One contiguous share per online CPU (one share, the
+ * boot CPU's, when it runs alone), each in naturally aligned runs: 1 GiB when that is at
+ * most a tenth of a share (so TDX can accept whole 1 GiB pages), smaller otherwise, so
+ * that the boot CPU's progress line comes at least every 10%.
+ */
+static void eager(void (*progress)(u64 done, u64 total))
 {
 	struct eager_shares sh = { .progress = progress,
 				   .total = bitmap_count(palloc_bitmap()) * UNIT_SIZE };
+	bool parallel = cpuset.n > 1 && cpuset.run_all;
 	u64 per;
 
-	if (!split_shares(true, sh.start, sh.end, &per))
+	if (!split_shares(true, parallel ? cpuset.slots : 1, sh.start, sh.end, &per))
 		return;
-	/*
-	 * Runs of 1 GiB, or smaller so that the boot CPU's share takes at least ten: it
-	 * prints the progress of all after each of its runs, and the CPUs advance at about
-	 * the same pace, so a line comes about every 10%.
-	 */
 	sh.chunk = GiB;
 	while (sh.chunk > UNIT_SIZE && sh.chunk > per * UNIT_SIZE / 10)
 		sh.chunk >>= 1;
-	cpuset.run_all(eager_share, &sh);
+	if (parallel)
+		cpuset.run_all(eager_share, &sh);
+	else
+		eager_share(0, &sh);
 	if (progress && sh.reported != sh.total)
 		progress(sh.total - palloc_unaccepted_bytes(), sh.total);
 }
@@ -146,7 +152,7 @@ bool policy_background_start(u64 (*now_ns)(void))
 		return false;
 	memset(&bg, 0, sizeof(bg));
 	bg.now_ns = now_ns;
-	bg.cpus = split_shares(false, bg.start, bg.end, &per);
+	bg.cpus = split_shares(false, cpuset.slots, bg.start, bg.end, &per);
 	if (!bg.cpus)
 		return false;
 	bg.running = true;
@@ -180,45 +186,10 @@ static void top_up(void)
 
 void policy_boot(void (*progress)(u64 done, u64 total))
 {
-	const struct unaccepted_bitmap *b = palloc_bitmap();
-
-	if (policy == POLICY_AHEAD) {
+	if (policy == POLICY_AHEAD)
 		top_up();
-		return;
-	}
-	if (policy != POLICY_EAGER)
-		return;
-	if (cpuset.n > 1 && cpuset.run_all) {
-		eager_parallel(progress);
-		return;
-	}
-	/*
-	 * Segment by segment, in naturally aligned chunks: 1 GiB when that is at most a
-	 * tenth of the work (so TDX can accept whole 1 GiB pages), smaller otherwise, so
-	 * that a progress line comes at least every 10%.
-	 */
-	u64 total = bitmap_count(b) * UNIT_SIZE, done = 0, reported = 0;
-	u64 chunk = GiB;
-
-	while (chunk > UNIT_SIZE && chunk > total / 10)
-		chunk >>= 1;
-	for (unsigned i = 0; i < b->nsegs; i++) {
-		u64 base = b->segs[i].base, end = base + (b->segs[i].units << UNIT_SHIFT);
-
-		for (u64 a = base; a < end;) {
-			u64 stop = MIN(end, ALIGN_DOWN(a, chunk) + chunk);
-
-			/* Report before a chunk that would take the gap past 10%: gaps stay <= 10%. */
-			if (progress && done > reported && (done + (stop - a) - reported) * 10 > total) {
-				progress(done, total);
-				reported = done;
-			}
-			done += palloc_accept_range(a, stop, ACCEPT_EAGER);
-			a = stop;
-		}
-	}
-	if (progress && total)
-		progress(done, total);
+	else if (policy == POLICY_EAGER)
+		eager(progress);
 }
 
 void policy_boot_edges(void)

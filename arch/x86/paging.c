@@ -134,6 +134,11 @@ void paging_shared(void)
 	shared = true;
 }
 
+bool paging_is_shared(void)
+{
+	return shared;
+}
+
 int paging_unmap(u64 start, u64 end)
 {
 	if (!IS_ALIGNED(start, PAGE_SIZE) || !IS_ALIGNED(end, PAGE_SIZE) || start >= end)

@@ -43,6 +43,8 @@ int paging_unmap(u64 start, u64 end);
  * 4.10.4.3 "Optional Invalidation"); the map lock orders the write before any use.
  */
 void paging_shared(void);
+/* Whether paging_shared() was called: from then on nothing may be unmapped. */
+bool paging_is_shared(void);
 /* Load the new tree into CR3 (wrapped in a PML5 when the firmware runs with LA57). */
 void paging_activate(void);
 /* Is addr mapped? Returns the leaf size in bytes, or 0. */

@@ -7,6 +7,7 @@
 #include "kernel/testcase.h"
 #include "drivers/console.h"
 #include "mm/bitmap.h"
+#include "mm/accept.h"
 #include "mm/page_alloc.h"
 
 /* The local APIC's MMIO page (Intel SDM vol. 3): never ACPI memory. */

@@ -10,6 +10,7 @@
 #include "drivers/console.h"
 #include "include/panic.h"
 #include "kernel/testcase.h"
+#include "mm/accept.h"
 #include "mm/page_alloc.h"
 
 static void vc_frame(struct trap_frame *f, u64 exit_code, const void *insn)

@@ -8,6 +8,7 @@
 #include "drivers/exit.h"
 #include "include/panic.h"
 #include "kernel/testcase.h"
+#include "mm/accept.h"
 #include "mm/page_alloc.h"
 
 /* Deliver vector 20 the way the CPU would (no error code), after staging its info. */

@@ -8,6 +8,7 @@
 #include "kernel/cmdline.h"
 #include "mm/bitmap.h"
 #include "mm/memmap.h"
+#include "mm/accept.h"
 #include "mm/page_alloc.h"
 #include "mm/policy.h"
 #include "tests/unit/unit.h"
