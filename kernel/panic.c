@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: panic, fatal and the final exit. */
 #include <stdarg.h>
+#include "arch/x86/cpu.h"
 #include "arch/x86/platform.h"
+#include "arch/x86/smp.h"
 #include "drivers/console.h"
 #include "drivers/event.h"
 #include "drivers/exit.h"
@@ -10,6 +12,20 @@
 
 static bool exiting;
 static char last_message[160];
+/* 1 + the index of the CPU that stops the guest; 0 while none does. */
+static u32 exit_owner;
+
+/*
+ * The first CPU to stop the guest reports and exits; another that fails meanwhile
+ * must not print a second `exit` (or race the first to the host): false for it.
+ */
+static bool own_exit(void)
+{
+	u32 me = smp_cpu_index() + 1, none = 0;
+
+	return __atomic_compare_exchange_n(&exit_owner, &none, me, false, __ATOMIC_ACQ_REL,
+					   __ATOMIC_ACQUIRE) || none == me;
+}
 
 const char *kernel_exit_message(void)
 {
@@ -18,6 +34,8 @@ const char *kernel_exit_message(void)
 
 __noreturn void kernel_exit_reason(int code, u32 condition)
 {
+	if (!own_exit())
+		cpu_halt();	/* another CPU is stopping the guest */
 	/* Whatever the boot held back comes out first, in order. */
 	console_flush_held();
 	/* A fault while reporting must not loop back here. */
@@ -45,6 +63,13 @@ static __noreturn void die(int code, u32 condition, const char *event, const cha
 	char msg[256];
 
 	format_buf_v(msg, sizeof(msg), fmt, ap);
+	if (!own_exit()) {
+		/* Said, but not as an event: the verdict is the first CPU's. */
+		kprintf("%s on CPU %u while CPU %u stops the guest: %s\n",
+			code == EXIT_PANIC ? "PANIC" : "FATAL", smp_cpu_index(),
+			__atomic_load_n(&exit_owner, __ATOMIC_ACQUIRE) - 1, msg);
+		cpu_halt();
+	}
 	if (!last_message[0])
 		format_buf(last_message, sizeof(last_message), "%s", msg);
 	kprintf("%s: %s\n", code == EXIT_PANIC ? "PANIC" : "FATAL", msg);

@@ -80,6 +80,9 @@ def check_case(case, res, events):
     if res.timed_out:
         return ["timed out after %.0f s" % res.seconds]
     exits = [e for e in events if e.get("event") == "exit"]
+    if len(exits) > 1:
+        # One verdict per boot, however many CPUs fail at once.
+        problems.append("%d exit events" % len(exits))
     if case.get("poweroff"):
         # The one case that checks the fallback when isa-debug-exit is absent: the guest
         # must power off through EFI ResetSystem (QEMU exits 0) after its exit event.

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: test cases that fault on purpose, to check the exception report. */
+#include "arch/x86/cpu.h"
 #include "include/panic.h"
+#include "kernel/smp.h"
 #include "kernel/testcase.h"
 
 /* Each case must not return: the exception handler reports and exits with EXIT_EXCEPTION. */
@@ -36,4 +38,23 @@ TESTCASE(panic, "panic() reports the message and exits with EXIT_PANIC")
 TESTCASE(pass, "does nothing and passes (checks the runner's success path)")
 {
 	return EXIT_OK;
+}
+
+/* Both CPUs leave the barrier together and panic: one verdict, one `exit` event. */
+static u32 at_barrier;
+
+static void panic_together(unsigned cpu, void *arg)
+{
+	(void)arg;
+	__atomic_add_fetch(&at_barrier, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&at_barrier, __ATOMIC_ACQUIRE) < 2)
+		cpu_relax();
+	panic("testcase_panic_two_cpus: CPU %u panics on purpose", cpu);
+}
+
+TESTCASE(panic_two_cpus, "two CPUs that panic at the same moment give one exit event")
+{
+	CHECK(smp_cpus_started() >= 2);
+	smp_run(panic_together, NULL);
+	return EXIT_TEST_FAILED;	/* not reached */
 }

@@ -708,3 +708,16 @@ def bandwidth_paired(case, events, text):
     if pairs and not (p["ratio_permille"]["p10"] <= 1000 * p["first_write_ns"]["p90"] // p["accept_ns"]["p10"]):
         problems.append("ratio_permille p10 %d is above what the series allow" % p["ratio_permille"]["p10"])
     return problems
+
+
+def one_verdict(case, events, text):
+    """One panic report, one panic event and one exit event, however many CPUs failed."""
+    problems = []
+    for name in ("panic", "exit"):
+        n = sum(1 for e in events if e.get("event") == name)
+        if n != 1:
+            problems.append("%d %s events" % (n, name))
+    n = len(re.findall(r"^PANIC: ", text, re.M))
+    if n != 1:
+        problems.append("%d 'PANIC:' reports" % n)
+    return problems
