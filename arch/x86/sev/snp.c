@@ -402,49 +402,67 @@ static void evict(u64 va, u64 pages)
 /*
  * Eager acceptance sends full 253-entry Page State Change requests (2.02 exits per GiB),
  * also when several CPUs accept at once, each its own share: the requests are made in
- * ascending address order over all the units eager still has to accept, by whichever CPU
- * needs its units converted first, one CPU at a time (psc_lock). A CPU whose units are
- * not private yet converts the lowest units nobody converted, its own among them, 253 at
- * a time, until its own are done; a unit's bit in `converted` is set once the request
- * that converted it has completed, so a set bit means private. Without the order, CPUs
- * with equal shares each end their share with a half-full request (one extra exit per
- * CPU). A Page State Change is short next to the PVALIDATEs that follow it. Units above
- * CONVERTED_LIMIT are not tracked: they are converted with their accept, as lazily.
+ * ascending address order over all the units eager still has to accept. A CPU whose
+ * units are not private yet takes, under psc_lock, the lowest units nobody converted or
+ * is converting (its own among them, or others' first), at most 253, marks them
+ * `converting`, and sends the request without the lock, so that other CPUs send theirs
+ * meanwhile; it goes on until its own units are done, waiting for those that another
+ * CPU's request holds. A unit's bit in `converted` is set once the request that
+ * converted it has completed, so a set bit means private. Without the order, CPUs with
+ * equal shares each end their share with a half-full request (one extra exit per CPU).
+ * Units above CONVERTED_LIMIT are not tracked: they are converted with their accept, as
+ * lazily.
  */
 static bool psc_ahead_unit(u64 from, u64 *unit);
 static const struct snp_psc_ops psc_ops_eager = { psc_exit, snp_fatal, psc_ahead_unit };
 #define CONVERTED_LIMIT (1ULL << 40)
-static u64 converted[CONVERTED_LIMIT / UNIT_SIZE / 64];
+#define UNIT_WORDS (CONVERTED_LIMIT / UNIT_SIZE / 64)
+static u64 converted[UNIT_WORDS], converting[UNIT_WORDS];
 static struct spinlock psc_lock;
 /*
  * Each CPU's claimed range while it waits for its units to be converted (end 0: none),
- * written by that CPU, read by the one converting; and, under psc_lock, the units the
- * current request took.
+ * written by that CPU, read by the one taking a batch.
  */
 static u64 want_start[MAX_CPUS], want_end[MAX_CPUS];
-static u64 taken[PSC_MAX_ENTRIES];
-static unsigned ntaken;
 
-static bool unit_converted(u64 unit)
+/* One request's units, ascending; the first is sent as the range, the rest as `ahead`. */
+struct psc_batch {
+	u64 unit[PSC_MAX_ENTRIES];
+	unsigned n, next;
+};
+static struct psc_batch *batch_of[MAX_CPUS];	/* the batch each CPU is sending */
+
+static bool unit_bit(const u64 *bits, u64 unit)
 {
 	u64 i = unit / UNIT_SIZE;
 
 	return unit < CONVERTED_LIMIT &&
-	       (__atomic_load_n(&converted[i / 64], __ATOMIC_ACQUIRE) & (1ULL << (i % 64)));
+	       (__atomic_load_n(&bits[i / 64], __ATOMIC_ACQUIRE) & (1ULL << (i % 64)));
 }
 
-static void mark_converted(u64 unit)
+static void unit_bit_set(u64 *bits, u64 unit, bool on)
 {
 	u64 i = unit / UNIT_SIZE;
 
-	if (unit < CONVERTED_LIMIT)
-		__atomic_fetch_or(&converted[i / 64], 1ULL << (i % 64), __ATOMIC_RELEASE);
+	if (unit >= CONVERTED_LIMIT)
+		return;
+	if (on)
+		__atomic_fetch_or(&bits[i / 64], 1ULL << (i % 64), __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(&bits[i / 64], ~(1ULL << (i % 64)), __ATOMIC_RELEASE);
+}
+
+/* Neither converted nor in a request some CPU is sending. */
+static bool unit_free_to_take(u64 unit)
+{
+	return !unit_bit(converted, unit) && !unit_bit(converting, unit);
 }
 
 /*
- * The lowest unit at or above `from` that is not converted and either still unaccepted
- * (no CPU claimed it: still in the bitmap) or in the range a CPU claimed and waits to
- * have converted (no longer in the bitmap).
+ * Under psc_lock: the lowest unit at or above `from` that nobody converted or is
+ * converting and that is either still unaccepted (no CPU claimed it: still in the
+ * bitmap) or in the range a CPU claimed and waits to have converted (no longer in the
+ * bitmap).
  */
 static bool next_to_convert(u64 from, u64 *unit)
 {
@@ -452,7 +470,7 @@ static bool next_to_convert(u64 from, u64 *unit)
 	bool found = false;
 
 	while (psc_ahead_fn && psc_ahead_fn(f, &cand) && cand >= f && cand < CONVERTED_LIMIT) {
-		if (!unit_converted(cand)) {
+		if (unit_free_to_take(cand)) {
 			found = true;
 			break;
 		}
@@ -462,7 +480,7 @@ static bool next_to_convert(u64 from, u64 *unit)
 		u64 e = __atomic_load_n(&want_end[cpu], __ATOMIC_ACQUIRE);
 		u64 o = MAX(from, __atomic_load_n(&want_start[cpu], __ATOMIC_RELAXED));
 
-		while (o < e && unit_converted(o))
+		while (o < e && !unit_free_to_take(o))
 			o += UNIT_SIZE;
 		if (o < e && (!found || o < cand)) {
 			cand = o;
@@ -474,19 +492,21 @@ static bool next_to_convert(u64 from, u64 *unit)
 	return found;
 }
 
-/* psc.c fills a request's free entries with these: recorded, marked once it is done. */
+/* psc.c fills a request's free entries with these: the rest of this CPU's batch. */
 static bool psc_ahead_unit(u64 from, u64 *unit)
 {
-	if (ntaken >= PSC_MAX_ENTRIES || !next_to_convert(from, unit))
+	struct psc_batch *b = batch_of[smp_cpu_index()];
+
+	if (!b || b->next >= b->n || b->unit[b->next] < from)
 		return false;
-	taken[ntaken++] = *unit;
+	*unit = b->unit[b->next++];
 	return true;
 }
 
 static bool range_converted(u64 start, u64 end)
 {
 	for (u64 u = start; u < end; u += UNIT_SIZE)
-		if (!unit_converted(u))
+		if (!unit_bit(converted, u))
 			return false;
 	return true;
 }
@@ -495,23 +515,37 @@ static bool range_converted(u64 start, u64 end)
 static void psc_eager(u64 start, u64 end, struct snp_psc_stats *ps)
 {
 	unsigned me = smp_cpu_index();
-	u64 c;
 
-	/* Published before waiting, so that the CPU converting now may take them too. */
+	/* Published before taking a batch, so that a CPU taking one now may take them too. */
 	__atomic_store_n(&want_start[me], start, __ATOMIC_RELAXED);
 	__atomic_store_n(&want_end[me], end, __ATOMIC_RELEASE);
-	spin_lock(&psc_lock);
-	while (!range_converted(start, end) && next_to_convert(0, &c)) {
+	while (!range_converted(start, end)) {
+		struct psc_batch b = { .n = 0, .next = 1 };
 		struct snp_psc_ahead fresh = { 0, 0 };
+		u64 c, from = 0;
 
-		ntaken = 0;
-		snp_psc_range(c, c + UNIT_SIZE, PSC_OP_PRIVATE, &psc_ops_eager, ps, &fresh);
-		mark_converted(c);
-		for (unsigned i = 0; i < ntaken; i++)
-			mark_converted(taken[i]);
+		spin_lock(&psc_lock);
+		while (b.n < PSC_MAX_ENTRIES && next_to_convert(from, &c)) {
+			b.unit[b.n++] = c;
+			unit_bit_set(converting, c, true);
+			from = c + UNIT_SIZE;
+		}
+		spin_unlock(&psc_lock);
+		if (!b.n) {
+			cpu_relax();	/* what is left of ours is in another CPU's request */
+			continue;
+		}
+		batch_of[me] = &b;
+		snp_psc_range(b.unit[0], b.unit[0] + UNIT_SIZE, PSC_OP_PRIVATE, &psc_ops_eager, ps, &fresh);
+		batch_of[me] = NULL;
+		/* Units the request had no room for (none: it holds 253) go back. */
+		for (unsigned i = 0; i < b.n; i++) {
+			if (i < b.next)
+				unit_bit_set(converted, b.unit[i], true);
+			unit_bit_set(converting, b.unit[i], false);
+		}
 	}
 	__atomic_store_n(&want_end[me], 0, __ATOMIC_RELEASE);
-	spin_unlock(&psc_lock);
 }
 
 static const struct snp_psc_ops psc_ops = { psc_exit, snp_fatal, NULL };
