@@ -10,6 +10,7 @@
 #include "mm/memmap.h"
 #include "mm/accept.h"
 #include "mm/page_alloc.h"
+#include "mm/palloc_internal.h"
 #include "mm/policy.h"
 #include "tests/unit/unit.h"
 
@@ -498,16 +499,24 @@ struct hog {
 	u64 seed;
 	u64 *held;		/* blocks, with their order in the low bits (page aligned) */
 	u64 nheld, bytes;
+	u64 early_refusals;	/* refused while memory was still to be accepted */
 };
 
 static unsigned hogs_running;	/* atomically */
 
 static bool hog_take(struct hog *h, unsigned order)
 {
-	u64 a = palloc_alloc(order);
+	u64 a = palloc_alloc(order), generation;
 
-	if (!a)
+	if (!a) {
+		/*
+		 * Bits are never set again: a unit still in the bitmap, or one still being
+		 * accepted, after the refusal was memory to come when the allocator said none.
+		 */
+		if (bitmap_count(&fx.bm) || accept_in_flight(&generation))
+			h->early_refusals++;
 		return false;
+	}
 	take(a, order, h->cpu);
 	h->held[h->nheld++] = a | order;
 	h->bytes += PAGE_SIZE << order;
@@ -586,6 +595,7 @@ TEST(threads_run_out_together_and_nothing_stays_cached)
 	for (unsigned i = 0; i < THREADS; i++) {
 		pthread_join(h[i]->thread, NULL);
 		held += h[i]->bytes;
+		EXPECT_EQ(h[i]->early_refusals, 0);
 	}
 	check_after();
 	check_exhausted(held);
