@@ -53,11 +53,6 @@ static const char *const names[PR_COUNT] = {
 	[PR_SVSM_PVAL_2M_REFUSED] = "svsm_pvalidate_2m_refused",
 };
 
-const char *probe_prim_name(unsigned prim)
-{
-	return prim < PR_COUNT ? names[prim] : "?";
-}
-
 #define BIT(p) (1ULL << (p))
 #define GENERIC_PRIMS (BIT(PR_MAP_UNIT) | BIT(PR_FIRST_WRITE_4K) | BIT(PR_FIRST_WRITE_2M) | \
 		       BIT(PR_REWRITE_4K) | BIT(PR_REWRITE_2M))

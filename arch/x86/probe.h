@@ -9,8 +9,8 @@
 #define PROBE_MIN_SAMPLES 100
 
 /*
- * Every primitive any platform's acceptance is made of. Names (probe_prim_name) are the
- * keys of the `probe` event. A platform times only its own; the generic ones (mapping,
+ * Every primitive any platform's acceptance is made of. Their names (kernel/probe.c) are
+ * the keys of the `probe` event. A platform times only its own; the generic ones (mapping,
  * writes) are the kernel's (kernel/probe.c).
  */
 enum probe_prim {
@@ -44,8 +44,6 @@ enum probe_prim {
 	PR_SVSM_PVAL_2M_REFUSED,
 	PR_COUNT,
 };
-
-const char *probe_prim_name(unsigned prim);
 
 /* Where a backend reports what each primitive took (kernel/probe.c owns it). */
 struct probe_sink {
