@@ -28,6 +28,7 @@ static const char *const names[PR_COUNT] = {
 	[PR_FIRST_WRITE_2M] = "first_write_2m",
 	[PR_REWRITE_4K] = "rewrite_4k",
 	[PR_REWRITE_2M] = "rewrite_2m",
+	[PR_CLOCK] = "clock_read",
 	[PR_SIM_ZERO_4K] = "sim_zero_4k",
 	[PR_SIM_ZERO_2M] = "sim_zero_2m",
 	[PR_TDX_ACCEPT_4K] = "tdx_accept_4k",
@@ -55,7 +56,7 @@ static const char *const names[PR_COUNT] = {
 
 #define BIT(p) (1ULL << (p))
 #define GENERIC_PRIMS (BIT(PR_MAP_UNIT) | BIT(PR_FIRST_WRITE_4K) | BIT(PR_FIRST_WRITE_2M) | \
-		       BIT(PR_REWRITE_4K) | BIT(PR_REWRITE_2M))
+		       BIT(PR_REWRITE_4K) | BIT(PR_REWRITE_2M) | BIT(PR_CLOCK))
 /* Distributions that are the remainder of a class and need no minimum of their own. */
 #define OPTIONAL_PRIMS (BIT(PR_SNP_PSC_OTHER) | BIT(PR_SVSM_PVAL_OTHER))
 /* A 2 MiB try that either succeeds or is refused, whichever the host's page size makes it. */
@@ -430,6 +431,12 @@ int probe_run(u64 budget)
 	kprintf("probe: timing %s's primitives, at least %d samples each, using at most %llu MiB of "
 		"unaccepted memory (%llu MiB left)\n", platform->name, PROBE_MIN_SAMPLES, budget >> 20,
 		unacc0 >> 20);
+	/* Every sample is two clock reads apart: how much of it the reads are themselves. */
+	for (unsigned i = 0; i < PROBE_CALLS; i++) {
+		u64 t = tsc_now_ns();
+
+		sink_add(&p->sink, PR_CLOCK, tsc_now_ns() - t, 0);
+	}
 	p->pp->calls(&p->sink, PROBE_CALLS);
 	/*
 	 * Probe units and units accepted the normal way, alternating while both are wanted, so

@@ -19,6 +19,7 @@ enum probe_prim {
 	PR_FIRST_WRITE_2M,	/* first write of a freshly accepted unit, whole */
 	PR_REWRITE_4K,		/* the same page written again */
 	PR_REWRITE_2M,		/* the same unit written again */
+	PR_CLOCK,		/* two clock reads back to back: what timing adds to every sample */
 	PR_SIM_ZERO_4K,		/* sim: the software accept of one page (memset) */
 	PR_SIM_ZERO_2M,		/* sim: ... of one unit */
 	PR_TDX_ACCEPT_4K,	/* TDG.MEM.PAGE.ACCEPT of a 4 KiB page */

@@ -713,7 +713,7 @@ def bandwidth_paired(case, events, text):
 # ---------------------------------------------------------------- workload=probe
 
 # The distributions each platform's probe must fill (tools/report.py names them the same).
-_PROBE_GENERIC = ["map_unit", "first_write_4k", "first_write_2m", "rewrite_4k", "rewrite_2m"]
+_PROBE_GENERIC = ["map_unit", "first_write_4k", "first_write_2m", "rewrite_4k", "rewrite_2m", "clock_read"]
 _PROBE_PLATFORM = {
     "sim": ["sim_zero_4k", "sim_zero_2m"],
     "tdx": ["tdx_accept_4k", "tdx_vp_info", "tdx_tdvmcall_noop"],

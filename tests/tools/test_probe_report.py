@@ -2,7 +2,8 @@
 # memaccept: tests of tools/report.py --probe: the probe table, the side-by-side comparison, the plot.
 """The fixtures logs/probe-*.log are the consoles of the QEMU cases probe-sim,
 probe-tdx-emu, probe-tdx-emu-huge, probe-snp-emu and probe-snp-emu-svsm (test image,
-2G, fake_unaccepted_start=1G, workload=probe), OVMF's lines left out. Expected numbers
+2G, fake_unaccepted_start=1G, workload=probe) from before clock_read was added, OVMF's
+lines left out. Expected numbers
 are read off the fixtures by hand, not recomputed with the code under test."""
 import contextlib
 import io
