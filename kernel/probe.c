@@ -57,8 +57,6 @@ static const char *const names[PR_COUNT] = {
 #define BIT(p) (1ULL << (p))
 #define GENERIC_PRIMS (BIT(PR_MAP_UNIT) | BIT(PR_FIRST_WRITE_4K) | BIT(PR_FIRST_WRITE_2M) | \
 		       BIT(PR_REWRITE_4K) | BIT(PR_REWRITE_2M) | BIT(PR_CLOCK))
-/* Distributions that are the remainder of a class and need no minimum of their own. */
-#define OPTIONAL_PRIMS (BIT(PR_SNP_PSC_OTHER) | BIT(PR_SVSM_PVAL_OTHER))
 /* A 2 MiB try that either succeeds or is refused, whichever the host's page size makes it. */
 static const unsigned pairs[][2] = {
 	{ PR_TDX_ACCEPT_2M, PR_TDX_ACCEPT_2M_REFUSED },

@@ -784,12 +784,13 @@ static int snp_probe_unit(u64 unit, struct probe_sink *s, unsigned k, bool *back
 
 #define SNP_PROBE_PRIMS                                                                     \
 	((1ULL << PR_SNP_VMGEXIT_NOOP) | (1ULL << PR_SNP_PSC_1) | (1ULL << PR_SNP_PSC_16) |  \
-	 (1ULL << PR_SNP_PSC_253) | (1ULL << PR_SNP_PSC_2M) | (1ULL << PR_SNP_EVICT_4K))
+	 (1ULL << PR_SNP_PSC_253) | (1ULL << PR_SNP_PSC_2M) | (1ULL << PR_SNP_PSC_OTHER) |       \
+	 (1ULL << PR_SNP_EVICT_4K))
 #define SNP_PROBE_DIRECT                                                                    \
 	((1ULL << PR_SNP_PVALIDATE_4K) | (1ULL << PR_SNP_PVALIDATE_2M) | (1ULL << PR_SNP_PVALIDATE_2M_REFUSED))
 #define SNP_PROBE_SVSM                                                                      \
 	((1ULL << PR_SVSM_NOOP) | (1ULL << PR_SVSM_PVAL_1) | (1ULL << PR_SVSM_PVAL_MANY) |    \
-	 (1ULL << PR_SVSM_PVAL_2M) | (1ULL << PR_SVSM_PVAL_2M_REFUSED))
+	 (1ULL << PR_SVSM_PVAL_OTHER) | (1ULL << PR_SVSM_PVAL_2M) | (1ULL << PR_SVSM_PVAL_2M_REFUSED))
 static struct platform_probe snp_probe;
 
 /*
