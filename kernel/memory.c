@@ -49,6 +49,15 @@ static bool palloc_ready;
  */
 static struct spinlock paging_lock;
 struct memory_facts memory_facts;
+/*
+ * workload=probe: on probe_cpu, whole units are accepted by probe_fn instead of the
+ * platform's accept (everything else of the accept path stays: the allocator's claim
+ * and counts, the mapping). map_ns_last: each CPU's last mapping time.
+ */
+static int (*probe_fn)(void *ctx, u64 start, u64 end);
+static void *probe_ctx;
+static unsigned probe_cpu;
+static u64 map_ns_last[MAX_CPUS];
 
 void memory_parse_map(const struct boot_info *bi, bool can_accept, bool fake_allowed)
 {
@@ -209,7 +218,8 @@ static int accept_backend(void *ctx, u64 start, u64 end)
 	if (rc)
 		fatal(EXIT_OUT_OF_MEMORY, "accept: no memory left for the page tables that map "
 		      "[%llx, %llx)", start, end);
-	atomic_add64(&memory_facts.map_ns_total, tsc_now_ns() - t0);
+	map_ns_last[smp_this_cpu()] = tsc_now_ns() - t0;
+	atomic_add64(&memory_facts.map_ns_total, map_ns_last[smp_this_cpu()]);
 	/*
 	 * A partial unit never has both ends on a unit boundary. Its platform calls are
 	 * this CPU's own (platform_record): other CPUs accept at the same time, with no lock
@@ -221,7 +231,10 @@ static int accept_backend(void *ctx, u64 start, u64 end)
 
 	if (edge)
 		platform_record(mine, nc);
-	rc = platform->accept(start, end);
+	if (probe_fn && !edge && end - start == UNIT_SIZE && smp_this_cpu() == probe_cpu)
+		rc = probe_fn(probe_ctx, start, end);
+	else
+		rc = platform->accept(start, end);
 	if (edge)
 		platform_record(NULL, 0);
 	for (unsigned i = 0; edge && i < nc; i++)
@@ -243,6 +256,18 @@ static int accept_backend(void *ctx, u64 start, u64 end)
 		}
 	}
 	return rc;
+}
+
+void memory_set_probe_accept(int (*fn)(void *ctx, u64 start, u64 end), void *ctx)
+{
+	probe_ctx = ctx;
+	probe_cpu = smp_this_cpu();
+	__atomic_store_n(&probe_fn, fn, __ATOMIC_RELEASE);
+}
+
+u64 memory_last_map_ns(void)
+{
+	return map_ns_last[smp_this_cpu()];
 }
 
 static void *meta_alloc(u64 bytes)

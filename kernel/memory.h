@@ -54,6 +54,13 @@ extern struct memmap kernel_memmap;
 void memory_start_background(u32 policy);
 /* Wait for them and print the `background` event (nothing for other policies). */
 void memory_report_background(void);
+/*
+ * workload=probe: from now on this CPU's accepts of whole units go to fn (after the
+ * mapping, inside the allocator's bookkeeping) instead of the platform's accept; NULL
+ * restores it. memory_last_map_ns: how long this CPU's last accept spent mapping.
+ */
+void memory_set_probe_accept(int (*fn)(void *ctx, u64 start, u64 end), void *ctx);
+u64 memory_last_map_ns(void);
 /* Times recorded so far were converted at hz `was`; the clock runs at `now`: correct them. */
 void memory_rescale_time(u64 was, u64 now);
 

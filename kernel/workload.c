@@ -7,6 +7,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/conformance.h"
 #include "kernel/memory.h"
+#include "kernel/probe.h"
 #include "kernel/smp.h"
 #include "kernel/workload.h"
 #include "lib/format.h"
@@ -56,6 +57,18 @@ static bool parse_step(const char *s, size_t len, struct workload_step *st, char
 		st->kind = WL_NONE;
 		return true;
 	}
+	if (strcmp(buf, "probe") == 0) {
+		st->kind = WL_PROBE;
+		st->size = PROBE_DEFAULT_BUDGET;
+		return true;
+	}
+	if (str_starts(buf, "probe:")) {
+		st->kind = WL_PROBE;
+		if (parse_size(arg, strlen(arg), &st->size) && st->size >= UNIT_SIZE)
+			return true;
+		format_buf(err, errlen, "workload %s: needs a size of at least 2M, like 512M", buf);
+		return false;
+	}
 	if (strcmp(buf, "conformance") == 0) {
 		st->kind = WL_CONFORMANCE;
 		return true;
@@ -96,7 +109,7 @@ static bool parse_step(const char *s, size_t len, struct workload_step *st, char
 		return true;
 	}
 	format_buf(err, errlen, "workload step '%s' is not none, touch:SIZE|auto, alloc2m:SIZE, "
-		   "mix:OPS[:SEED], bandwidth:SIZE, ptouch:SIZE, wait:MS or conformance", buf);
+		   "mix:OPS[:SEED], bandwidth:SIZE, ptouch:SIZE, wait:MS, probe[:SIZE] or conformance", buf);
 	return false;
 }
 
@@ -691,6 +704,9 @@ int workload_run(const struct workload_spec *w)
 			break;
 		case WL_WAIT:
 			code = wait_ms(st);
+			break;
+		case WL_PROBE:
+			code = probe_run(st->size);
 			break;
 		default:
 			panic("workload_run: unknown workload kind %u", st->kind);

@@ -14,12 +14,13 @@ enum workload_kind {
 	WL_PTOUCH,	/* ptouch:SIZE - every started vCPU touches its share of SIZE at once */
 	WL_CONFORMANCE,	/* conformance - judge what the firmware handed over (kernel/conformance.c) */
 	WL_WAIT,	/* wait:MS - busy-wait MS milliseconds by the TSC clock (checks the clock) */
+	WL_PROBE,	/* probe[:SIZE] - time the platform's acceptance primitives (kernel/probe.c) */
 };
 
 struct workload_step {
 	u32 kind;
 	bool size_auto;
-	u64 size;	/* bytes (touch, alloc2m, bandwidth) */
+	u64 size;	/* bytes (touch, alloc2m, bandwidth; probe: its budget) */
 	u64 ops;	/* mix */
 	u64 seed;	/* mix */
 	u64 ms;		/* wait */

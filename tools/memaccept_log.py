@@ -93,6 +93,7 @@ def all_of(events, name):
 INT, STR, BOOL, INTS, INTMAP, LATENCY = "integer", "string", "boolean", "list of integers", \
     "object of integers", "latency object"
 PAIRED = "paired-samples object"
+OBJ = "object"    # any object: its fields are the reader's to check (the probe's distributions)
 
 
 def _is_int(v):
@@ -156,6 +157,12 @@ SCHEMA = {
                  "accepted_by_cpu": INTS, "edge_unaccepted_bytes": INT,
                  "edge_accepted_bytes": INT}),
     "exit": ({"code": INT}, {}),
+    # workload=probe (kernel/probe.c): report.py --probe and checks.probe_consistent read these.
+    "probe": ({"platform": STR, "complete": BOOL},
+              {"host_pages": STR, "min_samples": INT, "budget_bytes": INT, "probe_units": INT,
+               "measured_units": INT, "consumed_bytes": INT, "accepted_before": INT,
+               "accepted_after": INT, "unaccepted_before": INT, "unaccepted_after": INT,
+               "primitives": OBJ, "absent": OBJ, "unit": OBJ, "model": OBJ, "why": STR}),
     "exception": ({}, {"vector": INT, "name": STR, "why": STR, "error_code": INT, "rip": INT}),
     "panic": ({}, {"msg": STR, "code": INT}),
     "fatal": ({}, {"msg": STR, "code": INT}),

@@ -3,6 +3,7 @@
 # memaccept: compare boots (policies, memory sizes) from their serial logs: tables, Markdown, plots.
 """Usage: report.py [--markdown FILE] [--plots DIR] [--include-failed] LOG|LABEL=LOG...
        report.py --conformance [--markdown FILE] LOG...
+       report.py --probe [--markdown FILE] [--plots DIR] LOG|LABEL=LOG...
 
 Each LOG is the console of one boot (tools/runqemu.py --log, build/bench/logs/*.log).
 A run is labelled LABEL if given, else by its policy and guest RAM ("lazy 4G"); RAM
@@ -17,6 +18,14 @@ was usable, 1 if none was, 2 for a usage error.
 With --conformance, each LOG is the console of a boot with workload=conformance (on any
 host, any firmware): the report is that boot's firmware verdicts, one row per rule, with
 the rule's source. A log without a conformance event, or with malformed checks, gets a
+line on stderr; exit status 1 if no log had one.
+
+With --probe, each LOG is the console of a boot with workload=probe: the report is
+each boot's primitives (one row each: samples, p10, p50, p90, p99, max) and its model of
+one unit beside the measured units; with two or more logs also a side-by-side table of
+the medians (the same probe on two hosts, or one host under two settings), each against
+the first log's; --plots draws probe.png, one bar per primitive (the median) with
+whiskers from p10 to p90, the logs side by side. A log without a probe event gets a
 line on stderr; exit status 1 if no log had one.
 
 tools/bench.py imports this module: load_runs(), tables(), render_text(),
@@ -751,6 +760,238 @@ def conformance_main(o):
     return 0
 
 
+# ---------------------------------------------------------------- workload=probe
+PROBE_QUANTILES = ("count", "p10", "p50", "p90", "p99", "max")
+
+
+class Probe:
+    """The probe event of one log: well-formed distributions in prims, in the kernel's order."""
+
+    def __init__(self, path, label, event):
+        self.path = path
+        self.label = label or os.path.splitext(os.path.basename(path))[0]
+        self.event = event
+        self.messages = []
+        raw = event.get("primitives")
+        self.prims = {}
+        for name, d in (raw.items() if isinstance(raw, dict) else []):
+            if isinstance(d, dict) and all(ml._is_int(d.get(k)) for k in PROBE_QUANTILES):
+                self.prims[name] = d
+            else:
+                self.messages.append("primitive %s is malformed (needs integers %s)" %
+                                     (name, ", ".join(PROBE_QUANTILES)))
+        if not isinstance(raw, dict):
+            self.messages.append("probe event has no primitives object")
+        absent = event.get("absent")
+        self.absent = {k: v for k, v in absent.items() if isinstance(v, str)} \
+            if isinstance(absent, dict) else {}
+        model = event.get("model")
+        self.model = model if isinstance(model, dict) else {}
+        unit = event.get("unit")
+        self.unit = unit if isinstance(unit, dict) and all(ml._is_int(unit.get(k)) for k in PROBE_QUANTILES) else None
+
+    def title(self):
+        e = self.event
+        return "%s: platform %s, host pages %s, %s probe units + %s measured, %s MiB consumed%s" % (
+            self.label, e.get("platform", "?"), e.get("host_pages", "?"), e.get("probe_units", "?"),
+            e.get("measured_units", "?"),
+            e["consumed_bytes"] >> 20 if ml._is_int(e.get("consumed_bytes")) else "?",
+            "" if e.get("complete") else " (INCOMPLETE: some distribution has fewer samples than asked)")
+
+    def model_line(self):
+        m = self.model
+        if not all(ml._is_int(m.get(k)) for k in ("predicted_ns", "measured_ns", "diff_permille")):
+            return "no model"
+        lo = m.get("probe_unit", {}).get("p10") if isinstance(m.get("probe_unit"), dict) else None
+        hi = m.get("probe_unit", {}).get("p90") if isinstance(m.get("probe_unit"), dict) else None
+        return "model %s us per unit, measured %s us: %s%.1f%%; the measured median is %s%s" % (
+            us_text(m["predicted_ns"]), us_text(m["measured_ns"]),
+            "-" if m.get("model_below") else "+", m["diff_permille"] / 10.0,
+            "within" if m.get("within_spread") else "OUTSIDE",
+            " the probe's spread (%s-%s us)" % (us_text(lo), us_text(hi)) if ml._is_int(lo) and ml._is_int(hi)
+            else " the probe's spread")
+
+    def terms(self):
+        t = self.model.get("terms")
+        return t if isinstance(t, dict) else {}
+
+
+def us_text(ns):
+    """ns as microseconds with three significant figures at least (2.15, 17.3, 25772)."""
+    if not ml._is_int(ns):
+        return "-"
+    us = ns / 1000.0
+    return "%.3g" % us if us < 100 else "%d" % round(us)
+
+
+def load_probe(spec):
+    """(Probe, None) or (None, why the log has none)."""
+    label, path = split_spec(spec)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        return None, path, "cannot read: %s" % (e.strerror or e)
+    events, _ = ml.parse_events(text)
+    found = [e for e in events if e.get("event") == "probe"]
+    if not found:
+        return None, path, "no probe event (boot with workload=probe)"
+    p = Probe(path, label, found[-1])
+    if len(found) > 1:
+        p.messages.append("%d probe events: the last one is reported" % len(found))
+    return p, path, None
+
+
+def probe_rows(p):
+    rows = [[n, str(d["count"])] + [us_text(d[k]) for k in PROBE_QUANTILES[1:]] for n, d in p.prims.items()]
+    if p.unit:
+        rows.append(["unit (accepted as usual)", str(p.unit["count"])] +
+                    [us_text(p.unit[k]) for k in PROBE_QUANTILES[1:]])
+    return rows
+
+
+PROBE_HEADERS = ["primitive", "samples", "p10 us", "p50 us", "p90 us", "p99 us", "max us"]
+
+
+def probe_term_rows(p):
+    return [[n, "%.3f" % (t.get("calls_per_unit_milli", 0) / 1000.0),
+             "%.3f" % (t.get("entries_per_unit_milli", 0) / 1000.0), us_text(t.get("ns"))]
+            for n, t in p.terms().items() if isinstance(t, dict)]
+
+
+def probe_compare_rows(probes):
+    """One row per primitive any log has: each log's median, and its ratio to the first log's."""
+    names = []
+    for p in probes:
+        names += [n for n in p.prims if n not in names]
+    rows = []
+    for n in names + ["unit (accepted as usual)", "model (predicted)"]:
+        vals = []
+        for p in probes:
+            if n == "unit (accepted as usual)":
+                vals.append(p.unit["p50"] if p.unit else None)
+            elif n == "model (predicted)":
+                vals.append(p.model.get("predicted_ns"))
+            else:
+                vals.append(p.prims[n]["p50"] if n in p.prims else None)
+        row = [n]
+        for i, v in enumerate(vals):
+            cell = us_text(v) if ml._is_int(v) else "-"
+            if i and ml._is_int(v) and ml._is_int(vals[0]) and vals[0]:
+                cell += " (x%.2f)" % (v / vals[0])
+            row.append(cell)
+        rows.append(row)
+    return rows
+
+
+def render_probe_text(probes):
+    out = []
+    for p in probes:
+        out.append("== %s" % p.title())
+        t = Table("primitives (%s)" % p.label, PROBE_HEADERS, probe_rows(p))
+        out.append(render_text([t]))
+        for n, why in p.absent.items():
+            out.append("  no %s: %s" % (n, why))
+        terms = probe_term_rows(p)
+        if terms:
+            out.append(render_text([Table("model of one unit (%s)" % p.label,
+                                          ["term", "calls/unit", "entries/unit", "us/unit"], terms)]))
+        out.append(p.model_line())
+    if len(probes) > 1:
+        out.append(render_text([Table("medians side by side (us; ratio to %s)" % probes[0].label,
+                                      ["primitive"] + [p.label for p in probes], probe_compare_rows(probes))]))
+    return "\n".join(out)
+
+
+def render_probe_markdown(probes, plots):
+    out = ["# memaccept probe\n"]
+    for p in probes:
+        out.append("## %s\n" % p.title())
+        out.append(md_table(PROBE_HEADERS, probe_rows(p)))
+        if p.absent:
+            out += ["- no `%s`: %s" % (n, why) for n, why in p.absent.items()]
+            out.append("")
+        terms = probe_term_rows(p)
+        if terms:
+            out.append(md_table(["term", "calls/unit", "entries/unit", "us/unit"], terms))
+        out.append(p.model_line() + ".\n")
+    if len(probes) > 1:
+        out.append("## Side by side\n")
+        out.append("Medians in microseconds; in brackets the ratio to `%s`.\n" % probes[0].label)
+        out.append(md_table(["primitive"] + [p.label for p in probes], probe_compare_rows(probes)))
+    for title, path in plots:
+        out.append("![%s](%s)\n" % (title, os.path.basename(path)))
+    return "\n".join(out) + "\n"
+
+
+def plot_probe(plt, probes, path):
+    """One bar per primitive (median, log scale), whiskers p10-p90; the logs side by side."""
+    names = []
+    for p in probes:
+        names += [n for n in p.prims if n not in names]
+    if not names:
+        return False
+    fig, ax = plt.subplots(figsize=(min(24, max(8, 0.3 * len(names) * (1 + 0.5 * len(probes)))), 5.5))
+    width = 0.8 / len(probes)
+    for i, p in enumerate(probes):
+        xs, mid, lo, hi = [], [], [], []
+        for j, n in enumerate(names):
+            d = p.prims.get(n)
+            if not d or d["p50"] <= 0:
+                continue
+            xs.append(j + (i - (len(probes) - 1) / 2.0) * width)
+            mid.append(d["p50"] / 1000.0)
+            lo.append(max(0.0, (d["p50"] - d["p10"]) / 1000.0))
+            hi.append(max(0.0, (d["p90"] - d["p50"]) / 1000.0))
+        ax.bar(xs, mid, width=width, yerr=[lo, hi], capsize=2, label=_tex_safe(p.label),
+               color=OTHER_COLOURS[i % len(OTHER_COLOURS)], alpha=0.85)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=60, ha="right", fontsize=8)
+    ax.set_ylabel("microseconds (median; whiskers p10-p90)")
+    ax.set_title("acceptance primitives")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def probe_main(o):
+    probes = []
+    for spec in o.logs:
+        p, path, why = load_probe(spec)
+        if p is None:
+            print("report: %s: %s" % (path, why), file=sys.stderr)
+            continue
+        for m in p.messages:
+            print("report: %s: %s" % (path, m), file=sys.stderr)
+        probes.append(p)
+    if not probes:
+        print("report: no probe event among %d log(s)" % len(o.logs), file=sys.stderr)
+        return 1
+    seen = {}
+    for p in probes:
+        seen[p.label] = seen.get(p.label, 0) + 1
+        if seen[p.label] > 1:
+            p.label = "%s #%d" % (p.label, seen[p.label])
+    print(render_probe_text(probes))
+    plots = []
+    if o.plots:
+        plt, why = matplotlib_or_reason()
+        if plt is None:
+            print("report: plots: %s" % why, file=sys.stderr)
+        else:
+            os.makedirs(o.plots, exist_ok=True)
+            path = os.path.join(o.plots, "probe.png")
+            if plot_probe(plt, probes, path):
+                plots.append(("acceptance primitives", path))
+                print("plot: acceptance primitives: %s" % path)
+    if o.markdown and not write_markdown(o.markdown, render_probe_markdown(probes, plots)):
+        return 1
+    return 0
+
+
 def write_markdown(path, text):
     """Write text to path (its folder created); say where, or why not. False on failure."""
     try:
@@ -776,9 +1017,13 @@ def main(argv=None):
                     help="keep boots that failed (marked) instead of leaving them out")
     ap.add_argument("--conformance", action="store_true",
                     help="report the firmware conformance verdicts of each log instead")
+    ap.add_argument("--probe", action="store_true",
+                    help="report each log's workload=probe (primitives, model) and compare them")
     o = ap.parse_args(argv)
     if o.conformance:
         return conformance_main(o)
+    if o.probe:
+        return probe_main(o)
 
     runs, messages = load_runs(o.logs, o.include_failed)
     for path, m in messages:

@@ -49,6 +49,7 @@ void platform_count(struct platform_counter *counters, unsigned which, u64 n);
 void platform_record(u64 *into, unsigned n);
 
 struct cpuid_regs;
+struct platform_probe;
 
 struct cc_platform {
 	const char *name;	/* "tdx", "snp", "sim", "none" */
@@ -95,6 +96,8 @@ struct cc_platform {
 	const char *firmware_hold_why;
 	struct platform_counter *counters;
 	unsigned ncounters;
+	/* workload=probe: the backend's primitives, timed one by one (arch/x86/probe.h); NULL: none. */
+	const struct platform_probe *probe;
 };
 
 enum platform_kind {

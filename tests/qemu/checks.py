@@ -721,3 +721,102 @@ def one_verdict(case, events, text):
     if n != 1:
         problems.append("%d 'PANIC:' reports" % n)
     return problems
+
+
+# ---------------------------------------------------------------- workload=probe
+
+# The distributions each platform's probe must fill (tools/report.py names them the same).
+_PROBE_GENERIC = ["map_unit", "first_write_4k", "first_write_2m", "rewrite_4k", "rewrite_2m", "clock_read"]
+_PROBE_PLATFORM = {
+    "sim": ["sim_zero_4k", "sim_zero_2m"],
+    "tdx": ["tdx_accept_4k", "tdx_vp_info", "tdx_tdvmcall_noop"],
+    "snp": ["snp_vmgexit_noop", "snp_psc_1", "snp_psc_16", "snp_psc_253", "snp_psc_2m", "snp_evict_4k"],
+}
+_PROBE_DIRECT = ["snp_pvalidate_4k"]
+_PROBE_SVSM = ["svsm_noop", "svsm_pvalidate_1", "svsm_pvalidate_many"]
+# The 2 MiB try of each: taken on a host with 2 MiB pages, refused (then 4 KiB) on kvm.
+_PROBE_2M = {"tdx": "tdx_accept_2m", "snp": "snp_pvalidate_2m", "svsm": "svsm_pvalidate_2m"}
+
+
+def _probe_pages_accepted(kind, calls, emu):
+    """Pages the platform accepted, from its own counters: each accepted exactly once
+    adds up to the allocator's accepted bytes; one accepted twice would count twice."""
+    if kind == "sim":
+        return calls.get("sim_accept_4k_pages")
+    if kind == "tdx":
+        return calls.get("accepted_4k", 0) + 512 * calls.get("accepted_2m", 0) + \
+            calls.get("already_accepted_4k_pages", 0)
+    if kind == "snp":
+        return calls.get("pvalidate_4k", 0) + 512 * (calls.get("pvalidate_2m", 0) - calls.get("pvalidate_size_mismatch", 0))
+    # Below VMPL0: the pages the SVSM validated for the guest (each evicted once after its
+    # request succeeded; the SVSM's own counts also hold the GHCB page's rescind).
+    if emu.get("svsm_errors", 0) != calls.get("svsm_size_mismatch", 0):
+        return -1
+    return calls.get("evicted_pages")
+
+
+def probe_consistent(case, events, text):
+    """workload=probe: one probe event with every distribution the platform and the host
+    the emulator plays (emu_host=, kvm by default) offer, each >= min_samples and ordered;
+    the probe accepted nothing twice: what it consumed is whole units, the allocator's
+    counts moved by exactly that, and the platform's own counters (every page accepted
+    once, none the host called already accepted) add up to the allocator's accepted bytes;
+    the model's terms add up to its prediction and its difference to the measured units."""
+    p, s, ready = ml.first(events, "probe"), ml.first(events, "summary"), ml.first(events, "ready")
+    if p is None or s is None or ready is None:
+        return ["no probe, summary or ready event"]
+    problems = []
+    kind = ready["platform"]
+    svsm = kind == "snp" and _option(case, "emu_svsm") == "1"
+    want = _PROBE_GENERIC + _PROBE_PLATFORM.get(kind, []) + (_PROBE_SVSM if svsm else _PROBE_DIRECT if kind == "snp" else [])
+    if kind in _PROBE_2M:
+        big = _PROBE_2M["svsm" if svsm else kind]
+        want.append(big if (_option(case, "emu_host") or "kvm") == "huge" else big + "_refused")
+    prims = p.get("primitives", {})
+    if not p.get("complete"):
+        problems.append("the probe says it is not complete")
+    for name in want:
+        d = prims.get(name)
+        if d is None:
+            problems.append("no %s distribution (absent: %s)" % (name, p.get("absent", {}).get(name)))
+            continue
+        if d["count"] < p["min_samples"]:
+            problems.append("%s has %d samples, fewer than %d" % (name, d["count"], p["min_samples"]))
+        if not d["p10"] <= d["p50"] <= d["p90"] <= d["p99"] <= d["max"]:
+            problems.append("%s quantiles out of order: %s" % (name, d))
+    for name in set(prims) & set(p.get("absent", {})):
+        problems.append("%s is both measured and absent" % name)
+    # Nothing twice: whole units only, and every counter moved by exactly what it consumed.
+    units = p["probe_units"] + p["measured_units"]
+    consumed = p["consumed_bytes"]
+    if consumed != units * UNIT:
+        problems.append("consumed %d bytes for %d units" % (consumed, units))
+    if p["accepted_after"] - p["accepted_before"] != consumed:
+        problems.append("accepted bytes moved by %d, the probe consumed %d" % (p["accepted_after"] - p["accepted_before"], consumed))
+    if p["unaccepted_before"] - p["unaccepted_after"] != consumed:
+        problems.append("unaccepted bytes fell by %d, the probe consumed %d" % (p["unaccepted_before"] - p["unaccepted_after"], consumed))
+    if s["accepted_bytes"] != p["accepted_after"] or s["unaccepted_bytes"] != p["unaccepted_after"]:
+        problems.append("summary accepted %d / unaccepted %d, the probe ended at %d / %d"
+                        % (s["accepted_bytes"], s["unaccepted_bytes"], p["accepted_after"], p["unaccepted_after"]))
+    calls, emu = s.get("platform_calls", {}), s.get("emulator", {})
+    pages = _probe_pages_accepted("svsm" if svsm else kind, calls, emu)
+    if pages is not None and pages != s["accepted_bytes"] // PAGE:
+        problems.append("the platform accepted %d pages, the allocator counts %d" % (pages, s["accepted_bytes"] // PAGE))
+    if calls.get("already_accepted_4k_pages"):
+        problems.append("the host reported %d pages already accepted" % calls["already_accepted_4k_pages"])
+    # The model: its terms add up (each rounded down) and so does its verdict.
+    m = p.get("model", {})
+    terms = sum(t["ns"] for t in m.get("terms", {}).values())
+    if not m.get("units") or not 0 <= m["predicted_ns"] - terms < len(m.get("terms", {})) + 1 or terms == 0:
+        problems.append("model terms add up to %d ns, predicted_ns %s (%s units)" % (terms, m.get("predicted_ns"), m.get("units")))
+    meas = m.get("measured_ns", 0)
+    if meas != p["unit"]["mean"] or p["unit"]["count"] < p["min_samples"]:
+        problems.append("measured_ns %s is not the mean of %d measured units" % (meas, p["unit"]["count"]))
+    if meas and abs(abs(meas - m["predicted_ns"]) * 1000 // meas - m["diff_permille"]) > 1:
+        problems.append("diff_permille %d, but measured %d against predicted %d" % (m["diff_permille"], meas, m["predicted_ns"]))
+    spread = m.get("probe_unit", {})
+    inside = spread.get("p10", 1) <= p["unit"]["p50"] <= spread.get("p90", 0)
+    if inside != m.get("within_spread"):
+        problems.append("within_spread %s, but the median %d against the probe units' p10-p90 %s-%s"
+                        % (m.get("within_spread"), p["unit"]["p50"], spread.get("p10"), spread.get("p90")))
+    return problems

@@ -19,7 +19,7 @@
  * the secrets page's, an AP's the one Create vCPU registered for it (COCONUT
  * update_guest_vmsa_caa; the SVSM instance on each vCPU looks only at that vCPU's
  * calling area). Not modelled: COCONUT zeroes each page it validates (the page model
- * has no contents), REMAP_CA and the other core protocol calls (they answer
+ * has no contents), REMAP_CA and the other core protocol calls but Query Protocol (they answer
  * UNSUPPORTED_CALL), the SVSM's own VMPL0 permission changes (the guest keeps write
  * access to a VMSA page here).
  */
@@ -204,6 +204,21 @@ static void nothing_pending(void)
 		emu_count("svsm_call_through_other_caa");
 }
 
+/*
+ * Query Protocol as COCONUT core.rs core_query_protocol answers it: RCX = protocol 63:32,
+ * version 31:0; for the core protocol (0) at a version in CORE_PROTOCOL_VERSION_MIN..MAX
+ * (1..1) RCX = min | max << 32, for anything else RCX = 0; the call itself succeeds.
+ */
+static u64 core_query_protocol(struct trap_frame *f)
+{
+	u32 protocol = (u32)(f->rcx >> 32), version = (u32)f->rcx;
+
+	emu_count("svsm_query_protocol");
+	f->rcx = protocol == SVSM_CORE_PROTOCOL && version == SVSM_CORE_VERSION
+		 ? SVSM_CORE_VERSION | ((u64)SVSM_CORE_VERSION << 32) : 0;
+	return SVSM_SUCCESS;
+}
+
 void emu_svsm_call(struct trap_frame *f)
 {
 	u32 vmpl = (u32)((emu_self()->ghcb_msr >> 32) & 0xff);
@@ -239,6 +254,8 @@ void emu_svsm_call(struct trap_frame *f)
 		rc = core_create_vcpu(f);
 	else if ((u32)f->rax == SVSM_CORE_DELETE_VCPU)
 		rc = core_delete_vcpu(f);
+	else if ((u32)f->rax == SVSM_CORE_QUERY_PROTOCOL)
+		rc = core_query_protocol(f);
 	else if ((u32)f->rax != SVSM_CORE_PVALIDATE)
 		rc = SVSM_ERR_UNSUPPORTED_CALL;
 	else if (emu_fault_take(&emu.faults, FAULT_SVSM_BUSY, 0, 0))

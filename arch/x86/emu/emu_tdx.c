@@ -310,6 +310,20 @@ static void vmcall(struct trap_frame *f)
 					     "KVM blocks the vCPU for good");
 		f->r10 = 0;	/* interrupts allowed: as if one had arrived at once */
 		return;
+	case TDVMCALL_GET_TD_VM_CALL_INFO:
+		/*
+		 * KVM handle_tdvmcall -> tdx_get_td_vm_call_info, in the kernel: R12 = 0 answers
+		 * success with R11-R14 = 0; any other R12 INVALID_OPERAND (the version merged with
+		 * the KVM TDX series; later kernels send R12 = 1 to userspace).
+		 */
+		emu_count("tdvmcall_get_info");
+		if (v.r12) {
+			f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
+			return;
+		}
+		f->r10 = 0;
+		f->r11 = f->r12 = f->r13 = f->r14 = 0;
+		return;
 	case TDVMCALL_REPORT_FATAL_ERROR:
 		vmm_fatal(&v);
 	default:

@@ -5,10 +5,12 @@
 #include "arch/x86/hooks.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
+#include "arch/x86/probe.h"
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/sev/svsm.h"
 #include "arch/x86/sev/vmsa.h"
 #include "arch/x86/smp.h"
+#include "arch/x86/tsc.h"
 #include "arch/x86/tsc_cal.h"
 #include "drivers/console.h"
 #include "drivers/event.h"
@@ -668,6 +670,211 @@ static int snp_accept(u64 start, u64 end)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ workload=probe */
+
+static struct probe_sink *probe_sink;
+
+/* The Page State Change exit timed, filed by the entries it still had to do. */
+static u64 timed_psc_exit(struct psc_desc *desc, unsigned n)
+{
+	unsigned left = n - desc->hdr.cur_entry, prim;
+	bool big = n == 1 && PSC_ENTRY_2M(desc->entries[0]);
+	u64 t = tsc_now_ns(), err = psc_exit(desc, n);
+
+	t = tsc_now_ns() - t;
+	prim = big ? PR_SNP_PSC_2M : left == 1 ? PR_SNP_PSC_1 : left == 16 ? PR_SNP_PSC_16 :
+	       left == PSC_MAX_ENTRIES ? PR_SNP_PSC_253 : PR_SNP_PSC_OTHER;
+	if (!err)
+		probe_sink->add(probe_sink, prim, t, left);
+	return err;
+}
+
+static u32 timed_pvalidate(u64 va, u32 size, u32 validate, bool *no_update)
+{
+	u64 t = tsc_now_ns();
+	u32 rc = snp_pvalidate(va, size, validate, no_update);
+
+	t = tsc_now_ns() - t;
+	if (rc == PVALIDATE_OK)
+		probe_sink->add(probe_sink, size == PVALIDATE_2M ? PR_SNP_PVALIDATE_2M : PR_SNP_PVALIDATE_4K, t, 1);
+	else if (rc == PVALIDATE_FAIL_SIZEMISMATCH && size == PVALIDATE_2M)
+		probe_sink->add(probe_sink, PR_SNP_PVALIDATE_2M_REFUSED, t, 1);
+	return rc;
+}
+
+/* One sample per call, in ns per page: a 2 MiB page's eviction is 512 pages' worth. */
+static void timed_evict(u64 va, u64 pages)
+{
+	u64 t = tsc_now_ns();
+
+	evict(va, pages);
+	probe_sink->add(probe_sink, PR_SNP_EVICT_4K, (tsc_now_ns() - t) / pages, pages);
+}
+
+static u64 timed_svsm_call(struct svsm_pval_req *req)
+{
+	unsigned left = req->num_entries - req->cur_index, prim = PR_COUNT;
+	bool big = left == 1 && SVSM_PVAL_ENTRY_2M(req->entries[req->cur_index]);
+	u64 t = tsc_now_ns(), rc = svsm_call(req);
+
+	t = tsc_now_ns() - t;
+	if (big && rc == SVSM_SUCCESS)
+		prim = PR_SVSM_PVAL_2M;
+	else if (big && rc == SVSM_PVALIDATE_FAIL_SIZEMISMATCH)
+		prim = PR_SVSM_PVAL_2M_REFUSED;
+	else if (!big && rc == SVSM_SUCCESS)
+		prim = left == 1 ? PR_SVSM_PVAL_1 : left == SVSM_PVAL_MAX_ENTRIES ? PR_SVSM_PVAL_MANY
+								    : PR_SVSM_PVAL_OTHER;
+	if (prim != PR_COUNT)
+		probe_sink->add(probe_sink, prim, t, left);
+	return rc;
+}
+
+static const struct snp_psc_ops probe_psc_ops = { timed_psc_exit, snp_fatal, NULL };
+static const struct snp_pvalidate_ops probe_pvalidate_ops = { timed_pvalidate, snp_fatal, timed_evict };
+static const struct svsm_pval_ops probe_svsm_ops = { timed_svsm_call, snp_fatal, timed_evict };
+
+static void probe_psc(u64 start, u64 end, struct snp_psc_stats *ps)
+{
+	snp_psc_range(start, end, PSC_OP_PRIVATE, &probe_psc_ops, ps, NULL);
+}
+
+/*
+ * Validation as validate_range does it (backend), or in a shape that gives the samples
+ * the backend's does not on every host: every 8th unit page by page (PVALIDATE 4 KiB, or
+ * one-entry SVSM requests), and below VMPL0 every 8th from the 4th a full request of
+ * 4 KiB entries (a host with 2 MiB RMP entries never makes the backend send one).
+ */
+static bool probe_validate(u64 unit, unsigned k, struct snp_pvalidate_stats *vs, struct svsm_pval_stats *ss)
+{
+	struct svsm_pval_req *req = via_svsm ? (struct svsm_pval_req *)(this_caa() + SVSM_CAA_BUFFER) : NULL;
+	u64 end = unit + UNIT_SIZE;
+
+	if (k % 8 == 7) {
+		for (u64 a = unit; a < end; a += PAGE_SIZE) {
+			if (via_svsm)
+				svsm_pvalidate_range(a, a + PAGE_SIZE, true, req, &probe_svsm_ops, ss);
+			else
+				snp_pvalidate_range(a, a + PAGE_SIZE, true, &probe_pvalidate_ops, vs);
+		}
+		return false;
+	}
+	if (via_svsm && k % 8 == 3) {
+		u64 mid = unit + SVSM_PVAL_MAX_ENTRIES * PAGE_SIZE;
+
+		svsm_pvalidate_range(unit, mid, true, req, &probe_svsm_ops, ss);
+		svsm_pvalidate_range(mid, end, true, req, &probe_svsm_ops, ss);
+		return false;
+	}
+	if (via_svsm)
+		svsm_pvalidate_range(unit, end, true, req, &probe_svsm_ops, ss);
+	else
+		snp_pvalidate_range(unit, end, true, &probe_pvalidate_ops, vs);
+	return true;
+}
+
+/*
+ * A unit: made private as the backend does (one 2 MiB entry) or, on odd units while the
+ * samples lack them, in requests of 253 4 KiB entries (two, then six of one entry) or of
+ * 16; then validated (probe_validate). The counters count what was done, as for snp_accept.
+ */
+static int snp_probe_unit(u64 unit, struct probe_sink *s, unsigned k, bool *backend)
+{
+	struct snp_psc_stats ps = { 0 };
+	struct snp_pvalidate_stats vs = { 0 };
+	struct svsm_pval_stats ss = { 0 };
+	u64 end = unit + UNIT_SIZE, a = unit;
+	unsigned per = 0;
+
+	if (k % 2 && s->count(s, PR_SNP_PSC_253) < PROBE_MIN_SAMPLES)
+		per = PSC_MAX_ENTRIES;
+	else if (k % 2 && s->count(s, PR_SNP_PSC_16) < PROBE_MIN_SAMPLES)
+		per = 16;
+	probe_sink = s;
+	if (!per) {
+		probe_psc(unit, end, &ps);
+	} else if (per == 16) {
+		for (; a < end; a += 16 * PAGE_SIZE)
+			probe_psc(a, a + 16 * PAGE_SIZE, &ps);
+	} else {
+		for (unsigned i = 0; i < 2; i++, a += PSC_MAX_ENTRIES * PAGE_SIZE)
+			probe_psc(a, a + PSC_MAX_ENTRIES * PAGE_SIZE, &ps);
+		for (; a < end; a += PAGE_SIZE)
+			probe_psc(a, a + PAGE_SIZE, &ps);
+	}
+	*backend = probe_validate(unit, k, &vs, &ss) && !per;
+	probe_sink = NULL;
+	count_add(C_PSC_EXITS, ps.exits);
+	count_add(C_PSC_ENTRIES, ps.entries);
+	count_add(C_PSC_REISSUES, ps.reissues);
+	count_add(C_PVALIDATE_2M, vs.calls_2m);
+	count_add(C_PVALIDATE_4K, vs.calls_4k);
+	count_add(C_PVALIDATE_SIZE_MISMATCH, vs.size_mismatch);
+	count_add(C_SVSM_ENTRIES, ss.entries);
+	count_add(C_SVSM_SIZE_MISMATCH, ss.size_mismatch);
+	count_add(C_EVICTED_PAGES, vs.evicted_pages + ss.evicted_pages);
+	return 0;
+}
+
+#define SNP_PROBE_PRIMS                                                                     \
+	((1ULL << PR_SNP_VMGEXIT_NOOP) | (1ULL << PR_SNP_PSC_1) | (1ULL << PR_SNP_PSC_16) |  \
+	 (1ULL << PR_SNP_PSC_253) | (1ULL << PR_SNP_PSC_2M) | (1ULL << PR_SNP_PSC_OTHER) |       \
+	 (1ULL << PR_SNP_EVICT_4K))
+#define SNP_PROBE_DIRECT                                                                    \
+	((1ULL << PR_SNP_PVALIDATE_4K) | (1ULL << PR_SNP_PVALIDATE_2M) | (1ULL << PR_SNP_PVALIDATE_2M_REFUSED))
+#define SNP_PROBE_SVSM                                                                      \
+	((1ULL << PR_SVSM_NOOP) | (1ULL << PR_SVSM_PVAL_1) | (1ULL << PR_SVSM_PVAL_MANY) |    \
+	 (1ULL << PR_SVSM_PVAL_OTHER) | (1ULL << PR_SVSM_PVAL_2M) | (1ULL << PR_SVSM_PVAL_2M_REFUSED))
+static struct platform_probe snp_probe;
+
+/*
+ * The no-work round trips: the GHCB MSR protocol's SEV information request, which KVM
+ * answers in the kernel without an exit to QEMU (arch/x86/kvm/svm/sev.c
+ * sev_handle_vmgexit_msr_protocol, GHCB_MSR_SEV_INFO_REQ); below VMPL0 also the SVSM's
+ * Query Protocol call (svsm.h).
+ */
+static void snp_probe_calls(struct probe_sink *s, unsigned n)
+{
+	snp_probe.prims = SNP_PROBE_PRIMS | (via_svsm ? SNP_PROBE_SVSM : SNP_PROBE_DIRECT);
+	for (unsigned i = 0; i < n; i++) {
+		u64 t = tsc_now_ns(), resp = msr_protocol(GHCB_MSR_SEV_INFO_REQ);
+
+		t = tsc_now_ns() - t;
+		if ((resp & GHCB_INFO_MASK) == GHCB_MSR_SEV_INFO_RESP)
+			s->add(s, PR_SNP_VMGEXIT_NOOP, t, 1);
+	}
+	for (unsigned i = 0; via_svsm && i < n; i++) {
+		u64 t = tsc_now_ns();
+		u64 rax = svsm_core_call(SVSM_CORE_QUERY_PROTOCOL,
+					 ((u64)SVSM_CORE_PROTOCOL << 32) | SVSM_CORE_VERSION, 0, 0);
+
+		t = tsc_now_ns() - t;
+		if (rax == SVSM_SUCCESS)
+			s->add(s, PR_SVSM_NOOP, t, 1);
+	}
+}
+
+static bool snp_probe_satisfied(struct probe_sink *s, u64 min)
+{
+	static const unsigned need[] = { PR_SNP_PSC_1, PR_SNP_PSC_16, PR_SNP_PSC_253, PR_SNP_PSC_2M };
+
+	for (unsigned i = 0; i < ARRAY_SIZE(need); i++)
+		if (s->count(s, need[i]) < min)
+			return false;
+	if (via_svsm)
+		return s->count(s, PR_SVSM_PVAL_2M) + s->count(s, PR_SVSM_PVAL_2M_REFUSED) >= min &&
+		       s->count(s, PR_SVSM_PVAL_1) >= min && s->count(s, PR_SVSM_PVAL_MANY) >= min;
+	return s->count(s, PR_SNP_PVALIDATE_2M) + s->count(s, PR_SNP_PVALIDATE_2M_REFUSED) >= min &&
+	       s->count(s, PR_SNP_PVALIDATE_4K) >= min;
+}
+
+static struct platform_probe snp_probe = {
+	.calls = snp_probe_calls,
+	.accept_unit = snp_probe_unit,
+	.satisfied = snp_probe_satisfied,
+	.prims = SNP_PROBE_PRIMS,
+};
+
 /* Eager acceptance starts (fn set) or ends (NULL): see snp_psc_range. */
 static void snp_accept_ahead(bool (*fn)(u64 from, u64 *unit))
 {
@@ -1069,6 +1276,7 @@ static struct cc_platform snp = {
 	.cpuid = snp_cpuid,
 	.counters = counters,
 	.ncounters = C_COUNT,
+	.probe = &snp_probe,
 };
 
 /*

@@ -63,6 +63,14 @@
  * away in the RMP, so the page is ordinary guest memory again.
  */
 #define SVSM_CORE_DELETE_VCPU 3
+/*
+ * Query Protocol (core protocol call 6; COCONUT core.rs core_query_protocol): RCX =
+ * protocol 63:32 | version 31:0; the SVSM answers in RCX min version 31:0 | max version
+ * 63:32 if it supports that version, else 0, and RAX = 0. It touches nothing: the SVSM
+ * call round trip workload=probe times.
+ */
+#define SVSM_CORE_QUERY_PROTOCOL 6
+#define SVSM_CORE_VERSION 1
 
 /* RAX on return (SVSM spec, "Result codes"; COCONUT errors.rs SvsmResultCode). */
 #define SVSM_SUCCESS 0x00000000ULL

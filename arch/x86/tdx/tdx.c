@@ -4,6 +4,7 @@
 #include "arch/x86/desc.h"
 #include "arch/x86/hooks.h"
 #include "arch/x86/msr.h"
+#include "arch/x86/probe.h"
 #include "arch/x86/tdx/tdx.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
@@ -26,6 +27,7 @@ enum {
 	C_VMCALL_MSR,
 	C_VMCALL_FATAL,
 	C_VP_INFO,
+	C_VMCALL_INFO,
 	C_VM_RD,
 	C_VM_WR,
 	C_VE,
@@ -45,6 +47,7 @@ static struct platform_counter counters[C_COUNT] = {
 	[C_VMCALL_MSR] = { "tdvmcall_msr", 0 },
 	[C_VMCALL_FATAL] = { "tdvmcall_report_fatal_error", 0 },
 	[C_VP_INFO] = { "tdcall_vp_info", 0 },
+	[C_VMCALL_INFO] = { "tdvmcall_get_info", 0 },
 	[C_VM_RD] = { "tdcall_vm_rd", 0 },
 	[C_VM_WR] = { "tdcall_vm_wr", 0 },
 	[C_VE] = { "ve_exceptions", 0 },
@@ -207,19 +210,115 @@ static const struct tdx_accept_ops accept_ops = {
 	.relax = cpu_relax,
 };
 
-static int tdx_accept(u64 start, u64 end)
+static void count_accept(const struct tdx_accept_stats *st_)
 {
-	struct tdx_accept_stats st = { 0 };
+	const struct tdx_accept_stats st = *st_;
 
-	tdx_accept_range(start, end, &accept_ops, &st);
 	count(C_ACCEPT, st.tdcalls);
 	count(C_ACCEPT_2M, st.accepted[TDX_LEVEL_2M]);
 	count(C_ACCEPT_4K, st.accepted[TDX_LEVEL_4K]);
 	count(C_BUSY_RETRIES, st.busy_retries);
 	count(C_SIZE_MISMATCH, st.size_mismatch);
 	count(C_ALREADY_ACCEPTED, st.already_accepted);
+}
+
+static int tdx_accept(u64 start, u64 end)
+{
+	struct tdx_accept_stats st = { 0 };
+
+	tdx_accept_range(start, end, &accept_ops, &st);
+	count_accept(&st);
 	return 0;
 }
+
+/* ------------------------------------------------------------------ workload=probe */
+
+/* Where the probe's timed accepts report (one CPU probes, the others do not use it). */
+static struct probe_sink *probe_sink;
+
+/* TDG.MEM.PAGE.ACCEPT timed, filed by level and answer; the status goes on unchanged. */
+static u64 timed_page_accept(u64 gpa_level)
+{
+	u64 t = tsc_now_ns(), status = page_accept(gpa_level);
+	u32 code = TDX_STATUS_CODE(status);
+
+	t = tsc_now_ns() - t;
+	if ((gpa_level & TDX_ACCEPT_LEVEL_MASK) == TDX_LEVEL_4K) {
+		if (status == TDX_SUCCESS)
+			probe_sink->add(probe_sink, PR_TDX_ACCEPT_4K, t, 1);
+	} else if (status == TDX_SUCCESS) {
+		probe_sink->add(probe_sink, PR_TDX_ACCEPT_2M, t, 1);
+	} else if (code == TDX_PAGE_SIZE_MISMATCH) {
+		probe_sink->add(probe_sink, PR_TDX_ACCEPT_2M_REFUSED, t, 1);
+	}
+	return status;
+}
+
+static const struct tdx_accept_ops probe_ops = {
+	.page_accept = timed_page_accept,
+	.zero = zero,
+	.fatal = accept_fatal,
+	.warn = accept_warn,
+	.now_ns = tsc_now_ns,
+	.relax = cpu_relax,
+};
+
+/* Every 8th probe unit is accepted page by page: 4 KiB samples on a host that maps 2 MiB. */
+#define PROBE_PAGEWISE(k) ((k) % 8 == 7)
+
+static int tdx_probe_unit(u64 unit, struct probe_sink *s, unsigned k, bool *backend)
+{
+	struct tdx_accept_stats st = { 0 };
+
+	probe_sink = s;
+	*backend = !PROBE_PAGEWISE(k);
+	if (*backend) {
+		tdx_accept_range(unit, unit + UNIT_SIZE, &probe_ops, &st);
+	} else {
+		for (u64 a = unit; a < unit + UNIT_SIZE; a += PAGE_SIZE)
+			tdx_accept_range(a, a + PAGE_SIZE, &probe_ops, &st);
+	}
+	probe_sink = NULL;
+	count_accept(&st);
+	return 0;
+}
+
+static void tdx_probe_calls(struct probe_sink *s, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct tdx_regs r = { .rax = TDG_VP_INFO };
+		u64 t = tsc_now_ns(), status = tdx_tdcall(&r);
+
+		t = tsc_now_ns() - t;
+		count(C_VP_INFO, 1);
+		if (!status)
+			s->add(s, PR_TDX_VP_INFO, t, 1);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct tdx_regs r = { .r12 = 0 };
+		u64 t = tsc_now_ns(), status = tdvmcall(&r, TDVMCALL_GET_TD_VM_CALL_INFO);
+
+		t = tsc_now_ns() - t;
+		count(C_VMCALL_INFO, 1);
+		if (!status)
+			s->add(s, PR_TDX_VMCALL_NOOP, t, 1);
+	}
+}
+
+/* Either 2 MiB answer (the host's page size decides which) and 4 KiB accepts. */
+static bool tdx_probe_satisfied(struct probe_sink *s, u64 min)
+{
+	return s->count(s, PR_TDX_ACCEPT_2M) + s->count(s, PR_TDX_ACCEPT_2M_REFUSED) >= min &&
+	       s->count(s, PR_TDX_ACCEPT_4K) >= min;
+}
+
+static const struct platform_probe tdx_probe = {
+	.calls = tdx_probe_calls,
+	.accept_unit = tdx_probe_unit,
+	.satisfied = tdx_probe_satisfied,
+	.prims = (1ULL << PR_TDX_ACCEPT_4K) | (1ULL << PR_TDX_ACCEPT_2M) |
+		 (1ULL << PR_TDX_ACCEPT_2M_REFUSED) | (1ULL << PR_TDX_VP_INFO) | (1ULL << PR_TDX_VMCALL_NOOP),
+};
 
 /* ------------------------------------------------------------------ #VE */
 
@@ -459,6 +558,7 @@ static const struct cc_platform tdx = {
 	.firmware_hold_why = "TDVF before edk2-stable202411 runs its waiting APs on page tables there",
 	.counters = counters,
 	.ncounters = C_COUNT,
+	.probe = &tdx_probe,
 };
 
 const struct cc_platform *tdx_platform(void)

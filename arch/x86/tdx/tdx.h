@@ -114,6 +114,14 @@
 #define TDVMCALL_RDMSR 31		/* Instruction.RDMSR: R12 MSR -> R11 value */
 #define TDVMCALL_WRMSR 32		/* Instruction.WRMSR: R12 MSR, R13 value */
 #define TDVMCALL_REPORT_FATAL_ERROR 0x10003 /* R12 error code, R13 GPA, message in 8 GPRs */
+/*
+ * GetTdVmCallInfo (GHCI): with R12 = 0 the VMM answers success and R11-R14 = 0 (no
+ * TDVMCALLs beyond the base set). KVM answers it in the kernel, without an exit to QEMU
+ * (Linux arch/x86/kvm/vmx/tdx.c tdx_get_td_vm_call_info, called from handle_tdvmcall;
+ * only R12 = 1 goes to userspace in later kernels): the round trip to the host that does
+ * no work, which workload=probe times.
+ */
+#define TDVMCALL_GET_TD_VM_CALL_INFO 0x10000
 #define TDVMCALL_IO_IN 0
 #define TDVMCALL_IO_OUT 1
 
