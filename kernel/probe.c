@@ -10,6 +10,7 @@
 #include "kernel/probe.h"
 #include "lib/string.h"
 #include "mm/latency.h"
+#include "mm/accept.h"
 #include "mm/page_alloc.h"
 #include "mm/probe_model.h"
 
