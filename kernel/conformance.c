@@ -251,8 +251,8 @@ static void rules_map(struct ctx *c, const struct map_facts *f)
 #define SRC_UNACC_ATTR \
 	"UEFI 2.9 section 7.2 (type 15, EFI_MEMORY_WB, EFI_MEMORY_RUNTIME)"
 #define SRC_UNACC_ALIGN \
-	"Linux drivers/firmware/efi/libstub/unaccepted_memory.c (2 MiB unit, edges " \
-	"accepted at boot); memaccept mm/bitmap.c"
+	"Linux drivers/firmware/efi/libstub/unaccepted_memory.c process_unaccepted_memory " \
+	"(2 MiB unit; Linux accepts the edges at boot); memaccept mm/bitmap.c, mm/accept.c"
 #define SRC_TDX_4G \
 	"edk2 OvmfPkg/Library/PlatformInitLib/IntelTdx.c " \
 	"BuildResourceDescriptorHobForUnacceptedMemory (memory under 4 GiB accepted)"
@@ -304,8 +304,8 @@ static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 
 	if (f->unacc_unaligned_ranges)
 		add(c, "unaccepted.alignment", VERDICT_WARN, SRC_UNACC_ALIGN,
-		    "%u of %u range(s) not on 2 MiB boundaries: %llu KiB in partial units must be "
-		    "accepted at boot", f->unacc_unaligned_ranges, f->unacc_ranges,
+		    "%u of %u range(s) not on 2 MiB boundaries: %llu KiB in partial units (Linux "
+		    "accepts them at boot; memaccept on demand)", f->unacc_unaligned_ranges, f->unacc_ranges,
 		    f->unacc_partial_bytes >> 10);
 	else
 		add(c, "unaccepted.alignment", VERDICT_PASS, SRC_UNACC_ALIGN,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept (test image): a stand-in for OVMF's SEV memory acceptance protocol under platform=snp-emu. */
+/* memaccept (test image): a stand-in for OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL under platform=snp-emu. */
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/sev/svsm.h"
 #include "boot/boot.h"
@@ -19,7 +19,8 @@
 static EFI_SYSTEM_TABLE *sys;
 static bool fail, opted_in, active;
 
-static EFI_STATUS EFIAPI allow(struct sev_memory_acceptance_protocol *self)
+/* OVMF's own AllowUnacceptedMemory never fails; optin_fail plays a firmware whose does. */
+static EFI_STATUS EFIAPI allow(struct ovmf_sev_memory_acceptance_protocol *self)
 {
 	(void)self;
 	if (fail)
@@ -28,7 +29,7 @@ static EFI_STATUS EFIAPI allow(struct sev_memory_acceptance_protocol *self)
 	return EFI_SUCCESS;
 }
 
-static struct sev_memory_acceptance_protocol standin = { allow };
+static struct ovmf_sev_memory_acceptance_protocol standin = { allow };
 
 /* OVMF's before-EBS acceptance, reduced to what the guest can see: a changed map. */
 void boot_test_before_ebs(u32 attempt)
@@ -132,7 +133,7 @@ static void install_cc_blob(EFI_SYSTEM_TABLE *st)
 
 void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 {
-	EFI_GUID guid = SEV_MEMORY_ACCEPTANCE_GUID;
+	EFI_GUID guid = OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL_GUID;
 	EFI_HANDLE handle = NULL;
 
 	if (bi->config.platform != PLAT_SNP_EMU)
