@@ -51,6 +51,12 @@ static struct platform_counter counters[C_COUNT] = {
 };
 
 static u64 shared_bit;
+
+u64 tdx_shared_bit(void)
+{
+	return shared_bit;
+}
+
 static u32 warnings;
 
 /* The APs call into the TDX backend too (they accept in parallel): see platform_count. */
