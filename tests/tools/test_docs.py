@@ -156,6 +156,52 @@ class DocsMatchCode(unittest.TestCase):
                          ["docs/x.md: gEdkiiSevMemoryAcceptanceProtocolGuid"])
 
 
+class RulesMatchDocs(unittest.TestCase):
+    """Every conformance rule the kernel can report is documented in docs/firmware.md
+    with its level, and the checklist links each MUST/SHOULD rule; nothing documented
+    is a rule the kernel does not have."""
+
+    def test_every_rule_is_documented(self):
+        rules = rules_in_code(read_code()["kernel/conformance.c"])
+        self.assertGreaterEqual(len(rules), 30)
+        docs = read_docs()
+        self.assertEqual(rule_doc_problems(rules, docs["docs/firmware.md"],
+                                           docs["docs/firmware-checklist.md"]), [])
+
+    def test_checker_catches_a_missing_and_an_unknown_rule(self):
+        rules = {"map.overlap": "MUST", "map.size": "INFO"}
+        doc = "| `map.overlap` | MUST | x |\n| `map.size` | INFO, memaccept's own | y |\n"
+        checklist = "- MUST x ([`map.overlap`](firmware.md#the-memory-map)).\n"
+        self.assertEqual(rule_doc_problems(rules, doc, checklist), [])
+        self.assertEqual(rule_doc_problems(rules, doc.replace("| MUST |", "| SHOULD |"), checklist),
+                         ["docs/firmware.md: map.overlap is not documented as MUST"])
+        self.assertEqual(rule_doc_problems(rules, doc, ""),
+                         ["checklist: map.overlap (MUST) not linked"])
+        self.assertEqual(rule_doc_problems(rules, doc, checklist + "[`map.gone`](firmware.md)"),
+                         ["checklist: map.gone is no rule"])
+
+
+# MUST("map.desc_size", ...), OWN_SHOULD(...), INFO(...) in kernel/conformance.c's registry.
+RULE_RE = re.compile(r"\b(?:OWN_)?(MUST|SHOULD|INFO)\(\"([a-z0-9_]+\.[a-z0-9_]+)\"")
+
+
+def rules_in_code(text):
+    return {m.group(2): m.group(1) for m in RULE_RE.finditer(text)}
+
+
+def rule_doc_problems(rules, firmware_md, checklist):
+    bad = []
+    for rule, level in sorted(rules.items()):
+        if not re.search(r"^\| `%s` \| %s\b" % (re.escape(rule), level), firmware_md, re.M):
+            bad.append("docs/firmware.md: %s is not documented as %s" % (rule, level))
+        if level != "INFO" and "[`%s`](firmware.md" % rule not in checklist:
+            bad.append("checklist: %s (%s) not linked" % (rule, level))
+    for rule in re.findall(r"\[`([a-z0-9_]+\.[a-z0-9_]+)`\]\(firmware\.md", checklist):
+        if rule not in rules:
+            bad.append("checklist: %s is no rule" % rule)
+    return bad
+
+
 GUID_RE = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 # A C GUID initializer: { 0xAAAAAAAA, 0xBBBB, 0xCCCC, { 0xDD, ... 8 bytes } }
 C_GUID_RE = re.compile(r"\{\s*0x([0-9a-fA-F]{1,8}),\s*0x([0-9a-fA-F]{1,4}),\s*0x([0-9a-fA-F]{1,4}),\s*"
