@@ -67,6 +67,7 @@ enum rule_index {
 	R_MAP_OVERLAP, R_MAP_SIZE,
 	R_UNACC_PLATFORM, R_UNACC_RUNTIME, R_UNACC_WB, R_UNACC_SP, R_UNACC_ADDR_WIDTH,
 	R_UNACC_ALIGNMENT, R_UNACC_STABLE, R_UNACC_BELOW_1M, R_UNACC_BELOW_4G,
+	R_ACCEPTED_PROBE,
 	R_SNP_OPTIN_PRESENT, R_SNP_OPTIN_HONOURED, R_SNP_CC_PAGES,
 	R_EBS_ATTEMPTS, R_EBS_DURATION, R_BOOT_RESET,
 	R_ACPI_RSDP, R_ACPI_XSDT, R_ACPI_MADT, R_ACPI_MP_WAKEUP,
@@ -147,6 +148,12 @@ static const struct conformance_rule rules[R_COUNT] = {
 		"edk2 OvmfPkg/Library/PlatformInitLib/IntelTdx.c "
 		"BuildResourceDescriptorHobForUnacceptedMemory and OvmfPkg/PlatformPei/AmdSev.c "
 		"AmdSevSnpInitialize (OVMF's policy: memory below 4 GiB accepted)"),
+	[R_ACCEPTED_PROBE] = MUST("accepted.probe",
+		UEFI_TYPE15 " (only type 15 needs accepting); TDX module 1.5 ABI "
+		"TDG.MEM.PAGE.ACCEPT (TDX_PAGE_ALREADY_ACCEPTED); AMD APM vol. 3 PVALIDATE (rFLAGS.CF: "
+		"no change)",
+		"accept everything the map calls RAM except type 15 before handing over: a page "
+		"reported as accepted must be accepted (TDX) or validated (SNP)"),
 	[R_SNP_OPTIN_PRESENT] = SHOULD("snp.optin_present",
 		"edk2 OvmfPkg/Include/Protocol/SevMemoryAcceptance.h "
 		"(OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL, GUID c5a010fe-38a7-4531-8a4a-0500d2fd1649); "
@@ -602,6 +609,25 @@ static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 		     f->unacc_below_4g >> 20);
 }
 
+static void rule_probe(struct ctx *c)
+{
+	const struct conformance_input *in = c->in;
+
+	if (in->probe_none)
+		na(c, R_ACCEPTED_PROBE, "%s", in->probe_none);
+	else if (!in->probed || in->probe_unknown == in->probed)
+		na(c, R_ACCEPTED_PROBE, "%u page(s) probed, no answer told (%u unknown)", in->probed,
+		   in->probe_unknown);
+	else if (!in->probe_not_accepted)
+		judge(c, R_ACCEPTED_PROBE, true, "%u page(s) of accepted memory probed: all accepted, "
+		      "%u unknown", in->probed, in->probe_unknown);
+	else
+		judge(c, R_ACCEPTED_PROBE, false,
+		      "%u page(s) of accepted memory probed: %u were not accepted (first %#llx; the "
+		      "probe accepted them), %u unknown", in->probed, in->probe_not_accepted,
+		      in->probe_first_bad, in->probe_unknown);
+}
+
 static void rules_snp(struct ctx *c, const struct map_facts *f)
 {
 	const struct conformance_input *in = c->in;
@@ -871,6 +897,7 @@ unsigned conformance_evaluate(const struct conformance_input *in, struct conform
 	scan_map(in, scratch, &f);
 	rules_map(&c, &f);
 	rules_unaccepted(&c, &f);
+	rule_probe(&c);
 	rules_snp(&c, &f);
 	rules_boot(&c, &f);
 	rules_acpi(&c);

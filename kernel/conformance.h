@@ -80,6 +80,15 @@ struct conformance_input {
 	u64 cc_secrets, cc_cpuid;
 	u32 cc_secrets_len, cc_cpuid_len;
 
+	/*
+	 * The accepted-memory probe (kernel/conformance_run.c): the first page of each
+	 * conventional memory descriptor, asked of the platform. probe_none: why there was
+	 * no probe (NULL if there was).
+	 */
+	const char *probe_none;
+	u32 probed, probe_not_accepted, probe_unknown;
+	u64 probe_first_bad;
+
 	u32 efi_tables;			/* bit (1 << enum efi_known_table) per table found */
 	u32 efi_table_count;		/* all configuration table entries */
 	struct linux_unaccepted_facts lut;

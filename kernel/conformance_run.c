@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: workload=conformance: judge what the firmware handed over and print the verdicts. */
+#include "arch/x86/platform.h"
 #include "arch/x86/tdx/tdx.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
@@ -79,6 +80,44 @@ static void read_linux_table(u64 addr, struct linux_unaccepted_facts *t)
 	t->readable = true;
 }
 
+/* Pages asked at most: one per conventional memory descriptor. */
+#define PROBE_MAX 64
+
+/*
+ * Is memory the map calls accepted really accepted? The first page of each conventional
+ * memory descriptor of the final map, asked of the platform (TDX: TDG.MEM.PAGE.ACCEPT;
+ * SNP at VMPL0: PVALIDATE), both of which leave an accepted page as it is.
+ */
+static void probe_accepted(const struct boot_info *bi, struct conformance_input *in)
+{
+	u64 n = bi->desc_size >= EFI_MEM_DESC_SIZE ? bi->map_size / bi->desc_size : 0;
+
+	if (!platform->probe_accepted) {
+		in->probe_none = "the platform has nothing to ask (not TDX or SEV-SNP)";
+		return;
+	}
+	for (u64 i = 0; i < n && in->probed < PROBE_MAX; i++) {
+		struct efi_mem_desc d;
+		const struct mem_range *m;
+		int r;
+
+		memcpy(&d, (const u8 *)(uintptr_t)bi->map_addr + i * bi->desc_size, sizeof(d));
+		if (d.type != EFI_CONVENTIONAL_MEMORY || !d.num_pages ||
+		    !IS_ALIGNED(d.phys_start, PAGE_SIZE))
+			continue;
+		/* Only memory the kernel took as accepted RAM (not suspect, not held). */
+		m = memmap_find(&kernel_memmap, d.phys_start);
+		if (!m || m->kind != RANGE_USABLE)
+			continue;
+		in->probed++;
+		r = platform->probe_accepted(d.phys_start);
+		if (r == PROBE_NOT_ACCEPTED && !in->probe_not_accepted++)
+			in->probe_first_bad = d.phys_start;
+		else if (r == PROBE_UNKNOWN)
+			in->probe_unknown++;
+	}
+}
+
 int conformance_run(void)
 {
 	const struct boot_info *bi = kernel_boot_info();
@@ -116,6 +155,7 @@ int conformance_run(void)
 	if (in.acpi.mp_wakeup)
 		in.mp_wakeup_problem = mp_wakeup_problem(&in.acpi, &kernel_memmap);
 	read_linux_table(bi->linux_unaccepted_table, &in.lut);
+	probe_accepted(bi, &in);
 	n = conformance_evaluate(&in, checks, ARRAY_SIZE(checks), scratch);
 	for (unsigned i = 0; i < n; i++)
 		count[checks[i].verdict < VERDICT_COUNT ? checks[i].verdict : VERDICT_NA]++;

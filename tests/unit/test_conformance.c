@@ -527,6 +527,35 @@ TEST(configuration_tables)
 	EXPECT_EQ(verdict("efi.cc_blob"), VERDICT_FAIL);
 }
 
+/* Memory the map calls accepted, asked of the platform (the results kernel/conformance_run.c gathers). */
+TEST(accepted_memory_probe)
+{
+	good_tdx();
+	in.probed = 6;
+	run();
+	EXPECT_EQ(verdict("accepted.probe"), VERDICT_PASS);
+
+	good_tdx();
+	in.probed = 6;
+	in.probe_not_accepted = 1;
+	in.probe_first_bad = 0x100000;
+	run();
+	EXPECT_EQ(verdict("accepted.probe"), VERDICT_FAIL);
+	EXPECT(detail_has("accepted.probe", "1 were not accepted (first 0x100000"));
+
+	/* Answers that tell nothing (2 MiB mappings) are no pass. */
+	good_snp();
+	in.probed = in.probe_unknown = 4;
+	run();
+	EXPECT_EQ(verdict("accepted.probe"), VERDICT_NA);
+
+	good_tdx();
+	in.probe_none = "the platform has nothing to ask (not TDX or SEV-SNP)";
+	run();
+	EXPECT_EQ(verdict("accepted.probe"), VERDICT_NA);
+	EXPECT(detail_has("accepted.probe", "nothing to ask"));
+}
+
 /* No type 15 at or above the physical address width, nor at or above the TDX shared bit. */
 TEST(unaccepted_address_width)
 {

@@ -84,6 +84,9 @@
  *                           the first N ExitBootServices calls (N + 1 calls in all)
  *   ebs_map_growth:N        SNP: before the first ExitBootServices call it adds N one-page
  *                           allocations of alternating types (the map grows by about N)
+ *   handover_unaccepted@ADDR  the firmware's map calls the 4 KiB page at ADDR accepted RAM,
+ *                           but it was never accepted (TDX: pending; SNP: private, not
+ *                           validated)
  *   cc_pages_usable         SNP: the CC blob's secrets and CPUID pages are boot-services
  *                           data, memory the OS may allocate after ExitBootServices
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
@@ -134,6 +137,7 @@ enum emu_fault_kind {
 	FAULT_EBS_RETRIES,
 	FAULT_EBS_MAP_GROWTH,
 	FAULT_CC_PAGES_USABLE,
+	FAULT_HANDOVER_UNACCEPTED,
 	FAULT_KIND_COUNT,
 };
 
