@@ -6,6 +6,7 @@
 #include "lib/sort.h"
 #include "lib/string.h"
 #include "mm/memmap.h"
+#include "arch/x86/tdx/tdx.h"
 
 /* UEFI 2.9 section 7.2, EFI_MEMORY_DESCRIPTOR.Attribute (EFI_MEMORY_SP since UEFI 2.8). */
 #define EFI_MEMORY_WB (1ULL << 3)
@@ -69,7 +70,7 @@ enum rule_index {
 	R_UNACC_ALIGNMENT, R_UNACC_STABLE, R_UNACC_BELOW_1M, R_UNACC_BELOW_4G,
 	R_ACCEPTED_PROBE,
 	R_SNP_OPTIN_PRESENT, R_SNP_OPTIN_HONOURED, R_SNP_CC_PAGES,
-	R_EBS_ATTEMPTS, R_EBS_DURATION, R_BOOT_RESET,
+	R_TDX_AP_MEMORY, R_EBS_ATTEMPTS, R_EBS_DURATION, R_BOOT_RESET,
 	R_ACPI_RSDP, R_ACPI_XSDT, R_ACPI_MADT, R_ACPI_MP_WAKEUP,
 	R_EFI_ACPI_TABLE, R_EFI_SMBIOS, R_EFI_LINUX_UNACC, R_EFI_LINUX_UNACC_TABLE, R_EFI_CC_BLOB,
 	R_EFI_CC_FINAL_EVENTS,
@@ -171,6 +172,12 @@ static const struct conformance_rule rules[R_COUNT] = {
 		"keeps using both pages)",
 		"put the CC blob's secrets and CPUID pages in reserved (or ACPI NVS) memory, never "
 		"in memory the OS may allocate"),
+	[R_TDX_AP_MEMORY] = SHOULD("tdx.ap_memory",
+		"edk2 OvmfPkg/PlatformInitLib (commit 383f729a, pull request 6112, in "
+		"edk2-stable202411: TDVF reserves the SEC page tables its waiting APs run on, "
+		"PcdOvmfSecPageTablesBase 0x800000, 0x6000 bytes); Asterinas issue 1628",
+		"report the memory your waiting APs use (their page tables and loop) as reserved "
+		"or ACPI NVS, as TDVF does since edk2-stable202411"),
 	[R_EBS_ATTEMPTS] = MUST("ebs.attempts",
 		"Linux drivers/firmware/efi/libstub/efi-stub-helper.c efi_exit_boot_services (one "
 		"retry, the map re-read into a buffer with EFI_MMAP_NR_SLACK_SLOTS = 8 spare "
@@ -682,6 +689,29 @@ static void rules_snp(struct ctx *c, const struct map_facts *f)
 	      tc == EFI_MEMORY_TYPE_COUNT ? -1 : (int)tc, ok_c ? "" : " (usable or undescribed)");
 }
 
+/*
+ * A TD's APs wait in the firmware's loop until the OS wakes them through the mailbox
+ * (acpi.mp_wakeup checks that page). What else they use the firmware does not say; for
+ * TDVF it is known: before edk2-stable202411 its SEC page tables, reported usable.
+ */
+static void rule_tdx_ap_memory(struct ctx *c)
+{
+	const struct conformance_input *in = c->in;
+	u32 t;
+
+	if (in->platform != DETECTED_TDX) {
+		na(c, R_TDX_AP_MEMORY, "not a TDX guest");
+		return;
+	}
+	t = type_of_span(in, TDVF_SEC_PAGE_TABLES, TDVF_SEC_PAGE_TABLES_SIZE);
+	judge(c, R_TDX_AP_MEMORY, t == EFI_MEMORY_TYPE_COUNT || !is_usable(t),
+	      "TDVF's AP page tables [%#llx, %#llx): memory of type %d%s", TDVF_SEC_PAGE_TABLES,
+	      TDVF_SEC_PAGE_TABLES + TDVF_SEC_PAGE_TABLES_SIZE,
+	      t == EFI_MEMORY_TYPE_COUNT ? -1 : (int)t, t != EFI_MEMORY_TYPE_COUNT && is_usable(t) ?
+	      ", usable: an OS that reuses it pulls the tables from under APs still waiting "
+	      "(TDVF before edk2-stable202411; memaccept keeps it out of use)" : "");
+}
+
 static u64 tsc_to_us(u64 cycles, u64 hz)
 {
 	/* Split so that cycles * 10^6 cannot overflow. */
@@ -899,6 +929,7 @@ unsigned conformance_evaluate(const struct conformance_input *in, struct conform
 	rules_unaccepted(&c, &f);
 	rule_probe(&c);
 	rules_snp(&c, &f);
+	rule_tdx_ap_memory(&c);
 	rules_boot(&c, &f);
 	rules_acpi(&c);
 	rules_tables(&c);

@@ -44,14 +44,16 @@ static void add(u32 type, u64 start, u64 bytes)
 
 /*
  * A TDVF-like map of a 6 GiB TD: everything below 4 GiB accepted, RAM above 4 GiB
- * unaccepted and 2 MiB aligned.
+ * unaccepted and 2 MiB aligned; from 640 KiB to past the SEC page tables its APs wait on
+ * (0x800000-0x806000) reserved, as TDVF since edk2-stable202411 reports them.
  */
+#define TDVF_RESERVED_END (8 * MiB + 24 * KiB)
 static void tdvf_map(void)
 {
 	map_new(48);
 	add(EFI_CONVENTIONAL_MEMORY, 0, 640 * KiB);
-	add(EFI_RESERVED_MEMORY, 640 * KiB, 384 * KiB);
-	add(EFI_CONVENTIONAL_MEMORY, 1 * MiB, 1 * GiB);
+	add(EFI_RESERVED_MEMORY, 640 * KiB, TDVF_RESERVED_END - 640 * KiB);
+	add(EFI_CONVENTIONAL_MEMORY, TDVF_RESERVED_END, 1 * GiB + 1 * MiB - TDVF_RESERVED_END);
 	add(EFI_BOOT_SERVICES_DATA, 1 * MiB + 1 * GiB, 64 * MiB);
 	add(EFI_ACPI_RECLAIM_MEMORY, 1 * MiB + 1 * GiB + 64 * MiB, 1 * MiB);
 	add_attr(EFI_MEMORY_MAPPED_IO, 0xffc00000, 4 * MiB, RUNTIME);
@@ -556,6 +558,29 @@ TEST(accepted_memory_probe)
 	EXPECT(detail_has("accepted.probe", "nothing to ask"));
 }
 
+/* TDVF's waiting APs run on its SEC page tables: before edk2-stable202411 in usable memory. */
+TEST(tdx_ap_memory)
+{
+	good_tdx();
+	run();
+	EXPECT_EQ(verdict("tdx.ap_memory"), VERDICT_PASS);
+
+	/* TDVF before the fix: conventional memory from 1 MiB, the tables inside it. */
+	good_tdx();
+	map_new(48);
+	add(EFI_CONVENTIONAL_MEMORY, 0, 640 * KiB);
+	add(EFI_RESERVED_MEMORY, 640 * KiB, 384 * KiB);
+	add(EFI_CONVENTIONAL_MEMORY, 1 * MiB, 1 * GiB);
+	add(EFI_UNACCEPTED_MEMORY, 4 * GiB, 2 * GiB);
+	run();
+	EXPECT_EQ(verdict("tdx.ap_memory"), VERDICT_WARN);
+	EXPECT(detail_has("tdx.ap_memory", "type 7, usable"));
+
+	good_snp();
+	run();
+	EXPECT_EQ(verdict("tdx.ap_memory"), VERDICT_NA);
+}
+
 /* No type 15 at or above the physical address width, nor at or above the TDX shared bit. */
 TEST(unaccepted_address_width)
 {
@@ -730,7 +755,7 @@ TEST(linux_unaccepted_table)
 	/* In conventional memory, not ACPI reclaim. */
 	good_lut();
 	in.lut.bitmap = big;
-	in.lut.addr = 2 * MiB;
+	in.lut.addr = 16 * MiB;
 	run();
 	EXPECT_EQ(verdict("efi.linux_unaccepted_table"), VERDICT_FAIL);
 	EXPECT(detail_has("efi.linux_unaccepted_table", "type 7"));
