@@ -32,8 +32,8 @@ _Static_assert(CONFORMANCE_MAX_DESC <= PAGE_SIZE,
  * reads the map again into the buffer it already has and retries once
  * (drivers/firmware/efi/libstub/efi-stub-helper.c efi_exit_boot_services). That buffer
  * has room for EFI_MMAP_NR_SLACK_SLOTS more descriptors than the map it was sized for
- * (drivers/firmware/efi/libstub/efistub.h: 8; a December 2024 patch raised it to 32, so
- * 8 is what every stub before it leaves).
+ * (drivers/firmware/efi/libstub/efistub.h: 8; a patch posted to linux-efi in December
+ * 2024 raises it to 32; 8 is what a stub without it leaves).
  */
 #define LINUX_EBS_CALLS 2
 #define LINUX_MMAP_SLACK 8
