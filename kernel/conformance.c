@@ -129,7 +129,8 @@ static const struct conformance_rule rules[R_COUNT] = {
 		"the attribute, never as type 15"),
 	[R_UNACC_ADDR_WIDTH] = MUST("unaccepted.addr_width",
 		"Intel SDM vol. 2A and AMD APM vol. 3 CPUID 0x80000008 EAX[7:0] (MAXPHYADDR); TDX "
-		"module 1.5 ABI, TDG.VP.INFO GPAW: the GPA bit GPAW-1 selects shared memory",
+		"module 1.5 ABI, TDG.VP.INFO GPAW (bit GPAW-1 selects shared memory); intel/tdx-module "
+		"tdg_mem_page_accept.c (check_gpa_validity: private GPAs only)",
 		"report type 15 only below MAXPHYADDR and, on TDX, below the shared bit"),
 	[R_UNACC_ALIGNMENT] = SHOULD("unaccepted.alignment",
 		LINUX_STUB_UNACC " (2 MiB units; the partial units at the edges are accepted at "
