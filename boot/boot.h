@@ -7,12 +7,16 @@
 #include "include/boot_info.h"
 
 /*
- * edk2 OvmfPkg/Include/Protocol/SevMemoryAcceptance.h (stable202302): GUID
- * c5a010fe-38a7-4531-8a4a-0500d2fd1649, one member AllowUnacceptedMemory(This). Without
- * this call OVMF accepts all memory in a before-ExitBootServices event, which is slow
- * and changes the memory map inside ExitBootServices (hence the retry there).
+ * OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL (gOvmfSevMemoryAcceptanceProtocolGuid), edk2
+ * OvmfPkg/Include/Protocol/SevMemoryAcceptance.h: GUID
+ * c5a010fe-38a7-4531-8a4a-0500d2fd1649, one member AllowUnacceptedMemory(This). OVMF
+ * installs it only when SEV-SNP is active (OvmfPkg/AmdSevDxe/AmdSevDxe.c,
+ * AmdSevDxeEntryPoint); AllowUnacceptedMemory there clears a flag and always returns
+ * EFI_SUCCESS. Without the call OVMF accepts all memory in a handler of the
+ * before-ExitBootServices event group (ResolveUnacceptedMemory), which is slow and
+ * changes the memory map inside ExitBootServices (hence the retry there).
  */
-#define SEV_MEMORY_ACCEPTANCE_GUID \
+#define OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL_GUID \
 	{ 0xc5a010fe, 0x38a7, 0x4531, { 0x8a, 0x4a, 0x05, 0x00, 0xd2, 0xfd, 0x16, 0x49 } }
 
 /*
@@ -22,8 +26,8 @@
 #define EFI_CC_BLOB_GUID \
 	{ 0x067b1f5f, 0xcf26, 0x44c5, { 0x85, 0x54, 0x93, 0xd7, 0x77, 0x91, 0x2d, 0x42 } }
 
-struct sev_memory_acceptance_protocol {
-	EFI_STATUS (EFIAPI *allow_unaccepted_memory)(struct sev_memory_acceptance_protocol *self);
+struct ovmf_sev_memory_acceptance_protocol {
+	EFI_STATUS (EFIAPI *allow_unaccepted_memory)(struct ovmf_sev_memory_acceptance_protocol *self);
 };
 
 /* Read the command line into buf; returns enum cmdline_source. */

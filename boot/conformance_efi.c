@@ -66,6 +66,8 @@ void boot_conformance_capture(EFI_SYSTEM_TABLE *st, struct boot_info *bi)
 				acpi20 = (u64)(uintptr_t)t[i].VendorTable;
 			if (k == EFI_TABLE_ACPI10 && !acpi10)
 				acpi10 = (u64)(uintptr_t)t[i].VendorTable;
+			if (k == EFI_TABLE_LINUX_UNACCEPTED && !bi->linux_unaccepted_table)
+				bi->linux_unaccepted_table = (u64)(uintptr_t)t[i].VendorTable;
 		}
 	}
 	/* UEFI 2.9 section 4.6: the ACPI 2.0 table is the one to use when both exist. */

@@ -13,6 +13,7 @@
 #include "include/boot_info.h"
 #include "include/exit_codes.h"
 #include "kernel/main.h"
+#include "lib/hash.h"
 #include "lib/string.h"
 
 /* How often ExitBootServices may fail with EFI_INVALID_PARAMETER before we give up. */
@@ -53,6 +54,31 @@ static void report_option(const char *msg)
 	kprintf("%s\n", msg);
 }
 
+/* UEFI 2.9 section 7.2, Table 7-6 (GNU-EFI 3.0 predates it). */
+#define EFI_UNACCEPTED_MEMORY_TYPE 15
+
+/*
+ * The first map of the ExitBootServices loop, summarised for the conformance report: how
+ * many descriptors (a retry must fit Linux's slack) and what its type 15 ranges are (they
+ * must be the same in the final map).
+ */
+static void boot_first_map_summary(const u8 *map, UINTN size, UINTN desc_size)
+{
+	UINTN n = desc_size >= sizeof(EFI_MEMORY_DESCRIPTOR) ? size / desc_size : 0;
+
+	bi.ebs_first_desc = (u32)MIN(n, (UINTN)UINT32_MAX);
+	for (UINTN i = 0; i < n; i++) {
+		EFI_MEMORY_DESCRIPTOR d;
+
+		memcpy(&d, map + i * desc_size, sizeof(d));
+		if (d.Type != EFI_UNACCEPTED_MEMORY_TYPE)
+			continue;
+		bi.ebs_first_unacc_desc++;
+		bi.ebs_first_unacc_bytes += d.NumberOfPages << EFI_PAGE_SHIFT;
+		bi.ebs_first_unacc_hash += hash_range(d.PhysicalStart, d.NumberOfPages, d.Attribute);
+	}
+}
+
 /*
  * The map as it is right before the final ExitBootServices() call. The map key changes
  * whenever the firmware allocates or frees memory, which it may do inside
@@ -78,6 +104,8 @@ static EFI_STATUS exit_boot_services(EFI_HANDLE image)
 		if (EFI_ERROR(status))
 			return boot_fail("GetMemoryMap failed", status);
 
+		if (attempt == 1)
+			boot_first_map_summary(map_buf, size, desc_size);
 		/* Test image only (compiled out otherwise): firmware that changes the map here. */
 		boot_test_before_ebs(attempt);
 		bi.tsc_ebs_call = rdtsc_ordered();

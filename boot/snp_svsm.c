@@ -46,6 +46,11 @@ static u32 read_blob(const u8 *blob, struct boot_info *bi)
 
 	if (rd32(blob, CC_BLOB_OFF_MAGIC) != CC_BLOB_MAGIC)
 		return bad("wrong magic", rd32(blob, CC_BLOB_OFF_MAGIC));
+	/* For the conformance report: where the firmware put the pages the PSP filled. */
+	bi->cc_secrets = secrets;
+	bi->cc_secrets_len = len;
+	bi->cc_cpuid = rd64(blob, CC_BLOB_OFF_CPUID_PHYS);
+	bi->cc_cpuid_len = rd32(blob, CC_BLOB_OFF_CPUID_LEN);
 	if (!secrets || !IS_ALIGNED(secrets, PAGE_SIZE) || len != SECRETS_PAGE_SIZE)
 		return bad("no usable secrets page", secrets);
 	s = (const u8 *)(uintptr_t)secrets;

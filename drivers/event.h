@@ -7,7 +7,7 @@
 
 /*
  * Build one event field by field; ev_end() writes the whole line at once. Numbers are
- * plain integers (README.md, Reading the output). Nested objects and arrays are allowed.
+ * plain integers (docs/reference.md, Events). Nested objects and arrays are allowed.
  *
  *   ev_begin("ready"); ev_u64("us", us); ev_str("platform", "sim"); ev_end();
  */

@@ -11,7 +11,7 @@
 #define BOOT_MAP_BUFFER (4096 * 40)
 
 /* Bump the version whenever a field changes; kernel_main refuses any other version. */
-#define BOOT_INFO_VERSION 9
+#define BOOT_INFO_VERSION 10
 
 enum cmdline_source {
 	CMDLINE_NONE,		/* defaults only */
@@ -164,9 +164,26 @@ struct boot_info {
 	 */
 	u32 efi_cpus;
 	u32 efi_cpus_reserved;
+
+	/*
+	 * For the conformance report: the first map of the ExitBootServices loop (read after
+	 * the SNP opt-in), to judge the retry against Linux's slack and to see whether the
+	 * type 15 ranges changed by the final map (boot/efi_main.c, boot_unaccepted_summary).
+	 */
+	u32 ebs_first_desc;		/* descriptors in the first map */
+	u32 ebs_first_unacc_desc;	/* its type 15 descriptors */
+	u64 ebs_first_unacc_bytes;
+	u64 ebs_first_unacc_hash;	/* order-independent hash of (start, pages, attribute) */
+	/* SEV-SNP: the secrets and CPUID pages the CC blob names (boot/snp_svsm.c), 0 if none. */
+	u64 cc_secrets;
+	u64 cc_cpuid;
+	u32 cc_secrets_len;
+	u32 cc_cpuid_len;
+	/* The Linux unaccepted memory table (LINUX_EFI_UNACCEPTED_MEM_TABLE_GUID), 0 if absent. */
+	u64 linux_unaccepted_table;
 };
 
-_Static_assert(sizeof(struct boot_info) == 1672, "struct boot_info changed: bump BOOT_INFO_VERSION");
+_Static_assert(sizeof(struct boot_info) == 1728, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
 /*
  * The firmware runs this vCPU alone and no test asked for phantom APs: no trampoline

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: the command line: space-separated key=value options (README.md, Options). */
+/* memaccept: the command line: space-separated key=value options (docs/reference.md, The command line). */
 #ifndef KERNEL_CMDLINE_H
 #define KERNEL_CMDLINE_H
 

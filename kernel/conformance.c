@@ -2,12 +2,15 @@
 /* memaccept: firmware conformance rules (pure logic: host-tested with crafted maps). */
 #include "kernel/conformance.h"
 #include "lib/format.h"
+#include "lib/hash.h"
 #include "lib/sort.h"
 #include "lib/string.h"
 #include "mm/memmap.h"
+#include "arch/x86/tdx/tdx.h"
 
-/* UEFI 2.9 section 7.2, EFI_MEMORY_DESCRIPTOR.Attribute. */
+/* UEFI 2.9 section 7.2, EFI_MEMORY_DESCRIPTOR.Attribute (EFI_MEMORY_SP since UEFI 2.8). */
 #define EFI_MEMORY_WB (1ULL << 3)
+#define EFI_MEMORY_SP (1ULL << 18)
 #define EFI_MEMORY_RUNTIME (1ULL << 63)
 
 #define LOW_1M (1 * MiB)
@@ -20,10 +23,20 @@ _Static_assert(CONFORMANCE_MAX_DESC <= PAGE_SIZE,
 /*
  * An ExitBootServices call longer than this did real work inside the call: OVMF on SNP
  * accepts all memory in a before-EBS event when the guest did not opt in (edk2
- * OvmfPkg AmdSevDxe), which takes seconds for large guests. Plain OVMF under QEMU's TCG
- * needs well under 10 ms here.
+ * OvmfPkg/AmdSevDxe/AmdSevDxe.c ResolveUnacceptedMemory), which takes seconds for large
+ * guests. Plain OVMF under QEMU's TCG needs well under 10 ms here.
  */
 #define EBS_SLOW_US (100 * 1000)
+/*
+ * Linux's EFI stub calls ExitBootServices at most twice: on EFI_INVALID_PARAMETER it
+ * reads the map again into the buffer it already has and retries once
+ * (drivers/firmware/efi/libstub/efi-stub-helper.c efi_exit_boot_services). That buffer
+ * has room for EFI_MMAP_NR_SLACK_SLOTS more descriptors than the map it was sized for
+ * (drivers/firmware/efi/libstub/efistub.h: 8; a patch posted to linux-efi in December
+ * 2024 raises it to 32; 8 is what a stub without it leaves).
+ */
+#define LINUX_EBS_CALLS 2
+#define LINUX_MMAP_SLACK 8
 /*
  * The TSC at efi_main over its frequency is the time since reset only if the TSC started
  * at zero then (KVM and QEMU's TCG start it at zero; a TDX module or a host with a TSC
@@ -31,6 +44,196 @@ _Static_assert(CONFORMANCE_MAX_DESC <= PAGE_SIZE,
  * start at reset.
  */
 #define RESET_PLAUSIBLE_S 300
+/* The Linux unaccepted memory table's header (include/linux/efi.h struct efi_unaccepted_memory). */
+#define LUT_HEADER 24
+#define LUT_VERSION 1
+/* Units of the Linux table judged one by one (512 GiB in 2 MiB units); the rest are counted. */
+#define LUT_UNITS_MAX (1u << 18)
+
+/* ---------------------------------------------------------------- the registry */
+
+/* Pinned sources, named once. */
+#define UEFI_MAP "UEFI 2.9 section 7.2 (GetMemoryMap, EFI_MEMORY_DESCRIPTOR)"
+#define UEFI_TYPE15 "UEFI 2.9 section 7.2, Table 7-6 (EfiUnacceptedMemoryType)"
+#define LINUX_STUB_UNACC \
+	"Linux drivers/firmware/efi/libstub/unaccepted_memory.c process_unaccepted_memory " \
+	"(v6.5 and later)"
+#define EDK2_AMDSEVDXE \
+	"edk2 OvmfPkg/AmdSevDxe/AmdSevDxe.c AmdSevDxeEntryPoint, AllowUnacceptedMemory, " \
+	"ResolveUnacceptedMemory (edk2 since 2023, pull requests 3889 and 3954)"
+#define ACPI_64 "ACPI 6.4 "
+
+enum rule_index {
+	R_MAP_DESC_SIZE, R_MAP_DESC_ALIGN, R_MAP_DESC_VERSION, R_MAP_ALIGNMENT, R_MAP_SORTED,
+	R_MAP_OVERLAP, R_MAP_SIZE,
+	R_UNACC_PLATFORM, R_UNACC_RUNTIME, R_UNACC_WB, R_UNACC_SP, R_UNACC_ADDR_WIDTH,
+	R_UNACC_ALIGNMENT, R_UNACC_STABLE, R_UNACC_BELOW_1M, R_UNACC_BELOW_4G,
+	R_ACCEPTED_PROBE,
+	R_SNP_OPTIN_PRESENT, R_SNP_OPTIN_HONOURED, R_SNP_CC_PAGES,
+	R_TDX_AP_MEMORY, R_EBS_ATTEMPTS, R_EBS_DURATION, R_BOOT_RESET,
+	R_ACPI_RSDP, R_ACPI_XSDT, R_ACPI_MADT, R_ACPI_MP_WAKEUP,
+	R_EFI_ACPI_TABLE, R_EFI_SMBIOS, R_EFI_LINUX_UNACC, R_EFI_LINUX_UNACC_TABLE, R_EFI_CC_BLOB,
+	R_EFI_CC_FINAL_EVENTS,
+	R_COUNT,
+};
+_Static_assert(R_COUNT <= CONFORMANCE_MAX_CHECKS, "every rule fits in one report");
+
+#define MUST(id, src, act) { id, LEVEL_MUST, false, src, act }
+#define SHOULD(id, src, act) { id, LEVEL_SHOULD, false, src, act }
+#define OWN_MUST(id, src, act) { id, LEVEL_MUST, true, src, act }
+#define OWN_SHOULD(id, src, act) { id, LEVEL_SHOULD, true, src, act }
+#define INFO(id, src) { id, LEVEL_INFO, false, src, NULL }
+#define OWN_INFO(id, src) { id, LEVEL_INFO, true, src, NULL }
+
+static const struct conformance_rule rules[R_COUNT] = {
+	[R_MAP_DESC_SIZE] = MUST("map.desc_size",
+		UEFI_MAP " DescriptorSize: the size of one element, at least the 40 bytes of a "
+		"version 1 descriptor",
+		"return DescriptorSize >= 40 and a map size that is a whole number of descriptors"),
+	[R_MAP_DESC_ALIGN] = OWN_SHOULD("map.desc_align",
+		"memaccept mm/memmap.c (anomaly desc_size_not_multiple_of_8); UEFI 2.9 does not "
+		"require it",
+		"use a DescriptorSize that is a multiple of 8 (edk2 uses 48), so that every "
+		"descriptor's 64-bit fields are aligned"),
+	[R_MAP_DESC_VERSION] = MUST("map.desc_version",
+		UEFI_MAP " EFI_MEMORY_DESCRIPTOR_VERSION 1",
+		"return DescriptorVersion 1"),
+	[R_MAP_ALIGNMENT] = MUST("map.alignment",
+		UEFI_MAP " PhysicalStart on a 4 KiB boundary, NumberOfPages of 4 KiB",
+		"give every descriptor a 4 KiB aligned start, at least one page, and an end "
+		"below 2^64"),
+	[R_MAP_SORTED] = OWN_SHOULD("map.sorted",
+		"memaccept mm/memmap.c (sorts the map); UEFI 2.9 section 7.2 does not require order",
+		"list descriptors in ascending address order: simple loaders assume it"),
+	[R_MAP_OVERLAP] = MUST("map.overlap",
+		UEFI_MAP " (each address has one type)",
+		"describe every address at most once"),
+	[R_MAP_SIZE] = OWN_INFO("map.size",
+		"memaccept kernel/conformance.c (judges the first 4096 descriptors)"),
+	[R_UNACC_PLATFORM] = MUST("unaccepted.platform",
+		UEFI_TYPE15 ": memory the guest must accept through its platform before use",
+		"report type 15 only on a TDX or SEV-SNP guest"),
+	[R_UNACC_RUNTIME] = OWN_MUST("unaccepted.runtime",
+		UEFI_TYPE15 "; UEFI 2.9 section 7.2 EFI_MEMORY_RUNTIME (runtime services would use "
+		"memory no one has accepted)",
+		"never set EFI_MEMORY_RUNTIME on type 15; accept what runtime services need"),
+	[R_UNACC_WB] = OWN_SHOULD("unaccepted.wb",
+		UEFI_MAP " Attribute: the capabilities of the RAM it becomes",
+		"set EFI_MEMORY_WB on type 15, as on the conventional memory it becomes"),
+	[R_UNACC_SP] = MUST("unaccepted.sp",
+		"Linux drivers/firmware/efi/libstub/x86-stub.c setup_e820 (EFI_MEMORY_SP is "
+		"honoured on conventional memory only; type 15 becomes E820_TYPE_RAM); edk2 "
+		"OvmfPkg/PlatformPei AmdSevSnpInitialize validates special-purpose RAM in place "
+		"(pull request 12774, 2026)",
+		"accept special-purpose (EFI_MEMORY_SP) memory and report it as conventional with "
+		"the attribute, never as type 15"),
+	[R_UNACC_ADDR_WIDTH] = MUST("unaccepted.addr_width",
+		"Intel SDM vol. 2A and AMD APM vol. 3 CPUID 0x80000008 EAX[7:0] (MAXPHYADDR); TDX "
+		"module 1.5 ABI, TDG.VP.INFO GPAW (bit GPAW-1 selects shared memory); intel/tdx-module "
+		"tdg_mem_page_accept.c (check_gpa_validity: private GPAs only)",
+		"report type 15 only below MAXPHYADDR and, on TDX, below the shared bit"),
+	[R_UNACC_ALIGNMENT] = SHOULD("unaccepted.alignment",
+		LINUX_STUB_UNACC " (2 MiB units; the partial units at the edges are accepted at "
+		"boot); memaccept mm/bitmap.c, mm/accept.c",
+		"start and end type 15 ranges on 2 MiB boundaries"),
+	[R_UNACC_STABLE] = MUST("unaccepted.stable",
+		"Linux drivers/firmware/efi/libstub/unaccepted_memory.c allocate_unaccepted_bitmap "
+		"(the bitmap is sized from the map read before ExitBootServices); " EDK2_AMDSEVDXE,
+		"after the loader read the map (and opted in), change no type 15 range: accept "
+		"nothing more, inside ExitBootServices included"),
+	[R_UNACC_BELOW_1M] = OWN_SHOULD("unaccepted.below_1m",
+		"memaccept boot/efi_main.c (AP start-up pages below 1 MiB come from the firmware's "
+		"allocator, which hands out accepted memory only); Linux accepts low memory when it "
+		"allocates it",
+		"accept all memory below 1 MiB, as both OVMF flavours do"),
+	[R_UNACC_BELOW_4G] = INFO("unaccepted.below_4g",
+		"edk2 OvmfPkg/Library/PlatformInitLib/IntelTdx.c "
+		"BuildResourceDescriptorHobForUnacceptedMemory and OvmfPkg/PlatformPei/AmdSev.c "
+		"AmdSevSnpInitialize (OVMF's policy: memory below 4 GiB accepted)"),
+	[R_ACCEPTED_PROBE] = MUST("accepted.probe",
+		UEFI_TYPE15 " (only type 15 needs accepting); TDX module 1.5 ABI "
+		"TDG.MEM.PAGE.ACCEPT (TDX_PAGE_ALREADY_ACCEPTED); AMD APM vol. 3 PVALIDATE (rFLAGS.CF: "
+		"no change)",
+		"accept everything the map calls RAM except type 15 before handing over: a page "
+		"reported as accepted must be accepted (TDX) or validated (SNP)"),
+	[R_SNP_OPTIN_PRESENT] = SHOULD("snp.optin_present",
+		"edk2 OvmfPkg/Include/Protocol/SevMemoryAcceptance.h "
+		"(OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL, GUID c5a010fe-38a7-4531-8a4a-0500d2fd1649); "
+		EDK2_AMDSEVDXE,
+		"install OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL under SEV-SNP, with an "
+		"AllowUnacceptedMemory that succeeds"),
+	[R_SNP_OPTIN_HONOURED] = MUST("snp.optin_honoured",
+		EDK2_AMDSEVDXE "; OvmfPkg/PlatformPei/AmdSev.c AmdSevSnpInitialize (RAM from 4 GiB "
+		"up, special-purpose RAM excepted, is left unaccepted)",
+		"after AllowUnacceptedMemory succeeds, leave the memory you did not need "
+		"unaccepted (type 15) instead of accepting it at ExitBootServices"),
+	[R_SNP_CC_PAGES] = MUST("snp.cc_pages",
+		"edk2 OvmfPkg reserves the SNP secrets and CPUID pages as EfiReservedMemoryType "
+		"(pull request 2269); Linux arch/x86/boot/compressed/sev.c find_cc_blob (the OS "
+		"keeps using both pages)",
+		"put the CC blob's secrets and CPUID pages in reserved (or ACPI NVS) memory, never "
+		"in memory the OS may allocate"),
+	[R_TDX_AP_MEMORY] = SHOULD("tdx.ap_memory",
+		"edk2 OvmfPkg/PlatformInitLib (commit 383f729a, pull request 6112, in "
+		"edk2-stable202411: TDVF reserves the SEC page tables its waiting APs run on, "
+		"PcdOvmfSecPageTablesBase 0x800000, 0x6000 bytes); Asterinas issue 1628",
+		"report the memory your waiting APs use (their page tables and loop) as reserved "
+		"or ACPI NVS, as TDVF does since edk2-stable202411"),
+	[R_EBS_ATTEMPTS] = MUST("ebs.attempts",
+		"Linux drivers/firmware/efi/libstub/efi-stub-helper.c efi_exit_boot_services (one "
+		"retry, the map re-read into a buffer with EFI_MMAP_NR_SLACK_SLOTS = 8 spare "
+		"descriptors); UEFI 2.9 section 7.4 (ExitBootServices)",
+		"let ExitBootServices succeed on the first call, or on the second with at most 8 "
+		"more descriptors: do no allocation in its events"),
+	[R_EBS_DURATION] = OWN_SHOULD("ebs.duration",
+		"memaccept boot/efi_main.c (TSC before and after the call)",
+		"do no long work, such as accepting memory, inside ExitBootServices"),
+	[R_BOOT_RESET] = OWN_INFO("boot.reset_to_efi_main",
+		"memaccept boot/efi_main.c (TSC at efi_main / TSC frequency)"),
+	[R_ACPI_RSDP] = MUST("acpi.rsdp",
+		ACPI_64 "section 5.2.5.3 (RSDP); UEFI 2.9 section 4.6 (ACPI 2.0 table GUID)",
+		"install an RSDP of revision 2 or later with both checksums valid"),
+	[R_ACPI_XSDT] = MUST("acpi.xsdt", ACPI_64 "section 5.2.8 (XSDT)",
+		"give the XSDT a valid signature, length and checksum"),
+	[R_ACPI_MADT] = MUST("acpi.madt", ACPI_64 "section 5.2.12 (MADT, signature APIC)",
+		"list a valid MADT in the XSDT, every entry with a length that fits"),
+	[R_ACPI_MP_WAKEUP] = MUST("acpi.mp_wakeup",
+		ACPI_64 "section 5.2.12.19 (multiprocessor wakeup, MADT type 0x10); Linux "
+		"arch/x86/kernel/acpi/madt_wakeup.c",
+		"on TDX, add a multiprocessor wakeup structure whose mailbox is one 4 KiB page of "
+		"ACPI NVS memory"),
+	[R_EFI_ACPI_TABLE] = MUST("efi.acpi_table",
+		"UEFI 2.9 section 4.6 (EFI_ACPI_20_TABLE_GUID); Linux include/linux/efi.h",
+		"install the ACPI 2.0 table in the EFI configuration table"),
+	[R_EFI_SMBIOS] = SHOULD("efi.smbios",
+		"UEFI 2.9 section 4.6 (SMBIOS and SMBIOS3 table GUIDs); Linux include/linux/efi.h",
+		"install an SMBIOS3 (or SMBIOS) table: OS tools read it"),
+	[R_EFI_LINUX_UNACC] = INFO("efi.linux_unaccepted",
+		"Linux include/linux/efi.h LINUX_EFI_UNACCEPTED_MEM_TABLE_GUID "
+		"(d5d1de3c-105c-44f9-9ea9-bcef98120031); the Linux EFI stub installs it, or uses one "
+		"that is there (allocate_unaccepted_bitmap)"),
+	[R_EFI_LINUX_UNACC_TABLE] = MUST("efi.linux_unaccepted_table",
+		"Linux include/linux/efi.h struct efi_unaccepted_memory; drivers/firmware/efi/efi.c "
+		"efi_config_parse_tables (version 1 only); " LINUX_STUB_UNACC,
+		"when you install the Linux unaccepted memory table: version 1, a power-of-two "
+		"unit, in ACPI reclaim memory, a bit for every whole unit of type 15 and none for "
+		"accepted memory"),
+	[R_EFI_CC_BLOB] = MUST("efi.cc_blob",
+		"Linux arch/x86/boot/compressed/sev.c find_cc_blob_efi (SEV-SNP needs the CC blob: "
+		"secrets and CPUID pages); Linux include/linux/efi.h EFI_CC_BLOB_GUID",
+		"on SEV-SNP, install the CC blob configuration table"),
+	[R_EFI_CC_FINAL_EVENTS] = SHOULD("efi.cc_final_events",
+		"Linux drivers/firmware/efi/libstub/tpm.c (CC event log for attestation)",
+		"on TDX, install the CC final events table"),
+};
+
+const struct conformance_rule *conformance_rules(unsigned *count)
+{
+	*count = R_COUNT;
+	return rules;
+}
+
+/* ---------------------------------------------------------------- the raw map */
 
 /* What one pass over the raw map found. */
 struct map_facts {
@@ -44,10 +247,12 @@ struct map_facts {
 	u32 overlaps;
 	u32 unacc_desc;
 	u64 unacc_bytes, unacc_below_1m, unacc_below_4g;
-	u32 unacc_runtime, unacc_no_wb;
+	u32 unacc_runtime, unacc_no_wb, unacc_sp;
+	u64 unacc_end;			/* the highest end of any type 15 descriptor */
+	u64 unacc_hash;			/* lib/hash.h hash_range summed over them */
 	u32 unacc_ranges, unacc_unaligned_ranges;
 	u64 unacc_partial_bytes;	/* in 2 MiB units only partly unaccepted */
-	bool ram_above_4g;
+	bool ram_above_4g;		/* general-purpose RAM (not EFI_MEMORY_SP) at or above 4 GiB */
 };
 
 struct ctx {
@@ -56,27 +261,9 @@ struct ctx {
 	unsigned n, cap;
 };
 
-static __printf(5, 6) void add(struct ctx *c, const char *rule, u32 verdict, const char *source,
-			      const char *fmt, ...)
-{
-	struct conformance_check *k;
-	va_list ap;
-
-	if (c->n == c->cap)
-		return;
-	k = &c->out[c->n++];
-	k->rule = rule;
-	k->verdict = verdict;
-	k->source = source;
-	va_start(ap, fmt);
-	format_buf_v(k->detail, sizeof(k->detail), fmt, ap);
-	va_end(ap);
-}
-
-static bool get_desc(const struct conformance_input *in, u32 i, struct efi_mem_desc *d)
+static void get_desc(const struct conformance_input *in, u32 i, struct efi_mem_desc *d)
 {
 	memcpy(d, (const u8 *)in->map + (u64)i * in->desc_size, sizeof(*d));
-	return true;
 }
 
 static bool is_ram(u32 type)
@@ -86,17 +273,56 @@ static bool is_ram(u32 type)
 	       type == EFI_CONVENTIONAL_MEMORY || type == EFI_UNACCEPTED_MEMORY;
 }
 
+/* Memory the OS may allocate once boot services are gone (type 15 once accepted). */
+static bool is_usable(u32 type)
+{
+	return is_ram(type);
+}
+
 /* Bytes of [s, e) below limit. */
 static u64 below(u64 s, u64 e, u64 limit)
 {
 	return s >= limit ? 0 : MIN(e, limit) - s;
 }
 
+static bool map_readable(const struct conformance_input *in)
+{
+	return in->map && in->desc_size >= EFI_MEM_DESC_SIZE;
+}
+
+/*
+ * The type of the one descriptor that holds all of [addr, addr + len): an address
+ * described twice, or a span across descriptors, answers EFI_MEMORY_TYPE_COUNT, as does
+ * an address no descriptor holds.
+ */
+static u32 type_of_span(const struct conformance_input *in, u64 addr, u64 len)
+{
+	u32 n, type = EFI_MEMORY_TYPE_COUNT, found = 0;
+
+	if (!map_readable(in) || !len || addr + len < addr)
+		return EFI_MEMORY_TYPE_COUNT;
+	n = (u32)MIN(in->map_size / in->desc_size, (u64)CONFORMANCE_MAX_DESC);
+	for (u32 i = 0; i < n; i++) {
+		struct efi_mem_desc d;
+		u64 e;
+
+		get_desc(in, i, &d);
+		if (d.num_pages > (~0ULL - d.phys_start) >> EFI_PAGE_SHIFT)
+			continue;
+		e = d.phys_start + (d.num_pages << EFI_PAGE_SHIFT);
+		if (addr < e && d.phys_start < addr + len) {
+			found++;
+			type = addr >= d.phys_start && addr + len <= e ? d.type : EFI_MEMORY_TYPE_COUNT;
+		}
+	}
+	return found == 1 ? type : EFI_MEMORY_TYPE_COUNT;
+}
+
 static void scan_map(const struct conformance_input *in, u64 *scratch, struct map_facts *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->first_bad = f->first_unsorted = f->overlap_a = f->overlap_b = -1;
-	f->readable = in->map && in->desc_size >= EFI_MEM_DESC_SIZE && in->desc_size % 8 == 0;
+	f->readable = map_readable(in);
 	if (!f->readable)
 		return;
 	f->ndesc = (u32)MIN(in->map_size / in->desc_size, (u64)UINT32_MAX);
@@ -130,17 +356,21 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 			continue;	/* no extent to judge the rest by */
 		}
 		e = s + (d.num_pages << EFI_PAGE_SHIFT);
-		if (is_ram(d.type) && e > LOW_4G)
+		if (is_ram(d.type) && e > LOW_4G && !(d.attribute & EFI_MEMORY_SP))
 			f->ram_above_4g = true;
 		if (d.type == EFI_UNACCEPTED_MEMORY) {
 			f->unacc_desc++;
 			f->unacc_bytes += e - s;
 			f->unacc_below_1m += below(s, e, LOW_1M);
 			f->unacc_below_4g += below(s, e, LOW_4G);
+			f->unacc_end = MAX(f->unacc_end, e);
+			f->unacc_hash += hash_range(s, d.num_pages, d.attribute);
 			if (d.attribute & EFI_MEMORY_RUNTIME)
 				f->unacc_runtime++;
 			if (!(d.attribute & EFI_MEMORY_WB))
 				f->unacc_no_wb++;
+			if (d.attribute & EFI_MEMORY_SP)
+				f->unacc_sp++;
 		}
 		scratch[nkeys++] = s | i;
 	}
@@ -194,191 +424,294 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 	}
 }
 
-/* ---------------------------------------------------------------- the rules */
+/* ---------------------------------------------------------------- verdicts */
 
-#define SRC_MAP "UEFI 2.9 section 7.2 (GetMemoryMap, EFI_MEMORY_DESCRIPTOR)"
+static __printf(4, 0) void add_v(struct ctx *c, enum rule_index r, u32 verdict, const char *fmt,
+				  va_list ap)
+{
+	struct conformance_check *k;
+
+	if (c->n == c->cap)
+		return;
+	k = &c->out[c->n++];
+	k->r = &rules[r];
+	k->rule = rules[r].id;
+	k->level = rules[r].level;
+	k->source = rules[r].source;
+	k->verdict = verdict;
+	format_buf_v(k->detail, sizeof(k->detail), fmt, ap);
+}
+
+/*
+ * The verdict follows from the rule's level, so that a report can never call a SHOULD
+ * a failure: met is pass; not met is fail for a MUST rule, warn for a SHOULD rule.
+ */
+static __printf(4, 5) void judge(struct ctx *c, enum rule_index r, bool met, const char *fmt, ...)
+{
+	va_list ap;
+	u32 v = met ? VERDICT_PASS : rules[r].level == LEVEL_MUST ? VERDICT_FAIL : VERDICT_WARN;
+
+	va_start(ap, fmt);
+	add_v(c, r, rules[r].level == LEVEL_INFO ? VERDICT_INFO : v, fmt, ap);
+	va_end(ap);
+}
+
+static __printf(3, 4) void na(struct ctx *c, enum rule_index r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_v(c, r, VERDICT_NA, fmt, ap);
+	va_end(ap);
+}
+
+/* An INFO rule: a fact, never a pass. */
+static __printf(3, 4) void info(struct ctx *c, enum rule_index r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_v(c, r, VERDICT_INFO, fmt, ap);
+	va_end(ap);
+}
+
+/* ---------------------------------------------------------------- the rules */
 
 static void rules_map(struct ctx *c, const struct map_facts *f)
 {
 	const struct conformance_input *in = c->in;
 
+	if (!f->readable)
+		judge(c, R_MAP_DESC_SIZE, false,
+		      "desc_size %llu: shorter than the 40 bytes of EFI_MEMORY_DESCRIPTOR; the map "
+		      "cannot be read", in->desc_size);
+	else if (in->map_size % in->desc_size)
+		judge(c, R_MAP_DESC_SIZE, false, "map size %llu is not a multiple of desc_size %llu",
+		      in->map_size, in->desc_size);
+	else
+		judge(c, R_MAP_DESC_SIZE, true,
+		      "%u descriptors of %llu bytes (a loader must step by desc_size, not 40)",
+		      f->ndesc, in->desc_size);
+	if (!f->readable)
+		na(c, R_MAP_DESC_ALIGN, "map unreadable");
+	else
+		judge(c, R_MAP_DESC_ALIGN, in->desc_size % 8 == 0, "desc_size %llu%s", in->desc_size,
+		      in->desc_size % 8 ? ": the 64-bit fields of every other descriptor are "
+		      "misaligned" : "");
+	judge(c, R_MAP_DESC_VERSION, in->desc_version == EFI_MEM_DESC_VERSION,
+	      "version %u (EFI_MEMORY_DESCRIPTOR_VERSION is 1)", in->desc_version);
 	if (!f->readable) {
-		add(c, "map.desc_size", VERDICT_FAIL, SRC_MAP,
-		    "desc_size %llu: must be at least 40 (sizeof EFI_MEMORY_DESCRIPTOR) and a multiple "
-		    "of 8; the map cannot be read", in->desc_size);
-	} else if (in->map_size % in->desc_size) {
-		add(c, "map.desc_size", VERDICT_FAIL, SRC_MAP,
-		    "map size %llu is not a multiple of desc_size %llu", in->map_size, in->desc_size);
-	} else {
-		add(c, "map.desc_size", VERDICT_PASS, SRC_MAP,
-		    "%u descriptors of %llu bytes (a loader must step by desc_size, not 40)", f->ndesc,
-		    in->desc_size);
-	}
-	add(c, "map.desc_version", in->desc_version == EFI_MEM_DESC_VERSION ? VERDICT_PASS : VERDICT_FAIL,
-	    SRC_MAP, "version %u (EFI_MEMORY_DESCRIPTOR_VERSION is 1)", in->desc_version);
-	if (!f->readable) {
-		add(c, "map.alignment", VERDICT_NA, SRC_MAP, "map unreadable");
-		add(c, "map.sorted", VERDICT_NA, SRC_MAP, "map unreadable");
-		add(c, "map.overlap", VERDICT_NA, SRC_MAP, "map unreadable");
+		na(c, R_MAP_ALIGNMENT, "map unreadable");
+		na(c, R_MAP_SORTED, "map unreadable");
+		na(c, R_MAP_OVERLAP, "map unreadable");
+		na(c, R_MAP_SIZE, "map unreadable");
 		return;
 	}
 	if (f->first_bad >= 0)
-		add(c, "map.alignment", VERDICT_FAIL, SRC_MAP,
-		    "%u unaligned start(s), %u with 0 pages, %u wrapping; first: descriptor %lld",
-		    f->unaligned, f->zero_pages, f->wraps, (long long)f->first_bad);
+		judge(c, R_MAP_ALIGNMENT, false,
+		      "%u unaligned start(s), %u with 0 pages, %u wrapping; first: descriptor %lld",
+		      f->unaligned, f->zero_pages, f->wraps, (long long)f->first_bad);
 	else
-		add(c, "map.alignment", VERDICT_PASS, SRC_MAP,
-		    "every descriptor starts on 4 KiB and has pages");
+		judge(c, R_MAP_ALIGNMENT, true, "every descriptor starts on 4 KiB and has pages");
 	if (f->first_unsorted >= 0)
-		add(c, "map.sorted", VERDICT_WARN, SRC_MAP "; memaccept mm/memmap.c sorts",
-		    "descriptor %lld (%#llx) starts below its predecessor (%#llx): the specification "
-		    "does not promise order, but a loader that assumes it misreads the map",
-		    (long long)f->first_unsorted, f->unsorted_start, f->unsorted_prev);
+		judge(c, R_MAP_SORTED, false,
+		      "descriptor %lld (%#llx) starts below its predecessor (%#llx): the specification "
+		      "does not promise order, but a loader that assumes it misreads the map",
+		      (long long)f->first_unsorted, f->unsorted_start, f->unsorted_prev);
 	else
-		add(c, "map.sorted", VERDICT_PASS, SRC_MAP, "ascending physical addresses");
+		judge(c, R_MAP_SORTED, true, "ascending physical addresses");
 	if (f->overlaps)
-		add(c, "map.overlap", VERDICT_FAIL, SRC_MAP,
-		    "%u overlap(s), first: descriptors %lld and %lld; the guest cannot tell which type "
-		    "is true (memaccept uses neither)", f->overlaps, (long long)f->overlap_a,
-		    (long long)f->overlap_b);
+		judge(c, R_MAP_OVERLAP, false,
+		      "%u overlap(s), first: descriptors %lld and %lld; the guest cannot tell which "
+		      "type is true (memaccept uses neither)", f->overlaps, (long long)f->overlap_a,
+		      (long long)f->overlap_b);
 	else
-		add(c, "map.overlap", VERDICT_PASS, SRC_MAP, "no two descriptors share an address");
-	if (f->examined < f->ndesc)
-		add(c, "map.size", VERDICT_WARN, SRC_MAP,
-		    "%u descriptors; only the first %u were judged", f->ndesc, f->examined);
+		judge(c, R_MAP_OVERLAP, true, "no two descriptors share an address");
+	info(c, R_MAP_SIZE, "%u descriptors, %u judged", f->ndesc, f->examined);
 }
-
-#define SRC_UNACC_ATTR \
-	"UEFI 2.9 section 7.2 (type 15, EFI_MEMORY_WB, EFI_MEMORY_RUNTIME)"
-#define SRC_UNACC_ALIGN \
-	"Linux drivers/firmware/efi/libstub/unaccepted_memory.c (2 MiB unit, edges " \
-	"accepted at boot); memaccept mm/bitmap.c"
-#define SRC_TDX_4G \
-	"edk2 OvmfPkg/Library/PlatformInitLib/IntelTdx.c " \
-	"BuildResourceDescriptorHobForUnacceptedMemory (memory under 4 GiB accepted)"
-#define SRC_SNP_4G \
-	"edk2 OvmfPkg/PlatformPei/AmdSev.c AmdSevSnpInitialize (RAM below 4 GiB " \
-	"validated, at or above left unaccepted)"
-#define SRC_1M \
-	"Intel SDM vol. 3 (SIPI trampolines below 1 MiB); Linux " \
-	"arch/x86/realmode/init.c; both OVMF flavours accept all of low memory"
 
 static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 {
 	const struct conformance_input *in = c->in;
 	bool cc = in->platform == DETECTED_TDX || in->platform == DETECTED_SNP;
+	static const enum rule_index all[] = {
+		R_UNACC_PLATFORM, R_UNACC_RUNTIME, R_UNACC_WB, R_UNACC_SP, R_UNACC_ADDR_WIDTH,
+		R_UNACC_ALIGNMENT, R_UNACC_STABLE, R_UNACC_BELOW_1M, R_UNACC_BELOW_4G,
+	};
 
 	if (!f->readable || !f->unacc_desc) {
 		const char *why = !f->readable ? "map unreadable" :
 				  "the firmware reported no unaccepted memory (type 15)";
 
-		add(c, "unaccepted.platform", VERDICT_NA, SRC_UNACC_ATTR, "%s", why);
-		add(c, "unaccepted.attributes", VERDICT_NA, SRC_UNACC_ATTR, "%s", why);
-		add(c, "unaccepted.alignment", VERDICT_NA, SRC_UNACC_ALIGN, "%s", why);
-		add(c, "unaccepted.below_1m", VERDICT_NA, SRC_1M, "%s", why);
-		add(c, "unaccepted.below_4g", VERDICT_NA,
-		    in->platform == DETECTED_SNP ? SRC_SNP_4G : SRC_TDX_4G, "%s", why);
+		for (unsigned i = 0; i < ARRAY_SIZE(all); i++)
+			na(c, all[i], "%s", why);
 		return;
 	}
 	if (cc)
-		add(c, "unaccepted.platform", VERDICT_PASS, SRC_UNACC_ATTR,
-		    "%llu MiB in %u range(s) on a %s guest", f->unacc_bytes >> 20, f->unacc_ranges,
-		    in->platform == DETECTED_TDX ? "TDX" : "SEV-SNP");
+		judge(c, R_UNACC_PLATFORM, true, "%llu MiB in %u range(s) on a %s guest",
+		      f->unacc_bytes >> 20, f->unacc_ranges,
+		      in->platform == DETECTED_TDX ? "TDX" : "SEV-SNP");
 	else
-		add(c, "unaccepted.platform", VERDICT_FAIL, SRC_UNACC_ATTR,
-		    "%llu MiB unaccepted on a guest with neither TDX nor SEV-SNP: nothing can accept it",
-		    f->unacc_bytes >> 20);
+		judge(c, R_UNACC_PLATFORM, false,
+		      "%llu MiB unaccepted on a guest with neither TDX nor SEV-SNP: nothing can "
+		      "accept it", f->unacc_bytes >> 20);
 
-	if (f->unacc_runtime)
-		add(c, "unaccepted.attributes", VERDICT_FAIL, SRC_UNACC_ATTR,
-		    "%u of %u type 15 descriptors carry EFI_MEMORY_RUNTIME: runtime services cannot "
-		    "use memory the OS has not accepted", f->unacc_runtime, f->unacc_desc);
-	else if (f->unacc_no_wb)
-		add(c, "unaccepted.attributes", VERDICT_WARN, SRC_UNACC_ATTR,
-		    "%u of %u type 15 descriptors lack EFI_MEMORY_WB: once accepted it is ordinary "
-		    "write-back RAM, and an OS may map it by these attributes", f->unacc_no_wb,
-		    f->unacc_desc);
+	judge(c, R_UNACC_RUNTIME, !f->unacc_runtime,
+	      "%u of %u type 15 descriptor(s) carry EFI_MEMORY_RUNTIME", f->unacc_runtime,
+	      f->unacc_desc);
+	judge(c, R_UNACC_WB, !f->unacc_no_wb, "%u of %u type 15 descriptor(s) lack EFI_MEMORY_WB",
+	      f->unacc_no_wb, f->unacc_desc);
+	judge(c, R_UNACC_SP, !f->unacc_sp,
+	      "%u of %u type 15 descriptor(s) carry EFI_MEMORY_SP%s", f->unacc_sp, f->unacc_desc,
+	      f->unacc_sp ? ": an OS that accepts it uses special-purpose memory as general RAM" :
+	      "");
+
+	/* The highest type 15 address against the address width and the TDX shared bit. */
+	u64 limit = in->phys_bits >= 12 && in->phys_bits < 64 ? 1ULL << in->phys_bits : 0;
+
+	if (!limit && !in->tdx_shared_bit)
+		na(c, R_UNACC_ADDR_WIDTH, "address width not known");
+	else if (in->tdx_shared_bit && f->unacc_end > in->tdx_shared_bit)
+		judge(c, R_UNACC_ADDR_WIDTH, false,
+		      "type 15 reaches %#llx, at or above the TDX shared bit (%#llx): the guest "
+		      "cannot accept shared memory", f->unacc_end, in->tdx_shared_bit);
+	else if (limit && f->unacc_end > limit)
+		judge(c, R_UNACC_ADDR_WIDTH, false,
+		      "type 15 reaches %#llx, beyond the %u-bit physical address width",
+		      f->unacc_end, in->phys_bits);
 	else
-		add(c, "unaccepted.attributes", VERDICT_PASS, SRC_UNACC_ATTR,
-		    "%u type 15 descriptor(s): write-back, not runtime", f->unacc_desc);
+		judge(c, R_UNACC_ADDR_WIDTH, true, "type 15 ends at %#llx, below %#llx",
+		      f->unacc_end, in->tdx_shared_bit ? in->tdx_shared_bit : limit);
 
 	if (f->unacc_unaligned_ranges)
-		add(c, "unaccepted.alignment", VERDICT_WARN, SRC_UNACC_ALIGN,
-		    "%u of %u range(s) not on 2 MiB boundaries: %llu KiB in partial units must be "
-		    "accepted at boot", f->unacc_unaligned_ranges, f->unacc_ranges,
-		    f->unacc_partial_bytes >> 10);
+		judge(c, R_UNACC_ALIGNMENT, false,
+		      "%u of %u range(s) not on 2 MiB boundaries: %llu KiB in partial units (Linux "
+		      "accepts them at boot; memaccept on demand)", f->unacc_unaligned_ranges,
+		      f->unacc_ranges, f->unacc_partial_bytes >> 10);
 	else
-		add(c, "unaccepted.alignment", VERDICT_PASS, SRC_UNACC_ALIGN,
-		    "%u range(s), all on 2 MiB boundaries", f->unacc_ranges);
+		judge(c, R_UNACC_ALIGNMENT, true, "%u range(s), all on 2 MiB boundaries",
+		      f->unacc_ranges);
 
-	if (f->unacc_below_1m)
-		add(c, "unaccepted.below_1m", VERDICT_FAIL, SRC_1M,
-		    "%llu KiB below 1 MiB unaccepted: real-mode trampolines and legacy structures "
-		    "live there before any accept path exists", f->unacc_below_1m >> 10);
+	if (!in->ebs_first_desc)
+		na(c, R_UNACC_STABLE, "the first map of the ExitBootServices loop was not recorded");
+	else if (in->ebs_attempts <= 1)
+		judge(c, R_UNACC_STABLE, true,
+		      "ExitBootServices took the map the loader read: nothing changed after it");
 	else
-		add(c, "unaccepted.below_1m", VERDICT_PASS, SRC_1M, "all memory below 1 MiB accepted");
+		judge(c, R_UNACC_STABLE, in->ebs_first_unacc_desc == f->unacc_desc &&
+		      in->ebs_first_unacc_bytes == f->unacc_bytes &&
+		      in->ebs_first_unacc_hash == f->unacc_hash,
+		      "before ExitBootServices %u descriptor(s), %llu MiB of type 15; after it %u, "
+		      "%llu MiB%s", in->ebs_first_unacc_desc, in->ebs_first_unacc_bytes >> 20,
+		      f->unacc_desc, f->unacc_bytes >> 20,
+		      in->ebs_first_unacc_hash == f->unacc_hash ? "" : " (the ranges differ)");
+
+	judge(c, R_UNACC_BELOW_1M, !f->unacc_below_1m,
+	      "%llu KiB below 1 MiB unaccepted%s", f->unacc_below_1m >> 10,
+	      f->unacc_below_1m ? ": memaccept cannot reserve its AP start-up pages there" : "");
 
 	if (!cc)
-		add(c, "unaccepted.below_4g", VERDICT_NA, SRC_TDX_4G,
-		    "no TDX or SEV-SNP: no firmware guide applies");
-	else if (f->unacc_below_4g)
-		add(c, "unaccepted.below_4g", VERDICT_WARN,
-		    in->platform == DETECTED_TDX ? SRC_TDX_4G : SRC_SNP_4G,
-		    "%llu MiB below 4 GiB left unaccepted, where the reference firmware accepts all; "
-		    "memaccept copes, a loader that expects low memory accepted may not",
-		    f->unacc_below_4g >> 20);
+		na(c, R_UNACC_BELOW_4G, "no TDX or SEV-SNP: no firmware policy applies");
 	else
-		add(c, "unaccepted.below_4g", VERDICT_PASS,
-		    in->platform == DETECTED_TDX ? SRC_TDX_4G : SRC_SNP_4G,
-		    "all memory below 4 GiB accepted");
+		info(c, R_UNACC_BELOW_4G, "%llu MiB below 4 GiB unaccepted (OVMF leaves none)",
+		     f->unacc_below_4g >> 20);
 }
 
-#define SRC_OPTIN \
-	"edk2 OvmfPkg/Include/Protocol/SevMemoryAcceptance.h (GUID " \
-	"c5a010fe-38a7-4531-8a4a-0500d2fd1649, AllowUnacceptedMemory before " \
-	"ExitBootServices)"
+static void rule_probe(struct ctx *c)
+{
+	const struct conformance_input *in = c->in;
+
+	if (in->probe_none)
+		na(c, R_ACCEPTED_PROBE, "%s", in->probe_none);
+	else if (!in->probed || in->probe_unknown == in->probed)
+		na(c, R_ACCEPTED_PROBE, "%u page(s) probed, no answer told (%u unknown)", in->probed,
+		   in->probe_unknown);
+	else if (!in->probe_not_accepted)
+		judge(c, R_ACCEPTED_PROBE, true, "%u page(s) of accepted memory probed: all accepted, "
+		      "%u unknown", in->probed, in->probe_unknown);
+	else
+		judge(c, R_ACCEPTED_PROBE, false,
+		      "%u page(s) of accepted memory probed: %u were not accepted (first %#llx; the "
+		      "probe accepted them), %u unknown", in->probed, in->probe_not_accepted,
+		      in->probe_first_bad, in->probe_unknown);
+}
 
 static void rules_snp(struct ctx *c, const struct map_facts *f)
 {
 	const struct conformance_input *in = c->in;
 
 	if (in->platform != DETECTED_SNP) {
-		add(c, "snp.optin_present", VERDICT_NA, SRC_OPTIN, "not an SEV-SNP guest");
-		add(c, "snp.optin_honoured", VERDICT_NA, SRC_OPTIN, "not an SEV-SNP guest");
+		na(c, R_SNP_OPTIN_PRESENT, "not an SEV-SNP guest");
+		na(c, R_SNP_OPTIN_HONOURED, "not an SEV-SNP guest");
+		na(c, R_SNP_CC_PAGES, "not an SEV-SNP guest");
 		return;
 	}
 	switch (in->snp_protocol) {
 	case SNP_PROTOCOL_CALLED:
-		add(c, "snp.optin_present", VERDICT_PASS, SRC_OPTIN,
-		    "located and AllowUnacceptedMemory returned success");
+		judge(c, R_SNP_OPTIN_PRESENT, true, "located and AllowUnacceptedMemory returned success");
 		break;
 	case SNP_PROTOCOL_ABSENT:
-		add(c, "snp.optin_present", VERDICT_WARN, SRC_OPTIN,
-		    "no such protocol: the firmware must accept all memory before handing over, "
-		    "which is slow for large guests");
+		judge(c, R_SNP_OPTIN_PRESENT, false,
+		      "no such protocol: the firmware accepts all memory before handing over, which "
+		      "is slow for large guests");
 		break;
 	default:
-		add(c, "snp.optin_present", VERDICT_FAIL, SRC_OPTIN,
-		    "AllowUnacceptedMemory returned an error");
+		judge(c, R_SNP_OPTIN_PRESENT, false,
+		      "AllowUnacceptedMemory returned an error (OVMF's never does): the firmware "
+		      "accepts all memory itself");
 		break;
 	}
 	if (in->snp_protocol != SNP_PROTOCOL_CALLED)
-		add(c, "snp.optin_honoured", VERDICT_NA, SRC_OPTIN, "the opt-in was not made");
+		na(c, R_SNP_OPTIN_HONOURED, "the opt-in was not made");
 	else if (f->unacc_desc)
-		add(c, "snp.optin_honoured", VERDICT_PASS, SRC_OPTIN,
-		    "the final map still has %llu MiB of type 15", f->unacc_bytes >> 20);
+		judge(c, R_SNP_OPTIN_HONOURED, true, "the final map still has %llu MiB of type 15",
+		      f->unacc_bytes >> 20);
 	else if (!f->ram_above_4g)
-		add(c, "snp.optin_honoured", VERDICT_NA, SRC_OPTIN,
-		    "no RAM at or above 4 GiB, which is all the firmware would leave unaccepted");
+		na(c, R_SNP_OPTIN_HONOURED,
+		   "no general-purpose RAM at or above 4 GiB, which is all OVMF leaves unaccepted");
 	else
-		add(c, "snp.optin_honoured", VERDICT_FAIL, SRC_OPTIN,
-		    "opted in, yet the final map has no unaccepted memory: the firmware accepted it "
-		    "all anyway");
+		judge(c, R_SNP_OPTIN_HONOURED, false,
+		      "opted in, yet the final map has no unaccepted memory: the firmware accepted "
+		      "it all anyway");
+
+	if (!in->cc_secrets && !in->cc_cpuid) {
+		na(c, R_SNP_CC_PAGES, "no CC blob, or it names no pages");
+		return;
+	}
+	u32 ts = type_of_span(in, in->cc_secrets, MAX(in->cc_secrets_len, 1u));
+	u32 tc = type_of_span(in, in->cc_cpuid, MAX(in->cc_cpuid_len, 1u));
+	bool ok_s = ts != EFI_MEMORY_TYPE_COUNT && !is_usable(ts);
+	bool ok_c = tc != EFI_MEMORY_TYPE_COUNT && !is_usable(tc);
+
+	judge(c, R_SNP_CC_PAGES, ok_s && ok_c,
+	      "secrets page %#llx in memory of type %d%s, CPUID page %#llx in type %d%s",
+	      in->cc_secrets, ts == EFI_MEMORY_TYPE_COUNT ? -1 : (int)ts,
+	      ok_s ? "" : " (usable or undescribed)", in->cc_cpuid,
+	      tc == EFI_MEMORY_TYPE_COUNT ? -1 : (int)tc, ok_c ? "" : " (usable or undescribed)");
 }
 
-#define SRC_EBS \
-	"UEFI 2.9 section 7.4 (ExitBootServices: EFI_INVALID_PARAMETER when the map key " \
-	"is stale)"
+/*
+ * A TD's APs wait in the firmware's loop until the OS wakes them through the mailbox
+ * (acpi.mp_wakeup checks that page). What else they use the firmware does not say; for
+ * TDVF it is known: before edk2-stable202411 its SEC page tables, reported usable.
+ */
+static void rule_tdx_ap_memory(struct ctx *c)
+{
+	const struct conformance_input *in = c->in;
+	u32 t;
+
+	if (in->platform != DETECTED_TDX) {
+		na(c, R_TDX_AP_MEMORY, "not a TDX guest");
+		return;
+	}
+	t = type_of_span(in, TDVF_SEC_PAGE_TABLES, TDVF_SEC_PAGE_TABLES_SIZE);
+	judge(c, R_TDX_AP_MEMORY, t == EFI_MEMORY_TYPE_COUNT || !is_usable(t),
+	      "TDVF's AP page tables [%#llx, %#llx): memory of type %d%s", TDVF_SEC_PAGE_TABLES,
+	      TDVF_SEC_PAGE_TABLES + TDVF_SEC_PAGE_TABLES_SIZE,
+	      t == EFI_MEMORY_TYPE_COUNT ? -1 : (int)t, t != EFI_MEMORY_TYPE_COUNT && is_usable(t) ?
+	      ", usable: an OS that reuses it pulls the tables from under APs still waiting "
+	      "(TDVF before edk2-stable202411; memaccept keeps it out of use)" : "");
+}
 
 static u64 tsc_to_us(u64 cycles, u64 hz)
 {
@@ -386,44 +719,43 @@ static u64 tsc_to_us(u64 cycles, u64 hz)
 	return hz ? cycles / hz * 1000000 + cycles % hz * 1000000 / hz : 0;
 }
 
-static void rules_boot(struct ctx *c)
+static void rules_boot(struct ctx *c, const struct map_facts *f)
 {
 	const struct conformance_input *in = c->in;
+	u32 grew = f->ndesc > in->ebs_first_desc ? f->ndesc - in->ebs_first_desc : 0;
 
 	if (in->ebs_attempts <= 1)
-		add(c, "ebs.attempts", VERDICT_PASS, SRC_EBS, "succeeded on the first call");
+		judge(c, R_EBS_ATTEMPTS, true, "succeeded on the first call");
+	else if (in->ebs_attempts > LINUX_EBS_CALLS)
+		judge(c, R_EBS_ATTEMPTS, false,
+		      "%u calls: Linux's EFI stub gives up after %u (memaccept allows 8)",
+		      in->ebs_attempts, LINUX_EBS_CALLS);
+	else if (in->ebs_first_desc && grew > LINUX_MMAP_SLACK)
+		judge(c, R_EBS_ATTEMPTS, false,
+		      "2 calls, and the map grew by %u descriptors (%u to %u) between them: more "
+		      "than the %u spare slots Linux's retry has", grew, in->ebs_first_desc, f->ndesc,
+		      LINUX_MMAP_SLACK);
 	else
-		add(c, "ebs.attempts", VERDICT_WARN, SRC_EBS,
-		    "%u calls: the map changed inside ExitBootServices (an event allocated or freed "
-		    "memory, as OVMF does on SEV-SNP without the opt-in)", in->ebs_attempts);
-	add(c, "ebs.duration", in->ebs_last_call_us > EBS_SLOW_US ? VERDICT_WARN : VERDICT_PASS,
-	    SRC_EBS "; memaccept boot/efi_main.c",
-	    "%llu us in the successful call, %llu us from the first GetMemoryMap (more than %u ms "
-	    "means work such as accepting memory inside the call)", in->ebs_last_call_us,
-	    in->ebs_total_us, EBS_SLOW_US / 1000);
+		judge(c, R_EBS_ATTEMPTS, true,
+		      "2 calls: the map changed inside ExitBootServices (an event allocated or freed "
+		      "memory); within Linux's one retry (%u descriptor(s) more, of %u spare)", grew,
+		      LINUX_MMAP_SLACK);
+	judge(c, R_EBS_DURATION, in->ebs_last_call_us <= EBS_SLOW_US,
+	      "%llu us in the successful call, %llu us from the first GetMemoryMap (more than %u ms "
+	      "means work such as accepting memory inside the call)", in->ebs_last_call_us,
+	      in->ebs_total_us, EBS_SLOW_US / 1000);
 
 	u64 s = in->tsc_hz ? in->tsc_at_entry / in->tsc_hz : 0;
 
 	if (!in->tsc_hz)
-		add(c, "boot.reset_to_efi_main", VERDICT_NA, "memaccept boot/efi_main.c",
-		    "TSC frequency unknown");
+		na(c, R_BOOT_RESET, "TSC frequency unknown");
 	else if (s > RESET_PLAUSIBLE_S)
-		add(c, "boot.reset_to_efi_main", VERDICT_NA, "memaccept boot/efi_main.c",
-		    "TSC at efi_main is %llu s: it did not start at reset here, so firmware time is "
-		    "unknown", s);
+		na(c, R_BOOT_RESET, "TSC at efi_main is %llu s: it did not start at reset here, so "
+		   "firmware time is unknown", s);
 	else
-		add(c, "boot.reset_to_efi_main", VERDICT_PASS,
-		    "memaccept boot/efi_main.c (TSC at efi_main / TSC frequency)",
-		    "%llu ms from reset to efi_main, if the TSC started at reset (it does under KVM "
-		    "and QEMU)", tsc_to_us(in->tsc_at_entry, in->tsc_hz) / 1000);
+		info(c, R_BOOT_RESET, "%llu ms from reset to efi_main, if the TSC started at reset (it "
+		     "does under KVM and QEMU)", tsc_to_us(in->tsc_at_entry, in->tsc_hz) / 1000);
 }
-
-#define SRC_RSDP "ACPI 6.4 section 5.2.5.3 (RSDP); UEFI 2.9 section 4.6 (ACPI 2.0 table GUID)"
-#define SRC_XSDT "ACPI 6.4 section 5.2.8 (XSDT)"
-#define SRC_MADT "ACPI 6.4 section 5.2.12 (MADT, signature APIC)"
-#define SRC_WAKEUP \
-	"ACPI 6.4 section 5.2.12.19 (multiprocessor wakeup, MADT type 0x10); Linux " \
-	"arch/x86/kernel/acpi/madt_wakeup.c"
 
 static void rules_acpi(struct ctx *c)
 {
@@ -431,57 +763,128 @@ static void rules_acpi(struct ctx *c)
 	bool tdx = c->in->platform == DETECTED_TDX;
 
 	if (a->rsdp == ACPI_OK)
-		add(c, "acpi.rsdp", VERDICT_PASS, SRC_RSDP, "revision %u at %#llx, checksums valid",
-		    a->rsdp_revision, a->rsdp_addr);
+		judge(c, R_ACPI_RSDP, true, "revision %u at %#llx, checksums valid", a->rsdp_revision,
+		      a->rsdp_addr);
 	else
-		add(c, "acpi.rsdp", VERDICT_FAIL, SRC_RSDP, "RSDP %s%s", acpi_status_name(a->rsdp),
-		    a->rsdp == ACPI_ABSENT ? " (no ACPI table in the EFI configuration table)" : "");
+		judge(c, R_ACPI_RSDP, false, "RSDP %s%s", acpi_status_name(a->rsdp),
+		      a->rsdp == ACPI_ABSENT ? " (no ACPI table in the EFI configuration table)" : "");
 	if (a->rsdp != ACPI_OK)
-		add(c, "acpi.xsdt", VERDICT_NA, SRC_XSDT, "no usable RSDP");
+		na(c, R_ACPI_XSDT, "no usable RSDP");
 	else if (a->xsdt == ACPI_OK)
-		add(c, "acpi.xsdt", VERDICT_PASS, SRC_XSDT, "%u tables", a->ntables);
+		judge(c, R_ACPI_XSDT, true, "%u tables", a->ntables);
 	else
-		add(c, "acpi.xsdt", VERDICT_FAIL, SRC_XSDT, "XSDT at %#llx: %s", a->xsdt_addr,
-		    acpi_status_name(a->xsdt));
+		judge(c, R_ACPI_XSDT, false, "XSDT at %#llx: %s", a->xsdt_addr,
+		      acpi_status_name(a->xsdt));
 	if (a->xsdt != ACPI_OK)
-		add(c, "acpi.madt", VERDICT_FAIL, SRC_MADT, "no usable XSDT, so no MADT");
+		judge(c, R_ACPI_MADT, false, "no usable XSDT, so no MADT");
 	else if (a->madt == ACPI_OK)
-		add(c, "acpi.madt", VERDICT_PASS, SRC_MADT, "%u entries, %u local APIC(s)",
-		    a->madt_entries, a->madt_lapics);
+		judge(c, R_ACPI_MADT, true, "%u entries, %u local APIC(s)", a->madt_entries,
+		      a->madt_lapics);
 	else
-		add(c, "acpi.madt", VERDICT_FAIL, SRC_MADT, "MADT %s: the guest cannot find its CPUs",
-		    acpi_status_name(a->madt));
-	if (a->madt != ACPI_OK)
-		add(c, "acpi.mp_wakeup", tdx ? VERDICT_FAIL : VERDICT_NA, SRC_WAKEUP, "no usable MADT");
+		judge(c, R_ACPI_MADT, false, "MADT %s: the guest cannot find its CPUs",
+		      acpi_status_name(a->madt));
+	if (!tdx)
+		na(c, R_ACPI_MP_WAKEUP, "not a TDX guest (INIT/SIPI starts the other vCPUs); %s",
+		   !a->mp_wakeup ? "no entry" : c->in->mp_wakeup_problem ? c->in->mp_wakeup_problem :
+		   "an entry the guest could use");
+	else if (a->madt != ACPI_OK)
+		judge(c, R_ACPI_MP_WAKEUP, false, "no usable MADT");
 	else if (a->mp_wakeup && !c->in->mp_wakeup_problem)
-		add(c, "acpi.mp_wakeup", VERDICT_PASS, SRC_WAKEUP, "mailbox at %#llx, version %u",
-		    a->mp_wakeup_mailbox, a->mp_wakeup_version);
+		judge(c, R_ACPI_MP_WAKEUP, true, "mailbox at %#llx, version %u", a->mp_wakeup_mailbox,
+		      a->mp_wakeup_version);
 	else if (a->mp_wakeup)
 		/* The same checks the kernel makes before it writes to the mailbox. */
-		add(c, "acpi.mp_wakeup", tdx ? VERDICT_FAIL : VERDICT_WARN, SRC_WAKEUP,
-		    "mailbox at %#llx, version %u: %s, so the guest does not use it",
-		    a->mp_wakeup_mailbox, a->mp_wakeup_version, c->in->mp_wakeup_problem);
-	else if (tdx)
-		add(c, "acpi.mp_wakeup", VERDICT_FAIL, SRC_WAKEUP,
-		    "no multiprocessor wakeup entry: a TD has no INIT/SIPI, so its other vCPUs "
-		    "cannot be started");
+		judge(c, R_ACPI_MP_WAKEUP, false, "mailbox at %#llx, version %u: %s, so the guest "
+		      "does not use it", a->mp_wakeup_mailbox, a->mp_wakeup_version,
+		      c->in->mp_wakeup_problem);
 	else
-		add(c, "acpi.mp_wakeup", VERDICT_NA, SRC_WAKEUP,
-		    "not a TDX guest (INIT/SIPI starts the other vCPUs); no entry");
+		judge(c, R_ACPI_MP_WAKEUP, false, "no multiprocessor wakeup entry: a TD has no "
+		      "INIT/SIPI, so its other vCPUs cannot be started");
 }
-
-#define SRC_GUIDS "Linux include/linux/efi.h (GUIDs); UEFI 2.9 section 4.6"
-#define SRC_UNACC_TABLE \
-	"Linux drivers/firmware/efi/libstub/unaccepted_memory.c (installed by the Linux " \
-	"EFI stub, not by firmware)"
-#define SRC_CC_BLOB \
-	"Linux arch/x86/boot/compressed/sev.c (SEV-SNP needs the CC blob: secrets and " \
-	"CPUID pages)"
-#define SRC_CC_EVENTS "Linux drivers/firmware/efi/libstub/tpm.c (CC event log for attestation)"
 
 static bool has(const struct conformance_input *in, u32 table)
 {
 	return in->efi_tables & (1u << table);
+}
+
+static bool bit(const u8 *bitmap, u64 i)
+{
+	return bitmap[i / 8] & (1u << (i % 8));
+}
+
+/*
+ * The Linux unaccepted memory table against the final map: bit i says that the unit at
+ * phys_base + i * unit_size is unaccepted (include/linux/efi.h struct
+ * efi_unaccepted_memory; drivers/firmware/efi/unaccepted_memory.c accept_memory).
+ */
+static void rule_linux_table(struct ctx *c)
+{
+	const struct conformance_input *in = c->in;
+	const struct linux_unaccepted_facts *t = &in->lut;
+
+	if (!t->present) {
+		na(c, R_EFI_LINUX_UNACC_TABLE, "no table");
+		return;
+	}
+	u32 type = type_of_span(in, t->addr, LUT_HEADER + (t->readable ? t->size : 0));
+
+	if (type != EFI_ACPI_RECLAIM_MEMORY || !t->readable) {
+		judge(c, R_EFI_LINUX_UNACC_TABLE, false,
+		      "at %#llx in memory of type %d, not wholly in ACPI reclaim memory (Linux "
+		      "allocates it there)", t->addr, type == EFI_MEMORY_TYPE_COUNT ? -1 : (int)type);
+		return;
+	}
+	if (t->version != LUT_VERSION) {
+		judge(c, R_EFI_LINUX_UNACC_TABLE, false,
+		      "version %u: Linux accepts only version 1 and otherwise refuses to boot", t->version);
+		return;
+	}
+	if (t->unit_size < PAGE_SIZE || (t->unit_size & (t->unit_size - 1)) ||
+	    !IS_ALIGNED(t->phys_base, t->unit_size)) {
+		judge(c, R_EFI_LINUX_UNACC_TABLE, false,
+		      "unit_size %u, phys_base %#llx: the unit must be a power of two of at least "
+		      "4 KiB and the base aligned to it", t->unit_size, t->phys_base);
+		return;
+	}
+
+	/* Every unit the bitmap can describe: a set bit must lie wholly in type 15. */
+	u64 units = t->size * 8, unit = t->unit_size, wrong = 0, first_wrong = 0, missing = 0;
+	u64 first_missing = 0;
+
+	for (u64 i = 0; i < MIN(units, (u64)LUT_UNITS_MAX); i++) {
+		u64 s = t->phys_base + i * unit;
+
+		if (s < t->phys_base)
+			break;	/* wraps past 2^64 */
+		bool whole15 = type_of_span(in, s, unit) == EFI_UNACCEPTED_MEMORY;
+
+		if (bit(t->bitmap, i) && !whole15 && !wrong++)
+			first_wrong = s;
+		if (!bit(t->bitmap, i) && whole15 && !missing++)
+			first_missing = s;
+	}
+
+	/* Whole units of type 15 outside what the bitmap covers. */
+	u64 cover_end = t->phys_base + units * unit;
+	u32 nd = (u32)MIN(in->map_size / in->desc_size, (u64)CONFORMANCE_MAX_DESC);
+
+	for (u32 i = 0; i < nd; i++) {
+		struct efi_mem_desc d;
+		u64 s, e;
+
+		get_desc(in, i, &d);
+		if (d.type != EFI_UNACCEPTED_MEMORY ||
+		    d.num_pages > (~0ULL - d.phys_start) >> EFI_PAGE_SHIFT)
+			continue;
+		s = ALIGN_UP(d.phys_start, unit);
+		e = ALIGN_DOWN(d.phys_start + (d.num_pages << EFI_PAGE_SHIFT), unit);
+		if (s < e && (s < t->phys_base || e > cover_end) && !missing++)
+			first_missing = s < t->phys_base ? s : MAX(s, cover_end);
+	}
+	judge(c, R_EFI_LINUX_UNACC_TABLE, !wrong && !missing,
+	      "version 1, unit %u KiB from %#llx, %llu units: %llu set for memory that is not type "
+	      "15 (first %#llx), %llu whole type 15 unit(s) without a bit (first %#llx)",
+	      t->unit_size >> 10, t->phys_base, units, wrong, first_wrong, missing, first_missing);
 }
 
 static void rules_tables(struct ctx *c)
@@ -489,38 +892,31 @@ static void rules_tables(struct ctx *c)
 	const struct conformance_input *in = c->in;
 	u32 p = in->platform;
 
-	add(c, "efi.acpi_table", has(in, EFI_TABLE_ACPI20) ? VERDICT_PASS : VERDICT_FAIL, SRC_GUIDS,
-	    "ACPI 2.0 table %s, ACPI 1.0 table %s (%u configuration tables in all)",
-	    has(in, EFI_TABLE_ACPI20) ? "present" : "absent",
-	    has(in, EFI_TABLE_ACPI10) ? "present" : "absent", in->efi_table_count);
-	if (has(in, EFI_TABLE_SMBIOS3) || has(in, EFI_TABLE_SMBIOS))
-		add(c, "efi.smbios", VERDICT_PASS, SRC_GUIDS, "SMBIOS3 %s, SMBIOS %s",
-		    has(in, EFI_TABLE_SMBIOS3) ? "present" : "absent",
-		    has(in, EFI_TABLE_SMBIOS) ? "present" : "absent");
-	else
-		add(c, "efi.smbios", VERDICT_WARN, SRC_GUIDS,
-		    "no SMBIOS table: not needed by memaccept, but OS tools read it");
-	if (has(in, EFI_TABLE_LINUX_UNACCEPTED))
-		add(c, "efi.linux_unaccepted", VERDICT_WARN, SRC_UNACC_TABLE,
-		    "present before any OS loader ran: something already tracks (and may have "
-		    "accepted) memory the map calls unaccepted");
-	else
-		add(c, "efi.linux_unaccepted", VERDICT_PASS, SRC_UNACC_TABLE,
-		    "absent, as it should be from firmware");
+	judge(c, R_EFI_ACPI_TABLE, has(in, EFI_TABLE_ACPI20),
+	      "ACPI 2.0 table %s, ACPI 1.0 table %s (%u configuration tables in all)",
+	      has(in, EFI_TABLE_ACPI20) ? "present" : "absent",
+	      has(in, EFI_TABLE_ACPI10) ? "present" : "absent", in->efi_table_count);
+	judge(c, R_EFI_SMBIOS, has(in, EFI_TABLE_SMBIOS3) || has(in, EFI_TABLE_SMBIOS),
+	      "SMBIOS3 %s, SMBIOS %s", has(in, EFI_TABLE_SMBIOS3) ? "present" : "absent",
+	      has(in, EFI_TABLE_SMBIOS) ? "present" : "absent");
+	info(c, R_EFI_LINUX_UNACC, "%s", has(in, EFI_TABLE_LINUX_UNACCEPTED) ?
+	     "present before any OS loader ran: Linux will use it as it is" :
+	     "absent (the Linux EFI stub installs its own)");
+	rule_linux_table(c);
 	if (p == DETECTED_SNP)
-		add(c, "efi.cc_blob", has(in, EFI_TABLE_CC_BLOB) ? VERDICT_PASS : VERDICT_FAIL,
-		    SRC_CC_BLOB, "%s", has(in, EFI_TABLE_CC_BLOB) ? "present" :
-		    "absent: the guest cannot find the SNP secrets and CPUID pages");
+		judge(c, R_EFI_CC_BLOB, has(in, EFI_TABLE_CC_BLOB), "%s",
+		      has(in, EFI_TABLE_CC_BLOB) ? "present" :
+		      "absent: the guest cannot find the SNP secrets and CPUID pages");
 	else
-		add(c, "efi.cc_blob", VERDICT_NA, SRC_CC_BLOB, "not an SEV-SNP guest (table %s)",
-		    has(in, EFI_TABLE_CC_BLOB) ? "present" : "absent");
+		na(c, R_EFI_CC_BLOB, "not an SEV-SNP guest (table %s)",
+		   has(in, EFI_TABLE_CC_BLOB) ? "present" : "absent");
 	if (p == DETECTED_TDX)
-		add(c, "efi.cc_final_events", has(in, EFI_TABLE_CC_FINAL_EVENTS) ? VERDICT_PASS :
-		    VERDICT_WARN, SRC_CC_EVENTS, "%s", has(in, EFI_TABLE_CC_FINAL_EVENTS) ? "present" :
-		    "absent: the OS cannot complete the measured-boot event log");
+		judge(c, R_EFI_CC_FINAL_EVENTS, has(in, EFI_TABLE_CC_FINAL_EVENTS), "%s",
+		      has(in, EFI_TABLE_CC_FINAL_EVENTS) ? "present" :
+		      "absent: the OS cannot complete the measured-boot event log");
 	else
-		add(c, "efi.cc_final_events", VERDICT_NA, SRC_CC_EVENTS, "not a TDX guest (table %s)",
-		    has(in, EFI_TABLE_CC_FINAL_EVENTS) ? "present" : "absent");
+		na(c, R_EFI_CC_FINAL_EVENTS, "not a TDX guest (table %s)",
+		   has(in, EFI_TABLE_CC_FINAL_EVENTS) ? "present" : "absent");
 }
 
 unsigned conformance_evaluate(const struct conformance_input *in, struct conformance_check *out,
@@ -532,8 +928,10 @@ unsigned conformance_evaluate(const struct conformance_input *in, struct conform
 	scan_map(in, scratch, &f);
 	rules_map(&c, &f);
 	rules_unaccepted(&c, &f);
+	rule_probe(&c);
 	rules_snp(&c, &f);
-	rules_boot(&c);
+	rule_tdx_ap_memory(&c);
+	rules_boot(&c, &f);
 	rules_acpi(&c);
 	rules_tables(&c);
 	return c.n;
@@ -541,9 +939,16 @@ unsigned conformance_evaluate(const struct conformance_input *in, struct conform
 
 const char *verdict_name(u32 v)
 {
-	static const char *const names[] = { "pass", "warn", "fail", "n/a" };
+	static const char *const names[] = { "pass", "warn", "fail", "n/a", "info" };
 
 	return v < ARRAY_SIZE(names) ? names[v] : "?";
+}
+
+const char *level_name(u32 l)
+{
+	static const char *const names[] = { "MUST", "SHOULD", "INFO" };
+
+	return l < ARRAY_SIZE(names) ? names[l] : "?";
 }
 
 const char *efi_table_name(u32 t)

@@ -6,12 +6,48 @@
 #include "include/boot_info.h"
 #include "arch/x86/acpi_walk.h"
 
+/*
+ * The version of the rule set: bumped whenever a rule is added or removed, or changes its
+ * level, its meaning or what it is checked against (docs/firmware.md, "Rule set versions").
+ * A rule keeps its ID for as long as its meaning holds; a new meaning gets a new ID.
+ */
+#define CONFORMANCE_RULE_SET 2
+
 enum verdict {
 	VERDICT_PASS,
-	VERDICT_WARN,	/* allowed, or survivable, but not what a CVM guest expects */
-	VERDICT_FAIL,	/* breaks a rule a guest relies on */
+	VERDICT_WARN,	/* a SHOULD rule is not met */
+	VERDICT_FAIL,	/* a MUST rule is not met */
 	VERDICT_NA,	/* the rule does not apply to this platform or this map */
+	VERDICT_INFO,	/* an INFO rule: a fact reported, never judged */
 	VERDICT_COUNT,
+};
+
+enum rule_level {
+	LEVEL_MUST,	/* a guest like memaccept or Linux breaks, or is put at risk, without it */
+	LEVEL_SHOULD,	/* survivable, but slower or fragile for some guest */
+	LEVEL_INFO,	/* a fact about the firmware, not a requirement */
+	LEVEL_COUNT,
+};
+
+/* One rule, independent of any boot: the registry (kernel/conformance.c) holds them all. */
+struct conformance_rule {
+	const char *id;		/* stable, e.g. "map.overlap" */
+	u32 level;		/* enum rule_level */
+	bool own;		/* memaccept's own rule: no specification or reference OS requires it */
+	const char *source;	/* pinned: document and revision, or file and function */
+	const char *action;	/* what the firmware should do when the rule is not met */
+};
+
+/* The Linux unaccepted memory table (Linux include/linux/efi.h, struct efi_unaccepted_memory). */
+struct linux_unaccepted_facts {
+	bool present;
+	bool readable;		/* header and bitmap in memory the guest may read (ACPI, runtime) */
+	u64 addr;
+	u32 version;
+	u32 unit_size;
+	u64 phys_base;
+	u64 size;		/* bitmap bytes */
+	const u8 *bitmap;	/* readable: size bytes */
 };
 
 /* Everything the rules look at; filled from struct boot_info and the ACPI walk. */
@@ -28,27 +64,51 @@ struct conformance_input {
 	u32 ebs_attempts;
 	u64 ebs_last_call_us;		/* the ExitBootServices call that succeeded */
 	u64 ebs_total_us;		/* first GetMemoryMap of the EBS loop to success */
+	/* The first map of the EBS loop (0 descriptors: not known). */
+	u32 ebs_first_desc;
+	u32 ebs_first_unacc_desc;
+	u64 ebs_first_unacc_bytes;
+	u64 ebs_first_unacc_hash;	/* lib/hash.h hash_range summed over its type 15 ranges */
 
 	u64 tsc_at_entry;		/* TSC at efi_main */
 	u64 tsc_hz;
 
+	u32 phys_bits;			/* CPUID 0x80000008 EAX[7:0] (0: not known) */
+	u64 tdx_shared_bit;		/* TDX: 1 << (GPAW - 1) (0: not known) */
+
+	/* SEV-SNP: the pages the CC blob names (0: none). */
+	u64 cc_secrets, cc_cpuid;
+	u32 cc_secrets_len, cc_cpuid_len;
+
+	/*
+	 * The accepted-memory probe (kernel/conformance_run.c): the first page of each
+	 * conventional memory descriptor, asked of the platform. probe_none: why there was
+	 * no probe (NULL if there was).
+	 */
+	const char *probe_none;
+	u32 probed, probe_not_accepted, probe_unknown;
+	u64 probe_first_bad;
+
 	u32 efi_tables;			/* bit (1 << enum efi_known_table) per table found */
 	u32 efi_table_count;		/* all configuration table entries */
+	struct linux_unaccepted_facts lut;
 
 	struct acpi_facts acpi;
 	/* Why the kernel would not use the wakeup mailbox (kernel/mp_wakeup.c), NULL if it would. */
 	const char *mp_wakeup_problem;
 };
 
-#define CONFORMANCE_DETAIL_MAX 160
-#define CONFORMANCE_MAX_CHECKS 32
+#define CONFORMANCE_DETAIL_MAX 176
+#define CONFORMANCE_MAX_CHECKS 48
 /* Descriptors looked at for ordering and overlaps; boot/ holds at most this many. */
 #define CONFORMANCE_MAX_DESC 4096
 
 struct conformance_check {
-	const char *rule;		/* e.g. "map.overlap" */
+	const struct conformance_rule *r;
+	const char *rule;		/* r->id */
+	u32 level;			/* r->level */
 	u32 verdict;			/* enum verdict */
-	const char *source;		/* where the rule comes from: document or file */
+	const char *source;		/* r->source */
 	char detail[CONFORMANCE_DETAIL_MAX];	/* what was seen, and what it means */
 };
 
@@ -60,12 +120,16 @@ struct conformance_check {
 unsigned conformance_evaluate(const struct conformance_input *in, struct conformance_check *out,
 			      unsigned cap, u64 *scratch);
 
+/* The registry: every rule the report can emit, in report order. */
+const struct conformance_rule *conformance_rules(unsigned *count);
+
 /* workload=conformance (kernel/conformance_run.c): judge, print, emit the event. */
 int conformance_run(void);
 /* The guest's ACPI walk from rsdp, reading only ACPI and runtime memory of the final map. */
 void conformance_scan_acpi(u64 rsdp, struct acpi_facts *out);
 
 const char *verdict_name(u32 verdict);
+const char *level_name(u32 level);
 const char *efi_table_name(u32 table);
 
 #endif

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: workload=conformance: judge what the firmware handed over and print the verdicts. */
+#include "arch/x86/platform.h"
+#include "arch/x86/tdx/tdx.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "drivers/event.h"
@@ -14,6 +16,21 @@
 static u64 scratch[CONFORMANCE_MAX_DESC];
 static struct conformance_check checks[CONFORMANCE_MAX_CHECKS];
 
+/* Is all of [addr, addr + len) memory the firmware typed for tables or for itself? */
+static bool table_memory(u64 addr, u64 len)
+{
+	if (addr + len < addr)
+		return false;
+	for (u64 a = addr, end = addr + len; a < end;) {
+		const struct mem_range *r = memmap_find(&kernel_memmap, a);
+
+		if (!r || (r->kind != RANGE_ACPI && r->kind != RANGE_RUNTIME))
+			return false;
+		a = r->end;
+	}
+	return true;
+}
+
 /*
  * The ACPI walk reads only memory the firmware typed for tables (ACPI reclaim and NVS:
  * "memory that holds the ACPI tables", UEFI 2.9 section 7.2) or for itself (runtime
@@ -24,13 +41,8 @@ static struct conformance_check checks[CONFORMANCE_MAX_CHECKS];
 static bool acpi_read(void *ctx, u64 addr, void *dst, u64 len)
 {
 	(void)ctx;
-	for (u64 a = addr, end = addr + len; a < end;) {
-		const struct mem_range *r = memmap_find(&kernel_memmap, a);
-
-		if (!r || (r->kind != RANGE_ACPI && r->kind != RANGE_RUNTIME))
-			return false;
-		a = r->end;
-	}
+	if (!table_memory(addr, len))
+		return false;
 	memcpy(dst, (const void *)(uintptr_t)addr, len);
 	return true;
 }
@@ -40,6 +52,70 @@ void conformance_scan_acpi(u64 rsdp, struct acpi_facts *out)
 	struct acpi_reader reader = { acpi_read, NULL };
 
 	acpi_scan(&reader, rsdp, out);
+}
+
+/*
+ * The Linux unaccepted memory table (include/linux/efi.h struct efi_unaccepted_memory:
+ * u32 version, u32 unit_size, u64 phys_base, u64 size, then size bytes of bitmap), read
+ * under the same rule as the ACPI tables: only from table or runtime memory.
+ */
+static void read_linux_table(u64 addr, struct linux_unaccepted_facts *t)
+{
+	u8 h[24];
+
+	memset(t, 0, sizeof(*t));
+	if (!addr)
+		return;
+	t->present = true;
+	t->addr = addr;
+	if (!acpi_read(NULL, addr, h, sizeof(h)))
+		return;
+	memcpy(&t->version, h, 4);
+	memcpy(&t->unit_size, h + 4, 4);
+	memcpy(&t->phys_base, h + 8, 8);
+	memcpy(&t->size, h + 16, 8);
+	if (t->size > (1ULL << 32) || !table_memory(addr + sizeof(h), t->size))
+		return;
+	t->bitmap = (const u8 *)(uintptr_t)(addr + sizeof(h));
+	t->readable = true;
+}
+
+/* Pages asked at most: one per conventional memory descriptor. */
+#define PROBE_MAX 64
+
+/*
+ * Is memory the map calls accepted really accepted? The first page of each conventional
+ * memory descriptor of the final map, asked of the platform (TDX: TDG.MEM.PAGE.ACCEPT;
+ * SNP at VMPL0: PVALIDATE), both of which leave an accepted page as it is.
+ */
+static void probe_accepted(const struct boot_info *bi, struct conformance_input *in)
+{
+	u64 n = bi->desc_size >= EFI_MEM_DESC_SIZE ? bi->map_size / bi->desc_size : 0;
+
+	if (!platform->probe_accepted) {
+		in->probe_none = "the platform has nothing to ask (not TDX or SEV-SNP)";
+		return;
+	}
+	for (u64 i = 0; i < n && in->probed < PROBE_MAX; i++) {
+		struct efi_mem_desc d;
+		const struct mem_range *m;
+		int r;
+
+		memcpy(&d, (const u8 *)(uintptr_t)bi->map_addr + i * bi->desc_size, sizeof(d));
+		if (d.type != EFI_CONVENTIONAL_MEMORY || !d.num_pages ||
+		    !IS_ALIGNED(d.phys_start, PAGE_SIZE))
+			continue;
+		/* Only memory the kernel took as accepted RAM (not suspect, not held). */
+		m = memmap_find(&kernel_memmap, d.phys_start);
+		if (!m || m->kind != RANGE_USABLE)
+			continue;
+		in->probed++;
+		r = platform->probe_accepted(d.phys_start);
+		if (r == PROBE_NOT_ACCEPTED && !in->probe_not_accepted++)
+			in->probe_first_bad = d.phys_start;
+		else if (r == PROBE_UNKNOWN)
+			in->probe_unknown++;
+	}
 }
 
 int conformance_run(void)
@@ -55,39 +131,66 @@ int conformance_run(void)
 		.ebs_attempts = bi->ebs_attempts,
 		.ebs_last_call_us = tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_ebs_call) / 1000,
 		.ebs_total_us = tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_ebs_start) / 1000,
+		.ebs_first_desc = bi->ebs_first_desc,
+		.ebs_first_unacc_desc = bi->ebs_first_unacc_desc,
+		.ebs_first_unacc_bytes = bi->ebs_first_unacc_bytes,
+		.ebs_first_unacc_hash = bi->ebs_first_unacc_hash,
 		.tsc_at_entry = bi->tsc_at_entry,
 		.tsc_hz = tsc_hz(),	/* final: the clock is settled before any workload runs */
+		.phys_bits = bi->phys_bits,
+		.tdx_shared_bit = bi->detected == DETECTED_TDX ? tdx_shared_bit() : 0,
+		.cc_secrets = bi->cc_secrets,
+		.cc_cpuid = bi->cc_cpuid,
+		.cc_secrets_len = bi->cc_secrets_len,
+		.cc_cpuid_len = bi->cc_cpuid_len,
 		.efi_tables = bi->efi_tables,
 		.efi_table_count = bi->efi_table_count,
 	};
 	static const char *const platforms[] = { "none", "tdx", "snp" };
-	const char *platform = bi->detected < ARRAY_SIZE(platforms) ? platforms[bi->detected] : "?";
+	const char *pname = bi->detected < ARRAY_SIZE(platforms) ? platforms[bi->detected] : "?";
 	u32 count[VERDICT_COUNT] = { 0 };
 	unsigned n;
 
 	conformance_scan_acpi(bi->acpi_rsdp, &in.acpi);
 	if (in.acpi.mp_wakeup)
 		in.mp_wakeup_problem = mp_wakeup_problem(&in.acpi, &kernel_memmap);
+	read_linux_table(bi->linux_unaccepted_table, &in.lut);
+	probe_accepted(bi, &in);
 	n = conformance_evaluate(&in, checks, ARRAY_SIZE(checks), scratch);
 	for (unsigned i = 0; i < n; i++)
 		count[checks[i].verdict < VERDICT_COUNT ? checks[i].verdict : VERDICT_NA]++;
 
-	kprintf("conformance: firmware %s (revision %#x), platform %s: %u pass, %u warn, %u fail, "
-		"%u n/a\n", bi->fw_vendor[0] ? bi->fw_vendor : "?", bi->fw_revision, platform,
-		count[VERDICT_PASS], count[VERDICT_WARN], count[VERDICT_FAIL], count[VERDICT_NA]);
+	kprintf("conformance: firmware %s (revision %#x), platform %s, rule set %u: %u pass, "
+		"%u warn, %u fail, %u n/a, %u info\n", bi->fw_vendor[0] ? bi->fw_vendor : "?",
+		bi->fw_revision, pname, CONFORMANCE_RULE_SET, count[VERDICT_PASS],
+		count[VERDICT_WARN], count[VERDICT_FAIL], count[VERDICT_NA], count[VERDICT_INFO]);
 	for (unsigned i = 0; i < n; i++)
-		kprintf("conformance: %-4s %-22s %s\n", verdict_name(checks[i].verdict), checks[i].rule,
-			checks[i].detail);
+		kprintf("conformance: %-4s %-6s %-26s %s\n", verdict_name(checks[i].verdict),
+			level_name(checks[i].level), checks[i].rule, checks[i].detail);
+	/* What the firmware team has to do: every rule not met, failures (MUST) first. */
+	static const u32 todo[] = { VERDICT_FAIL, VERDICT_WARN };
+
+	for (unsigned v = 0; v < ARRAY_SIZE(todo); v++)
+		for (unsigned i = 0; i < n; i++) {
+			const struct conformance_check *k = &checks[i];
+
+			if (k->verdict != todo[v])
+				continue;
+			kprintf("conformance: to do: %s %s%s: %s\n", level_name(k->level), k->rule,
+				k->r->own ? " (memaccept's own rule)" : "", k->r->action);
+		}
 
 	ev_begin("conformance");
+	ev_u64("rule_set", CONFORMANCE_RULE_SET);
 	ev_str("firmware", bi->fw_vendor);
 	ev_u64("firmware_revision", bi->fw_revision);
 	ev_u64("uefi_revision", bi->uefi_revision);
-	ev_str("platform", platform);
+	ev_str("platform", pname);
 	ev_u64("pass", count[VERDICT_PASS]);
 	ev_u64("warn", count[VERDICT_WARN]);
 	ev_u64("fail", count[VERDICT_FAIL]);
 	ev_u64("na", count[VERDICT_NA]);
+	ev_u64("info", count[VERDICT_INFO]);
 	ev_arr_begin("efi_tables");
 	for (u32 t = 0; t < EFI_TABLE_COUNT; t++)
 		if (bi->efi_tables & (1u << t))
@@ -101,9 +204,13 @@ int conformance_run(void)
 	for (unsigned i = 0; i < n; i++) {
 		ev_obj_begin(NULL);
 		ev_str("rule", checks[i].rule);
+		ev_str("level", level_name(checks[i].level));
+		ev_bool("own", checks[i].r->own);
 		ev_str("verdict", verdict_name(checks[i].verdict));
 		ev_str("source", checks[i].source);
 		ev_str("detail", checks[i].detail);
+		if (checks[i].verdict == VERDICT_FAIL || checks[i].verdict == VERDICT_WARN)
+			ev_str("action", checks[i].r->action);
 		ev_obj_end();
 	}
 	ev_arr_end();

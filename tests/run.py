@@ -60,7 +60,7 @@ def event_matches(want, ev):
 NOT_REPORTED_TO_HOST = {0, 1, 5}
 
 
-# Every event field is a lower_case identifier (README, "Reading the output"): a name
+# Every event field is a lower_case identifier (docs/reference.md, "Events"): a name
 # like "f->map_ns_total" is a slip of the C source into the output.
 FIELD_NAME = re.compile(r"[a-z][a-z0-9_]*")
 

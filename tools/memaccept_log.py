@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # memaccept: read the JSON Lines events out of a serial console log.
-"""Events are lines that start with {"event": (README.md, Reading the output). Everything else on
+"""Events are lines that start with {"event": (docs/reference.md, Events). Everything else on
 the console (firmware output, human-readable lines) is ignored. A line that starts like
 an event but is not valid JSON (a truncated log, a garbled serial line) is returned in
 `bad` so that callers can say so instead of crashing.
@@ -89,7 +89,7 @@ def all_of(events, name):
 
 # ---------------------------------------------------------------- field types
 # What the kernel emits (kernel/main.c, kernel/memory.c, kernel/workload.c). Only the
-# fields the tools read are listed: others are the kernel's to add (README.md, Reading the output).
+# fields the tools read are listed: others are the kernel's to add (docs/reference.md, Events).
 INT, STR, BOOL, INTS, INTMAP, LATENCY = "integer", "string", "boolean", "list of integers", \
     "object of integers", "latency object"
 PAIRED = "paired-samples object"

@@ -641,9 +641,12 @@ def markdown_document(runs, messages, plots, md_path, title="memaccept report"):
 # ---------------------------------------------------------------- conformance
 # The kernel's verdicts (kernel/conformance.h enum verdict), in the order a reader wants
 # them: what breaks first.
-VERDICTS = ("fail", "warn", "pass", "n/a")
-COUNT_FIELD = {"pass": "pass", "warn": "warn", "fail": "fail", "n/a": "na"}
+VERDICTS = ("fail", "warn", "pass", "info", "n/a")
+COUNT_FIELD = {"pass": "pass", "warn": "warn", "fail": "fail", "n/a": "na", "info": "info"}
 CHECK_FIELDS = ("rule", "verdict", "source", "detail")
+# Rule sets from 2 on also give each check a level (MUST, SHOULD, INFO), whether the rule
+# is memaccept's own, and for a failed or warned one the action to take.
+LEVELS = ("MUST", "SHOULD", "INFO")
 
 
 class Conformance:
@@ -687,12 +690,30 @@ class Conformance:
             parts.append("revision %#x" % rev)
         if ml._is_int(uefi):
             parts.append("UEFI %d.%d" % (uefi >> 16, (uefi & 0xffff) // 10))
-        return "%s (%s), platform %s" % (parts[0], ", ".join(parts[1:]) or "?",
-                                         e.get("platform") if isinstance(e.get("platform"), str)
-                                         else "?")
+        title = "%s (%s), platform %s" % (parts[0], ", ".join(parts[1:]) or "?",
+                                          e.get("platform") if isinstance(e.get("platform"), str)
+                                          else "?")
+        if ml._is_int(e.get("rule_set")):
+            title += ", rule set %d" % e["rule_set"]
+        return title
 
     def totals(self):
-        return ", ".join("%d %s" % (self.count(v), v) for v in ("pass", "warn", "fail", "n/a"))
+        shown = ("pass", "warn", "fail", "n/a") + (("info",) if self.count("info") or
+                                                   "info" in self.event else ())
+        return ", ".join("%d %s" % (self.count(v), v) for v in shown)
+
+    def todo(self):
+        """(level, rule, own, action) of every rule not met: failures first."""
+        out = []
+        for v in ("fail", "warn"):
+            for c in self.checks:
+                if c["verdict"] == v:
+                    level = c.get("level") if c.get("level") in LEVELS else ("MUST" if v == "fail"
+                                                                            else "SHOULD")
+                    action = c.get("action") if isinstance(c.get("action"), str) else \
+                        "see the detail above"
+                    out.append((level, c["rule"], c.get("own") is True, action))
+        return out
 
     def ordered(self):
         """Failures first, then warnings, passes, n/a; the kernel's order within each."""
@@ -716,14 +737,30 @@ def load_conformance(path):
     return c, None
 
 
+def level_of(check):
+    return check.get("level") if check.get("level") in LEVELS else "-"
+
+
 def render_conformance_text(c):
     out = ["== %s" % c.path, "firmware %s: %s" % (c.title(), c.totals())]
     width = max([len(x["rule"]) for x in c.checks] + [4])
-    out.append("%-7s %-*s %s" % ("verdict", width, "rule", "detail"))
+    out.append("%-7s %-6s %-*s %s" % ("verdict", "level", width, "rule", "detail"))
     for x in c.ordered():
-        out.append("%-7s %-*s %s" % (x["verdict"].upper() if x["verdict"] in ("fail", "warn")
-                                     else x["verdict"], width, x["rule"], x["detail"]))
-        out.append("%-7s %-*s source: %s" % ("", width, "", x["source"]))
+        out.append("%-7s %-6s %-*s %s" % (x["verdict"].upper() if x["verdict"] in ("fail", "warn")
+                                          else x["verdict"], level_of(x), width, x["rule"],
+                                          x["detail"]))
+        out.append("%-7s %-6s %-*s source: %s%s" % ("", "", width, "", x["source"],
+                                                   " (memaccept's own rule)" if x.get("own") is True
+                                                   else ""))
+    todo = c.todo()
+    out.append("")
+    if todo:
+        out.append("What the firmware should do (%d rule(s) not met; docs/firmware.md explains "
+                   "each rule):" % len(todo))
+        out += ["- %s %s%s: %s" % (lv, r, " (memaccept's own)" if own else "", a)
+                for lv, r, own, a in todo]
+    else:
+        out.append("Nothing to do: every rule that applies is met.")
     return "\n".join(out)
 
 
@@ -732,9 +769,16 @@ def render_conformance_markdown(cs):
     for c in cs:
         out.append("## %s\n" % c.title())
         out.append("Log `%s`: %s.\n" % (c.path, c.totals()))
-        out.append(md_table(["verdict", "rule", "detail", "source"],
-                            [[x["verdict"], "`%s`" % x["rule"], x["detail"], x["source"]]
+        out.append(md_table(["verdict", "level", "rule", "detail", "source"],
+                            [[x["verdict"], level_of(x), "`%s`" % x["rule"], x["detail"],
+                              x["source"] + (" (memaccept's own rule)" if x.get("own") is True
+                                             else "")]
                              for x in c.ordered()]))
+        todo = c.todo()
+        out.append("### What the firmware should do\n")
+        out += ["- **%s** `%s`%s: %s" % (lv, r, " (memaccept's own rule)" if own else "", a)
+                for lv, r, own, a in todo] or ["Nothing: every rule that applies is met."]
+        out.append("")
         if c.messages:
             out += ["- %s" % m for m in c.messages]
             out.append("")

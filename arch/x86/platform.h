@@ -86,6 +86,12 @@ struct cc_platform {
 	 * NULL or false: the CPUID instruction (which a TD's module answers or turns into #VE).
 	 */
 	bool (*cpuid)(u32 leaf, u32 subleaf, struct cpuid_regs *r);
+	/*
+	 * Optional (TDX, SNP at VMPL0), for the conformance report: is the 4 KiB page at pa,
+	 * which the firmware's map calls accepted RAM, really accepted? enum accept_probe. A
+	 * page that was not is accepted by the probe (it was unusable before).
+	 */
+	int (*probe_accepted)(u64 pa);
 	/* Bits to OR into every private (encrypted) mapping: the C-bit on SNP, else 0. */
 	u64 private_pte_bits;
 	/*
@@ -98,6 +104,12 @@ struct cc_platform {
 	unsigned ncounters;
 	/* workload=probe: the backend's primitives, timed one by one (arch/x86/probe.h); NULL: none. */
 	const struct platform_probe *probe;
+};
+
+enum accept_probe {
+	PROBE_ACCEPTED,		/* TDX: PAGE_ALREADY_ACCEPTED; SNP: PVALIDATE changed nothing */
+	PROBE_NOT_ACCEPTED,	/* the probe's accept succeeded, or the page is not private */
+	PROBE_UNKNOWN,		/* the answer does not tell (a 2 MiB mapping, another status) */
 };
 
 enum platform_kind {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept (test image): a stand-in for OVMF's SEV memory acceptance protocol under platform=snp-emu. */
+/* memaccept (test image): a stand-in for OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL under platform=snp-emu. */
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/sev/svsm.h"
 #include "boot/boot.h"
@@ -19,7 +19,8 @@
 static EFI_SYSTEM_TABLE *sys;
 static bool fail, opted_in, active;
 
-static EFI_STATUS EFIAPI allow(struct sev_memory_acceptance_protocol *self)
+/* OVMF's own AllowUnacceptedMemory never fails; optin_fail plays a firmware whose does. */
+static EFI_STATUS EFIAPI allow(struct ovmf_sev_memory_acceptance_protocol *self)
 {
 	(void)self;
 	if (fail)
@@ -28,16 +29,28 @@ static EFI_STATUS EFIAPI allow(struct sev_memory_acceptance_protocol *self)
 	return EFI_SUCCESS;
 }
 
-static struct sev_memory_acceptance_protocol standin = { allow };
+static struct ovmf_sev_memory_acceptance_protocol standin = { allow };
 
 /* OVMF's before-EBS acceptance, reduced to what the guest can see: a changed map. */
 void boot_test_before_ebs(u32 attempt)
 {
 	EFI_PHYSICAL_ADDRESS page = 0;
+	struct emu_fault *grow;
 
-	if (!active || opted_in || attempt != 1)
+	if (!active)
 		return;
-	sys->BootServices->AllocatePages(AllocateAnyPages, EfiBootServicesData, 1, &page);
+	/* emu_fault=ebs_retries:N: a firmware whose events allocate at every call, N times. */
+	if (emu_fault_take(&emu.faults, FAULT_EBS_RETRIES, 0, 0) ||
+	    (!opted_in && attempt == 1))
+		sys->BootServices->AllocatePages(AllocateAnyPages, EfiBootServicesData, 1, &page);
+	/*
+	 * emu_fault=ebs_map_growth:N: N allocations at once, of alternating types so that no
+	 * two merge into one descriptor.
+	 */
+	grow = attempt == 1 ? emu_fault_take(&emu.faults, FAULT_EBS_MAP_GROWTH, 0, 0) : NULL;
+	for (u64 i = 0; grow && i < grow->value; i++)
+		sys->BootServices->AllocatePages(AllocateAnyPages, i % 2 ? EfiLoaderData :
+						 EfiBootServicesData, 1, &page);
 }
 
 /*
@@ -95,9 +108,11 @@ static void install_cc_blob(EFI_SYSTEM_TABLE *st)
 	u32 cpuid_len = PAGE_SIZE;
 	u16 version = CC_BLOB_VERSION;
 	u64 secrets_pa, cpuid_pa, caa, svsm_base, svsm_size = PAGE_SIZE;
+	/* emu_fault=cc_pages_usable: a firmware that forgot to reserve them. */
+	EFI_MEMORY_TYPE type = emu_fault_take(&emu.faults, FAULT_CC_PAGES_USABLE, 0, 0) ?
+			       EfiBootServicesData : EfiReservedMemoryType;
 
-	if (EFI_ERROR(st->BootServices->AllocatePages(AllocateAnyPages, EfiReservedMemoryType, CC_PAGES,
-						      &base)) ||
+	if (EFI_ERROR(st->BootServices->AllocatePages(AllocateAnyPages, type, CC_PAGES, &base)) ||
 	    EFI_ERROR(st->BootServices->AllocatePages(AllocateAnyPages, EfiACPIReclaimMemory, 1,
 						      &blob_pa))) {
 		kprintf("boot: (test) no memory for the stand-in CC blob\n");
@@ -132,7 +147,7 @@ static void install_cc_blob(EFI_SYSTEM_TABLE *st)
 
 void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 {
-	EFI_GUID guid = SEV_MEMORY_ACCEPTANCE_GUID;
+	EFI_GUID guid = OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL_GUID;
 	EFI_HANDLE handle = NULL;
 
 	if (bi->config.platform != PLAT_SNP_EMU)

@@ -8,6 +8,9 @@
   conformance-tdx-emu    test image, platform=tdx-emu on the same OVMF (memdesc lines
                          dropped): 14 pass, 1 warn (efi.cc_final_events), 1 fail
                          (acpi.mp_wakeup), 8 n/a
+  conformance-snp-emu-rules2  rule set 2, test image, platform=snp-emu with
+                         emu_fault=ebs_retries:2 (memdesc lines dropped): 16 pass, 0 warn,
+                         1 fail (ebs.attempts, MUST: 3 calls), 14 n/a, 3 info
 
 Expected text is read off the fixtures by hand, not produced by the code under test.
 """
@@ -28,7 +31,7 @@ from test_report import log, run_report  # noqa: E402
 
 def rows(text):
     """(verdict, rule) of each table row, in order."""
-    return re.findall(r"^(FAIL|WARN|pass|n/a) +(\S+) ", text, re.M)
+    return re.findall(r"^(FAIL|WARN|pass|info|n/a) +(?:MUST|SHOULD|INFO|-) +(\S+) ", text, re.M)
 
 
 class ConformanceReport(unittest.TestCase):
@@ -73,9 +76,44 @@ class ConformanceReport(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         with open(md) as f:
             text = f.read()
-        self.assertEqual(text.count("| verdict | rule | detail | source |"), 2)
+        self.assertEqual(text.count("| verdict | level | rule | detail | source |"), 2)
         self.assertIn("## EDK II (revision 0x10000, UEFI 2.7), platform tdx", text)
-        self.assertRegex(text, r"\| fail \| `acpi.mp_wakeup` \| no multiprocessor wakeup entry")
+        self.assertRegex(text, r"\| fail \| - \| `acpi.mp_wakeup` \| no multiprocessor wakeup entry")
+        # Rule set 1 logs carry no action: the to-do list still names the rule.
+        self.assertIn("- **MUST** `acpi.mp_wakeup`: see the detail above", text)
+
+    def test_rule_set_2_levels_and_actions(self):
+        rc, out, err = run_report("--conformance", log("conformance-snp-emu-rules2"))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err, "")
+        self.assertIn("platform snp, rule set 2: 16 pass, 0 warn, 1 fail, 14 n/a, 3 info", out)
+        r = rows(out)
+        self.assertEqual(len(r), 34)
+        self.assertEqual(r[0], ("FAIL", "ebs.attempts"))
+        self.assertIn(("info", "boot.reset_to_efi_main"), r)
+        self.assertRegex(out, r"FAIL +MUST +ebs.attempts +3 calls")
+        self.assertIn("source: memaccept boot/efi_main.c (TSC before and after the call) "
+                      "(memaccept's own rule)", out)
+        # After the table: what to do, one line per rule not met.
+        todo = out.split("What the firmware should do (1 rule(s) not met")[1].strip().split("\n")
+        self.assertEqual(todo[1:], ["- MUST ebs.attempts: let ExitBootServices succeed on the first "
+                                    "call, or on the second with at most 8 more descriptors: do "
+                                    "no allocation in its events"])
+        md = os.path.join(self.tmp, "r2.md")
+        rc, out, err = run_report("--conformance", "--markdown", md, log("conformance-snp-emu-rules2"))
+        with open(md) as f:
+            text = f.read()
+        self.assertIn("### What the firmware should do", text)
+        self.assertIn("- **MUST** `ebs.attempts`: let ExitBootServices succeed", text)
+        self.assertRegex(text, r"\| info \| INFO \| `map.size` \|")
+
+    def test_nothing_to_do(self):
+        path = self.damaged("conformance-snp-emu-rules2",
+                            lambda l: l.replace('"verdict":"fail"', '"verdict":"pass"')
+                            .replace('"pass":16', '"pass":17').replace('"fail":1', '"fail":0'))
+        rc, out, err = run_report("--conformance", path)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("Nothing to do: every rule that applies is met.", out)
 
     def test_log_without_conformance(self):
         rc, out, err = run_report("--conformance", log("lazy-4g"), log("empty"),

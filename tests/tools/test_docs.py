@@ -126,6 +126,133 @@ class Docs(unittest.TestCase):
             self.assertFalse(outside_documents("docs/x.md", good, files), good)
 
 
+class DocsMatchCode(unittest.TestCase):
+    """The names and GUIDs the documents give for firmware interfaces are the code's."""
+
+    def test_protocol_names_match_the_code(self):
+        code = read_code()
+        docs = read_docs()
+        self.assertEqual(protocol_name_problems(code, docs), [])
+
+    def test_guids_in_the_docs_are_the_codes(self):
+        code_guids = guids_in_code(read_code())
+        self.assertIn("c5a010fe-38a7-4531-8a4a-0500d2fd1649", code_guids)
+        bad = []
+        for rel, text in read_docs().items():
+            for g in GUID_RE.findall(text):
+                if g.lower() not in code_guids:
+                    bad.append("%s: %s" % (rel, g))
+        self.assertEqual(bad, [], "GUIDs in the documents that no code defines")
+
+    def test_checker_catches_a_wrong_name_and_guid(self):
+        code = {"boot/boot.h": "#define OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL_GUID \\\n"
+                "\t{ 0xc5a010fe, 0x38a7, 0x4531, { 0x8a, 0x4a, 0x05, 0x00, 0xd2, 0xfd, 0x16, 0x49 } }\n"}
+        self.assertEqual(guids_in_code(code), {"c5a010fe-38a7-4531-8a4a-0500d2fd1649"})
+        self.assertEqual(protocol_name_problems(code, {"docs/x.md": "OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL, "
+                                                       "gOvmfSevMemoryAcceptanceProtocolGuid"}), [])
+        self.assertEqual(protocol_name_problems(code, {"docs/x.md": "EDKII_SEV_MEMORY_ACCEPTANCE_PROTOCOL"}),
+                         ["docs/x.md: EDKII_SEV_MEMORY_ACCEPTANCE_PROTOCOL"])
+        self.assertEqual(protocol_name_problems(code, {"docs/x.md": "gEdkiiSevMemoryAcceptanceProtocolGuid"}),
+                         ["docs/x.md: gEdkiiSevMemoryAcceptanceProtocolGuid"])
+
+
+class RulesMatchDocs(unittest.TestCase):
+    """Every conformance rule the kernel can report is documented in docs/firmware.md
+    with its level, and the checklist links each MUST/SHOULD rule; nothing documented
+    is a rule the kernel does not have."""
+
+    def test_every_rule_is_documented(self):
+        rules = rules_in_code(read_code()["kernel/conformance.c"])
+        self.assertGreaterEqual(len(rules), 30)
+        docs = read_docs()
+        self.assertEqual(rule_doc_problems(rules, docs["docs/firmware.md"],
+                                           docs["docs/firmware-checklist.md"]), [])
+
+    def test_checker_catches_a_missing_and_an_unknown_rule(self):
+        rules = {"map.overlap": "MUST", "map.size": "INFO"}
+        doc = "| `map.overlap` | MUST | x |\n| `map.size` | INFO, memaccept's own | y |\n"
+        checklist = "- MUST x ([`map.overlap`](firmware.md#the-memory-map)).\n"
+        self.assertEqual(rule_doc_problems(rules, doc, checklist), [])
+        self.assertEqual(rule_doc_problems(rules, doc.replace("| MUST |", "| SHOULD |"), checklist),
+                         ["docs/firmware.md: map.overlap is not documented as MUST"])
+        self.assertEqual(rule_doc_problems(rules, doc, ""),
+                         ["checklist: map.overlap (MUST) not linked"])
+        self.assertEqual(rule_doc_problems(rules, doc, checklist + "[`map.gone`](firmware.md)"),
+                         ["checklist: map.gone is no rule"])
+
+
+# MUST("map.desc_size", ...), OWN_SHOULD(...), INFO(...) in kernel/conformance.c's registry.
+RULE_RE = re.compile(r"\b(?:OWN_)?(MUST|SHOULD|INFO)\(\"([a-z0-9_]+\.[a-z0-9_]+)\"")
+
+
+def rules_in_code(text):
+    return {m.group(2): m.group(1) for m in RULE_RE.finditer(text)}
+
+
+def rule_doc_problems(rules, firmware_md, checklist):
+    bad = []
+    for rule, level in sorted(rules.items()):
+        if not re.search(r"^\| `%s` \| %s\b" % (re.escape(rule), level), firmware_md, re.M):
+            bad.append("docs/firmware.md: %s is not documented as %s" % (rule, level))
+        if level != "INFO" and "[`%s`](firmware.md" % rule not in checklist:
+            bad.append("checklist: %s (%s) not linked" % (rule, level))
+    for rule in re.findall(r"\[`([a-z0-9_]+\.[a-z0-9_]+)`\]\(firmware\.md", checklist):
+        if rule not in rules:
+            bad.append("checklist: %s is no rule" % rule)
+    return bad
+
+
+GUID_RE = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+# A C GUID initializer: { 0xAAAAAAAA, 0xBBBB, 0xCCCC, { 0xDD, ... 8 bytes } }
+C_GUID_RE = re.compile(r"\{\s*0x([0-9a-fA-F]{1,8}),\s*0x([0-9a-fA-F]{1,4}),\s*0x([0-9a-fA-F]{1,4}),\s*"
+                       r"\{((?:\s*0x[0-9a-fA-F]{1,2}\s*,){7}\s*0x[0-9a-fA-F]{1,2})\s*\}\s*\}")
+# edk2's names for the SEV-SNP opt-in protocol, in any spelling a document might use.
+PROTOCOL_RE = re.compile(r"\b[A-Z][A-Z0-9]*_SEV_MEMORY_ACCEPTANCE_PROTOCOL\b|\bg\w*SevMemoryAcceptance\w*Guid\b")
+# What edk2 calls it (OvmfPkg/Include/Protocol/SevMemoryAcceptance.h, OvmfPkg/OvmfPkg.dec).
+PROTOCOL_NAMES = {"OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL", "gOvmfSevMemoryAcceptanceProtocolGuid"}
+
+
+def read_code():
+    out = {}
+    for pattern in ("boot/*.[ch]", "boot/test/*.[ch]", "kernel/*.[ch]", "arch/x86/*.[ch]"):
+        for p in glob.glob(os.path.join(ROOT, pattern)):
+            with open(p) as f:
+                out[os.path.relpath(p, ROOT)] = f.read()
+    return out
+
+
+def read_docs():
+    out = {}
+    for rel in markdown_files():
+        with open(os.path.join(ROOT, rel)) as f:
+            out[rel] = f.read()
+    return out
+
+
+def guids_in_code(code):
+    guids = set()
+    for text in code.values():
+        for m in C_GUID_RE.finditer(text):
+            b = [int(x, 16) for x in m.group(4).replace(" ", "").split(",")]
+            guids.add("%08x-%04x-%04x-%02x%02x-%s" % (int(m.group(1), 16), int(m.group(2), 16),
+                                                       int(m.group(3), 16), b[0], b[1],
+                                                       "".join("%02x" % x for x in b[2:])))
+    return guids
+
+
+def protocol_name_problems(code, docs):
+    """Spellings of the opt-in protocol's name that are not edk2's, in the code or the docs;
+    and the code must define the GUID under edk2's name."""
+    bad = []
+    if not any("OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL_GUID" in t for t in code.values()):
+        bad.append("code: no OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL_GUID")
+    for rel, text in list(code.items()) + list(docs.items()):
+        for name in PROTOCOL_RE.findall(text):
+            if name not in PROTOCOL_NAMES:
+                bad.append("%s: %s" % (rel, name))
+    return bad
+
+
 def outside_documents(rel, line, files):
     """Markdown documents a line of file rel mentions that the repository does not have:
     a path that climbs out of the repository, or a capitalised document that is neither

@@ -48,6 +48,10 @@ static const struct {
 	[FAULT_NO_MULTI_VMPL] = { "no_multi_vmpl", false, false, false, false },
 	[FAULT_MAILBOX_LATE] = { "mailbox_late", true, true, true, false },
 	[FAULT_PSC_REFUSED] = { "psc_refused", false, false, false, false },
+	[FAULT_EBS_RETRIES] = { "ebs_retries", false, false, true, false },
+	[FAULT_EBS_MAP_GROWTH] = { "ebs_map_growth", false, false, true, false },
+	[FAULT_CC_PAGES_USABLE] = { "cc_pages_usable", false, false, false, false },
+	[FAULT_HANDOVER_UNACCEPTED] = { "handover_unaccepted", true, true, false, false },
 };
 
 const char *emu_fault_name(u32 kind)
@@ -123,6 +127,8 @@ static bool parse_item(const char *s, size_t len, struct emu_fault *f, char *err
 		if (f->kind == FAULT_PSC_PARTIAL || f->kind == FAULT_PSC_PARTIAL_PAGES) {
 			f->value = n;
 			f->count = UINT64_MAX;	/* for every request */
+		} else if (f->kind == FAULT_EBS_MAP_GROWTH) {
+			f->value = n;		/* allocations, all at once */
 		} else {
 			f->count = n;
 		}
@@ -137,7 +143,8 @@ static bool parse_item(const char *s, size_t len, struct emu_fault *f, char *err
 	}
 	if (i != len || (kinds[f->kind].needs_addr && f->addr == FAULT_ANY_ADDR) ||
 	    (kinds[f->kind].has_value && !got_value) ||
-	    ((f->kind == FAULT_PSC_PARTIAL || f->kind == FAULT_PSC_PARTIAL_PAGES) && !f->value)) {
+	    ((f->kind == FAULT_PSC_PARTIAL || f->kind == FAULT_PSC_PARTIAL_PAGES ||
+	      f->kind == FAULT_EBS_MAP_GROWTH) && !f->value)) {
 		format_buf(err, errlen, "emu_fault: '%.*s' is incomplete or has extra parts", (int)len, s);
 		return false;
 	}

@@ -80,6 +80,15 @@
  *   no_mp_wakeup            TDX: the firmware adds no multiprocessor wakeup structure
  *   mp_wakeup_bad_mailbox   TDX: the structure's mailbox is ordinary loader memory,
  *                           not ACPI NVS
+ *   ebs_retries:N           SNP: the stand-in firmware changes the memory map before each of
+ *                           the first N ExitBootServices calls (N + 1 calls in all)
+ *   ebs_map_growth:N        SNP: before the first ExitBootServices call it adds N one-page
+ *                           allocations of alternating types (the map grows by about N)
+ *   handover_unaccepted@ADDR  the firmware's map calls the 4 KiB page at ADDR accepted RAM,
+ *                           but it was never accepted (TDX: pending; SNP: private, not
+ *                           validated)
+ *   cc_pages_usable         SNP: the CC blob's secrets and CPUID pages are boot-services
+ *                           data, memory the OS may allocate after ExitBootServices
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
  * ExitBootServices, as OVMF does when it accepts everything there.)
  * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
@@ -125,6 +134,10 @@ enum emu_fault_kind {
 	FAULT_NO_MULTI_VMPL,
 	FAULT_MAILBOX_LATE,
 	FAULT_PSC_REFUSED,
+	FAULT_EBS_RETRIES,
+	FAULT_EBS_MAP_GROWTH,
+	FAULT_CC_PAGES_USABLE,
+	FAULT_HANDOVER_UNACCEPTED,
 	FAULT_KIND_COUNT,
 };
 

@@ -61,6 +61,9 @@ void emu_model_init(struct emu_model *m, const struct memmap *map, u8 *storage, 
 			continue;
 		if (f->kind == FAULT_SIZE_MISMATCH) {
 			set_unit_small(m, f->addr);
+		} else if (f->kind == FAULT_HANDOVER_UNACCEPTED) {
+			/* Accepted memory by the map, never accepted on the platform. */
+			*emu_model_page(m, f->addr) &= (u8)~EMU_PG_ACCEPTED;
 		} else if (f->kind == FAULT_ALREADY) {
 			/* One 4 KiB page accepted: its unit is mapped with 4 KiB pages. */
 			*emu_model_page(m, f->addr) |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;

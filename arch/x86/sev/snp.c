@@ -1263,9 +1263,30 @@ void snp_setup_ghcb(u64 page)
 	report_platform();
 }
 
+/*
+ * PVALIDATE of one 4 KiB page the firmware called accepted (AMD APM vol. 3, PVALIDATE):
+ * rFLAGS.CF set (no_update) means it was validated already; success without it means the
+ * probe validated it now. FAIL_INPUT: the page is not private (the RMP has it shared).
+ * A page in a 2 MiB RMP entry answers FAIL_SIZEMISMATCH, which does not tell. Below
+ * VMPL0 PVALIDATE is not the guest's: no probe.
+ */
+static int snp_probe_accepted(u64 pa)
+{
+	bool no_update = false;
+	u32 rc;
+
+	if (via_svsm)
+		return PROBE_UNKNOWN;
+	rc = snp_pvalidate(pa, PVALIDATE_4K, 1, &no_update);
+	if (rc == PVALIDATE_OK)
+		return no_update ? PROBE_ACCEPTED : PROBE_NOT_ACCEPTED;
+	return rc == PVALIDATE_FAIL_INPUT ? PROBE_NOT_ACCEPTED : PROBE_UNKNOWN;
+}
+
 static struct cc_platform snp = {
 	.name = "snp",
 	.accept = snp_accept,
+	.probe_accepted = snp_probe_accepted,
 	.accept_ahead = snp_accept_ahead,
 	.io_out = snp_io_out,
 	.io_in = snp_io_in,

@@ -54,6 +54,12 @@ static struct platform_counter counters[C_COUNT] = {
 };
 
 static u64 shared_bit;
+
+u64 tdx_shared_bit(void)
+{
+	return shared_bit;
+}
+
 static u32 warnings;
 
 /* The APs call into the TDX backend too (they accept in parallel): see platform_count. */
@@ -543,9 +549,24 @@ void tdx_setup(void)
 	}
 }
 
+/*
+ * TDG.MEM.PAGE.ACCEPT of one 4 KiB page the firmware called accepted: the module answers
+ * TDX_PAGE_ALREADY_ACCEPTED (a warning: nothing changes) for a mapped page, and accepts
+ * (zeroes) a pending one (TDX module ABI, TDG.MEM.PAGE.ACCEPT; tdg_mem_page_accept.c).
+ */
+static int tdx_probe_accepted(u64 pa)
+{
+	u64 status = page_accept(pa | TDX_LEVEL_4K);
+
+	if (TDX_STATUS_CODE(status) == TDX_PAGE_ALREADY_ACCEPTED)
+		return PROBE_ACCEPTED;
+	return TDX_STATUS_CODE(status) == TDX_SUCCESS ? PROBE_NOT_ACCEPTED : PROBE_UNKNOWN;
+}
+
 static const struct cc_platform tdx = {
 	.name = "tdx",
 	.accept = tdx_accept,
+	.probe_accepted = tdx_probe_accepted,
 	.io_out = tdx_io_out,
 	.io_in = tdx_io_in,
 	.terminate = tdx_terminate,

@@ -21,6 +21,9 @@
 #define TDVF_SEC_PAGE_TABLES 0x800000ULL
 #define TDVF_SEC_PAGE_TABLES_SIZE 0x6000ULL
 
+/* The GPA shared bit, 1 << (GPAW - 1) from TDG.VP.INFO; 0 before that or outside a TD. */
+u64 tdx_shared_bit(void);
+
 #define TDG_VP_VMCALL 0
 #define TDG_VP_INFO 1
 #define TDG_VP_VEINFO_GET 3
