@@ -585,6 +585,16 @@ static void add_free_locked(u64 start, u64 end)
 {
 	if (!IS_ALIGNED(start, PAGE_SIZE) || !IS_ALIGNED(end, PAGE_SIZE) || start > end)
 		panic("palloc_add_free: bad range [%llx, %llx)", start, end);
+	/*
+	 * Page 0 is never free, whoever adds it: palloc_populate leaves it out of usable
+	 * memory, and a firmware map may also call it unaccepted (then it arrives here once
+	 * accepted). Handed out, it would read as "no memory" (0) and map NULL.
+	 */
+	if (start < PAGE_SIZE) {
+		start = PAGE_SIZE;
+		if (start >= end)
+			return;
+	}
 	for (u64 unit = ALIGN_DOWN(start, UNIT_SIZE); unit < end; unit += UNIT_SIZE) {
 		u64 a = MAX(start, unit), b = MIN(end, unit + UNIT_SIZE);
 		u16 *info = unit_info_init(unit), v;
@@ -1323,6 +1333,12 @@ void palloc_units_done_locked(u64 start, u64 end, bool accepted)
 			      UI_STATE(info_get(info)));
 		if (!accepted) {
 			info_set(info, U_LOST);
+			continue;
+		}
+		if (u == 0) {
+			/* Without page 0 (add_free_locked): a partial unit, its meta page at page 1. */
+			info_set(info, U_OUTSIDE);
+			add_free_locked(0, UNIT_SIZE);
 			continue;
 		}
 		unit_free_push(u, info);

@@ -248,28 +248,45 @@ def run_unit(binary):
     return out
 
 
-def run_fuzz_smoke(binary, seconds=20):
-    """A short libFuzzer run of the memory-map target from the committed seeds."""
-    if not binary:
-        return []
+# Each libFuzzer target's seeds, max_len and options (tests/fuzz/fuzz.mk says why).
+FUZZ_TARGETS = {
+    "fuzz_memmap": ("seeds", 4096, []),
+    "fuzz_accept": ("seeds-accept", 1024, ["-entropic=0"]),
+}
+
+
+def run_fuzz_smoke(binaries, seconds=10):
+    """A short libFuzzer run of each target from its committed seeds."""
+    out = []
+    for binary in binaries or []:
+        out += fuzz_one(binary, seconds)
+    return out
+
+
+def fuzz_one(binary, seconds):
     import shutil
     import tempfile
+    target = os.path.basename(binary)
+    name = "fuzz/" + target.replace("fuzz_", "")
+    if target not in FUZZ_TARGETS:
+        return [Outcome(name, False, "unknown fuzz target %s" % binary, error=True)]
+    seeds, max_len, extra = FUZZ_TARGETS[target]
     corpus = tempfile.mkdtemp(prefix="memaccept-fuzz-")
     try:
-        for f in os.listdir(os.path.join(HERE, "fuzz", "seeds")):
-            shutil.copy(os.path.join(HERE, "fuzz", "seeds", f), corpus)
+        for f in os.listdir(os.path.join(HERE, "fuzz", seeds)):
+            shutil.copy(os.path.join(HERE, "fuzz", seeds, f), corpus)
         start = time.monotonic()
-        p = subprocess.run([binary, "-max_len=4096", "-max_total_time=%d" % seconds,
-                            "-print_final_stats=1", "-artifact_prefix=%s/" % corpus, corpus],
+        p = subprocess.run([binary, "-max_len=%d" % max_len, "-max_total_time=%d" % seconds,
+                            "-print_final_stats=1", "-artifact_prefix=%s/" % corpus] + extra + [corpus],
                            capture_output=True, text=True, timeout=seconds + 120)
         execs = re.findall(r"stat::number_of_executed_units:\s*(\d+)", p.stderr)
         detail = "%s executions" % (execs[0] if execs else "?")
         if p.returncode:
             detail = "finding after %s:\n%s" % (detail, p.stderr[-2000:])
-        return [Outcome("fuzz/memmap (%d s, %s)" % (seconds, execs[0] if execs else "?"),
+        return [Outcome("%s (%d s, %s)" % (name, seconds, execs[0] if execs else "?"),
                         p.returncode == 0, detail, seconds=time.monotonic() - start)]
     except Exception as e:
-        return [Outcome("fuzz/memmap", False, str(e), error=True)]
+        return [Outcome(name, False, str(e), error=True)]
     finally:
         shutil.rmtree(corpus, ignore_errors=True)
 
@@ -321,7 +338,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("MEMACCEPT_JOBS", "2")))
     ap.add_argument("--logdir", default=os.path.join(ROOT, "build", "test-logs"))
     ap.add_argument("--unit", nargs="*", default=[])
-    ap.add_argument("--fuzz", help="libFuzzer binary for a short smoke run")
+    ap.add_argument("--fuzz", nargs="*", default=[], help="libFuzzer binaries for a short smoke run each")
     ap.add_argument("--observer", help="the instruction observer plugin for test-image boots")
     opts = ap.parse_args()
     os.makedirs(opts.logdir, exist_ok=True)

@@ -1,14 +1,22 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# memaccept: write the seed inputs of tests/fuzz/fuzz_memmap.c into tests/fuzz/seeds/.
-"""Each seed is the fuzzer's 12-byte header followed by raw EFI memory descriptors.
+# memaccept: write the seed inputs of tests/fuzz/fuzz_memmap.c and fuzz_accept.c into tests/fuzz/seeds*/.
+"""fuzz_memmap seeds (seeds/): the fuzzer's 12-byte header followed by raw EFI memory
+descriptors. fuzz_accept seeds (seeds-accept/): its 15-byte header, 6-byte descriptors and
+operation bytes, from the real OVMF maps in maps/.
 
-The header encoding mirrors LLVMFuzzerTestOneInput in fuzz_memmap.c; the seeds start the
-fuzzer on shapes worth mutating (a real OVMF map, the q35 layout, a 4 PiB address space,
+The header encodings mirror LLVMFuzzerTestOneInput in each target; the seeds start the
+fuzzers on shapes worth mutating (real OVMF maps, the q35 layout, a 4 PiB address space,
 overlaps, anomalies) instead of on noise. Run: python3 tests/fuzz/make_seeds.py
+
+A map in maps/ is the firmware's map as memaccept printed it with verbose=1 (one
+`memdesc` event per descriptor), turned into lines of "type start pages":
+    python3 tests/fuzz/make_seeds.py --from-log CONSOLE.log maps/NAME.txt
 """
+import json
 import os
 import struct
+import sys
 
 K, M, G, T = 1 << 10, 1 << 20, 1 << 30, 1 << 40
 P = 1 << 50
@@ -83,14 +91,142 @@ SEEDS = {
 }
 
 
+# ---------------------------------------------------------------- fuzz_accept
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+UNIT = 2 * M
+# The RAM fuzz_accept models per input (MODEL_PAGES): seeds must fit in it.
+MODEL_BYTES = 64 * M
+RAM_TYPES = {1, 2, 3, 4, 7, 15}
+# fuzz_accept.c's type_table: the first nibble that stands for each EFI type.
+TYPE_NIBBLE = {7: 0, 15: 3, 4: 6, 3: 7, 2: 8, 1: 9, 6: 10, 9: 11, 10: 12, 11: 13, 0: 14, 14: 15,
+               5: 10, 8: 14, 12: 13, 13: 14}
+
+
+def read_map(name):
+    """[(type, start, pages)] from maps/NAME.txt."""
+    out = []
+    with open(os.path.join(HERE, "maps", name + ".txt")) as f:
+        for line in f:
+            line = line.split("#")[0].split()
+            if line:
+                out.append((int(line[0]), int(line[1], 16), int(line[2])))
+    return out
+
+
+def from_log(log, path):
+    """Write the memdesc events of a console log as a map file."""
+    descs = []
+    with open(log, errors="replace") as f:
+        for line in f:
+            if line.startswith('{"event":"memdesc"'):
+                e = json.loads(line)
+                descs.append((e["type"], e["start"], e["pages"]))
+    with open(path, "w") as f:
+        f.write("# EFI memory map from %s (type, start, pages)\n" % os.path.basename(log))
+        for t, s, n in descs:
+            f.write("%d %#x %d\n" % (t, s, n))
+    print("%d descriptors in %s" % (len(descs), path))
+
+
+def shrink(descs, fake=None, keep=0, fake_keep=UNIT):
+    """The map with the middle of each long RAM descriptor cut out (a hole of the same
+    addresses): what is kept is the unit at each end (and `keep` beyond it), and
+    `fake_keep` around fake_unaccepted_start, so that every partial unit stays as the
+    firmware laid it out and the RAM fits fuzz_accept's model."""
+    out = []
+    for t, s, n in descs:
+        e = s + n * 4 * K
+        if t not in RAM_TYPES or n * 4 * K <= 3 * UNIT:
+            out.append((t, s, n))
+            continue
+        pieces = [(s, min(e, (s // UNIT + 1) * UNIT + keep)),
+                  (max(s, ((e - 1) // UNIT) * UNIT - keep), e)]
+        if fake is not None and s < fake < e:
+            pieces.append((max(s, fake // UNIT * UNIT - fake_keep),
+                           min(e, -(-fake // UNIT) * UNIT + fake_keep)))
+        pieces.sort()
+        merged = []
+        for a, b in pieces:
+            if merged and a <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        out += [(t, a, (b - a) // (4 * K)) for a, b in merged]
+    return out
+
+
+def ram_bytes(descs, phys_limit=1 << 36):
+    return sum(min(s + n * 4 * K, phys_limit) - s for t, s, n in descs
+               if t in RAM_TYPES and s < phys_limit)
+
+
+def accept_seed(descs, cpus=1, fake=None, policy=0, refuse=None, cache=None, protect=False,
+                pt_pages=4, stack_pages=4, trampoline=0, ahead_mib=0, ops=b""):
+    """One fuzz_accept input (see the header layout in fuzz_accept.c)."""
+    if protect:
+        pt_pages |= 8
+    flags = (cpus - 1) | (4 if fake is not None else 0) | (policy << 3) | \
+        (0x20 if refuse is not None else 0)
+    h = bytes([flags, 4]) + struct.pack("<I", (fake or 0) >> 12)[:3] + \
+        bytes([pt_pages | stack_pages << 4, trampoline, ahead_mib, refuse or 0, 0, 0, 0, 0])
+    c = 0 if cache is None else 0x80 | (cache & 31)
+    if protect:
+        c |= 0x60
+    out = []
+    for t, s, n in descs:
+        while n > 0:
+            k = min(n, 0xFFFF)
+            out.append(bytes([TYPE_NIBBLE[t]]) + struct.pack("<I", s >> 12)[:3] + struct.pack("<H", k))
+            s += k * 4 * K
+            n -= k
+    assert len(out) <= 255
+    return h + bytes([c, len(out)]) + b"".join(out) + ops
+
+
+def ops_mix(n, seed):
+    """Allocations of every order with frees in between, on every CPU (op byte layout)."""
+    x, out = seed | 1, []
+    for _ in range(n):
+        x = (x * 6364136223846793005 + 1442695040888963407) & ((1 << 64) - 1)
+        out.append((x >> 33) & 0xFF)
+    return bytes(out)
+
+
+def accept_seeds():
+    seeds = {}
+    maps = [("ovmf-2g-16cpu", 1 * G), ("ovmf-4g-1cpu", 1 * G), ("ovmf-1g-1cpu", 512 * M),
+            ("ovmf-64g-1cpu", 1 * G)]
+    for name, fake in maps:
+        descs = shrink(read_map(name), fake)
+        assert ram_bytes(descs) <= MODEL_BYTES, (name, ram_bytes(descs) >> 20)
+        variants = {
+            "lazy": dict(),
+            "lazy-4cpu-cache": dict(cpus=4, cache=0),
+            "eager-2cpu-cache": dict(cpus=2, policy=1, cache=3),
+            "ahead-refuse": dict(cpus=3, policy=2, ahead_mib=8, refuse=5, cache=8, trampoline=0x10),
+        }
+        # One map with unaccepted memory unmapped: mprotect makes a run several times slower,
+        # so the corpus should not hold many such inputs.
+        if name == "ovmf-2g-16cpu":
+            variants["lazy-protect"] = dict(cpus=2, cache=0, protect=True)
+        for i, (v, kw) in enumerate(variants.items()):
+            seeds["%s-%s" % (name, v)] = accept_seed(descs, fake=fake, ops=ops_mix(160, i + 1), **kw)
+    return seeds
+
+
 def main():
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "seeds")
-    os.makedirs(out, exist_ok=True)
-    for name, data in SEEDS.items():
-        assert len(data) <= 4096, name
-        with open(os.path.join(out, name + ".bin"), "wb") as f:
-            f.write(data)
-    print("%d seeds in %s" % (len(SEEDS), out))
+    if sys.argv[1:2] == ["--from-log"]:
+        from_log(sys.argv[2], sys.argv[3])
+        return
+    for d, seeds, limit in (("seeds", SEEDS, 4096), ("seeds-accept", accept_seeds(), 1024)):
+        out = os.path.join(HERE, d)
+        os.makedirs(out, exist_ok=True)
+        for name, data in seeds.items():
+            assert len(data) <= limit, (name, len(data))
+            with open(os.path.join(out, name + ".bin"), "wb") as f:
+                f.write(data)
+        print("%d seeds in %s" % (len(seeds), out))
 
 
 if __name__ == "__main__":

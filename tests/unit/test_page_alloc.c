@@ -1540,6 +1540,91 @@ TEST(edge_overlapping_one_in_the_table_panics)
 	CHECK_PANICS(palloc_add_edge(FB + 2 * MiB + 124 * KiB, FB + 2 * MiB + 132 * KiB), "overlaps");
 }
 
+/* ------------------------------------------------------------------ page 0 */
+
+/*
+ * A firmware map may call page 0 unaccepted (found by tests/fuzz/fuzz_accept.c). Once
+ * accepted, the unit or partial unit holding it becomes free memory without page 0, as
+ * palloc_populate leaves page 0 out of usable memory: handed out, it would read as "out
+ * of memory" (0) while memory remains, and the kernel would map NULL. These maps start
+ * at physical 0, which the fixture above (at FB) cannot hold: their own small arena.
+ */
+static void *p0_meta[8];
+static unsigned p0_nmeta;
+
+static void *p0_meta_alloc(u64 bytes)
+{
+	void *p = calloc(1, bytes ? bytes : 1);
+
+	if (!p || p0_nmeta == ARRAY_SIZE(p0_meta))
+		abort();
+	return p0_meta[p0_nmeta++] = p;
+}
+
+static int p0_accept(void *ctx, u64 start, u64 end)
+{
+	(void)ctx;
+	return EXPECT(start < end && end <= 4 * MiB) ? 0 : -1;
+}
+
+/* Allocate everything, largest blocks first; true if no block was page 0 and nothing is left. */
+static bool page0_run(const struct mem_range *r, unsigned nr)
+{
+	static struct mem_range ranges[4];
+	static u32 lat[64];
+	struct memmap m = { .ranges = ranges, .nranges = nr, .cap = ARRAY_SIZE(ranges) };
+	struct unaccepted_bitmap bm;
+	struct palloc_reserved edges[4];
+	unsigned nedges = 0;
+	u64 storage[16], got = 0;
+	u8 *raw = mmap(NULL, 6 * MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	u8 *arena = (u8 *)(uintptr_t)ALIGN_UP((u64)(uintptr_t)raw, UNIT_SIZE);
+	struct palloc_env env = { .accept = p0_accept, .meta_alloc = p0_meta_alloc,
+				  .now_ns = mock_now, .phys_offset = (u64)(uintptr_t)arena };
+	bool ok = true;
+
+	memcpy(ranges, r, nr * sizeof(*r));
+	if (!EXPECT(raw != MAP_FAILED && bitmap_storage_bytes(bitmap_layout(&m)) <= sizeof(storage)))
+		return false;
+	bitmap_build(&bm, &m, storage, NULL, NULL);
+	palloc_init(&m, &bm, &env, lat, ARRAY_SIZE(lat));
+	palloc_populate(&m, NULL, 0);
+	/* The partial units' pieces, as bitmap_build reports them for these maps. */
+	for (unsigned i = 0; i < nr; i++)
+		if (r[i].kind == RANGE_UNACCEPTED && !IS_ALIGNED(r[i].end, UNIT_SIZE))
+			edges[nedges++] = (struct palloc_reserved){ ALIGN_DOWN(r[i].end, UNIT_SIZE), r[i].end };
+	for (unsigned i = 0; i < nedges; i++)
+		ok &= EXPECT(palloc_add_edge(edges[i].start, edges[i].end));
+	use_policy(POLICY_LAZY, 0);
+	for (int order = PALLOC_MAX_ORDER; order >= 0; order--)
+		for (u64 a; (a = palloc_alloc((unsigned)order)) != 0;)
+			got += PAGE_SIZE << order;
+	ok &= EXPECT_EQ(palloc_unaccepted_bytes(), 0);
+	ok &= EXPECT_EQ(palloc_stats()->edge_unaccepted_bytes, 0);
+	ok &= EXPECT_EQ(palloc_stats()->free_bytes, 0);
+	/* Everything managed was handed out but the meta pages: page 0 is not managed. */
+	ok &= EXPECT_EQ(got + palloc_stats()->meta_bytes, palloc_stats()->managed_bytes);
+	ok &= EXPECT_EQ(palloc_stats()->managed_bytes, 4 * MiB - PAGE_SIZE);
+	ok &= EXPECT_EQ(palloc_block_order(0), -1);
+	palloc_set_hooks(NULL, NULL);
+	munmap(raw, 6 * MiB);
+	while (p0_nmeta)
+		free(p0_meta[--p0_nmeta]);
+	return ok;
+}
+
+TEST(unaccepted_page_0_is_never_handed_out)
+{
+	/* Whole units: unit 0, accepted first, would be a 2 MiB block at 0. */
+	static const struct mem_range whole[] = { { 0, 4 * MiB, RANGE_UNACCEPTED, 15 } };
+	/* A partial unit: [0, 1 MiB) waits as an edge, page 0 its lowest page. */
+	static const struct mem_range edge[] = { { 0, 1 * MiB, RANGE_UNACCEPTED, 15 },
+						 { 1 * MiB, 4 * MiB, RANGE_USABLE, 7 } };
+
+	EXPECT(page0_run(whole, ARRAY_SIZE(whole)));
+	EXPECT(page0_run(edge, ARRAY_SIZE(edge)));
+}
+
 /* ------------------------------------------------------------------ per-unit info, initialised lazily */
 
 /*
