@@ -232,13 +232,19 @@ __noreturn void smp_arch_ap_checkin(struct percpu *self)
 {
 	u32 expected = SMP_CHECKIN_WAITING;
 
-	/* Too late: the boot CPU went on without this CPU, and its index may be reused. */
-	if (!__atomic_compare_exchange_n(&self->checkin, &expected, SMP_CHECKIN_RUNNING, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		cpu_halt();
+	/*
+	 * Its own GDT and TSS (IST stacks), GS base and IDT before anything else, even on a
+	 * CPU that arrives too late: its halt may trap (a TD's TDVMCALL is a #UD to the test
+	 * image's emulator), and a handler reads the per-CPU data through GS; without a TSS
+	 * a fault there would be a triple fault. Nobody else uses this index's tables.
+	 */
 	gdt_init_cpu((unsigned)self->index, self->ist_top);	/* clears GS base */
 	msr_write(MSR_GS_BASE, (u64)(uintptr_t)self);
 	idt_load();
+	/* Too late: the boot CPU went on without this CPU (on SNP it stops it: AP Destroy). */
+	if (!__atomic_compare_exchange_n(&self->checkin, &expected, SMP_CHECKIN_RUNNING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		cpu_halt();
 	if (ap_platform_fn)
 		ap_platform_fn(self);
 	self->start_ns = tsc_now_ns();

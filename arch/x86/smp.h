@@ -134,9 +134,9 @@ bool smp_arch_stack_guard(u64 addr, unsigned *cpu, const char **which);
 
 /*
  * The one way an AP starts running kernel code, whatever started it (the trampoline
- * after INIT-SIPI or a mailbox wakeup, or its VMSA on SNP): take self->checkin from
- * WAITING to RUNNING (or halt: the boot CPU gave up on it), load its own GDT, TSS, GS
- * base and the IDT, run the platform's per-CPU step (SNP: register its GHCB), then say
+ * after INIT-SIPI or a mailbox wakeup, or its VMSA on SNP): load its own GDT, TSS, GS
+ * base and the IDT, take self->checkin from WAITING to RUNNING (or halt: the boot CPU
+ * gave up on it), run the platform's per-CPU step (SNP: register its GHCB), then say
  * started and run ap_main. Runs on self->stack_top.
  */
 __noreturn void smp_arch_ap_checkin(struct percpu *self);
