@@ -415,8 +415,13 @@ unsigned smp_arch_start(const struct smp_start *s, const char **why)
 	/* The trampoline finds its slot by the 32-bit x2APIC ID (CPUID leaf 0xB) where it can. */
 	tramp_setup(s);
 
-	for (unsigned i = 0; i < s->count; i++)
+	for (unsigned i = 0; i < s->count; i++) {
 		asked[i] = apic_send_init(s->apic_ids[i]);
+		/* An xAPIC cannot address an ID above 0xFE (the ICR has 8 bits for it). */
+		if (!asked[i] && s->ap_why)
+			s->ap_why[i] = "was not sent INIT: its APIC ID does not fit the xAPIC ICR, or the "
+				       "ICR stayed busy";
+	}
 	delay_ns(init_wait_ns());
 	for (unsigned i = 0; i < s->count; i++)
 		if (asked[i])
