@@ -190,7 +190,7 @@ test: deps-test all $(UNIT_BINS) $(B)/memaccept.img $(FUZZ_BIN) $(BENCH_BINS) $(
 # host cores), one at a time.
 test-slow: deps-test all $(OBSERVER_SO)
 	@$(PYTHON) tests/run.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
-		--observer $(OBSERVER_SO) --manifest tests/qemu/slow.toml --jobs 1
+		--observer $(OBSERVER_SO) --manifest tests/qemu/slow.toml --only . --jobs 1
 
 # The QEMU measurement matrix (tools/bench.py): build/bench/report.md, results.json, logs,
 # PNGs. BENCH_ARGS="--quick" for a short trial run, "--jobs N" for N boots at a time.
