@@ -152,10 +152,16 @@ static bool guard_fault(struct trap_frame *f)
 
 	if (!smp_arch_stack_guard(cr2, &cpu, &which))
 		return false;
-	kprintf("\n*** stack overflow: CPU %u ran off the bottom of its %s stack (guard page at "
-		"%#llx, RSP %#llx)\n", cpu, which, (unsigned long long)ALIGN_DOWN(cr2, PAGE_SIZE),
-		(unsigned long long)f->rsp);
-	trap_report_fatal(f, "stack overflow", EXIT_EXCEPTION);
+	/* Another CPU's guard page: a stray pointer rather than an overflow; say so. */
+	if (cpu != smp_cpu_index())
+		kprintf("\n*** CPU %u touched the guard page below CPU %u's %s stack at %#llx\n",
+			smp_cpu_index(), cpu, which, (unsigned long long)cr2);
+	else
+		kprintf("\n*** stack overflow: CPU %u ran off the bottom of its %s stack (guard page "
+			"at %#llx, RSP %#llx)\n", cpu, which, (unsigned long long)ALIGN_DOWN(cr2, PAGE_SIZE),
+			(unsigned long long)f->rsp);
+	trap_report_fatal(f, cpu != smp_cpu_index() ? "stack guard page touched" : "stack overflow",
+			  EXIT_EXCEPTION);
 }
 
 static void unmap_guard(u64 page)
