@@ -20,7 +20,7 @@
 #endif
 #include "mm/early.h"
 
-u8 kernel_stack[KERNEL_STACK_SIZE] __aligned(16);
+struct kernel_stack_area kernel_stack_area __aligned(PAGE_SIZE);
 
 #ifdef CONFIG_TEST_IMAGE
 const bool kernel_is_test_image = true;

@@ -7,7 +7,16 @@
 
 #define KERNEL_STACK_SIZE (64 * KiB)
 
-extern u8 kernel_stack[KERNEL_STACK_SIZE];
+/*
+ * The boot CPU's stack, with the page below it, which becomes an unmapped guard once the
+ * kernel's page tables exist (smp_init): running off its bottom is a fault, reported.
+ */
+struct kernel_stack_area {
+	u8 guard[PAGE_SIZE];
+	u8 stack[KERNEL_STACK_SIZE];
+};
+extern struct kernel_stack_area kernel_stack_area;
+#define kernel_stack (kernel_stack_area.stack)
 
 __noreturn void kernel_main(struct boot_info *bi);
 bool kernel_stack_contains(u64 addr, u64 len);

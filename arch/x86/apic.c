@@ -15,13 +15,6 @@
 #define XAPIC_ICR_HIGH 0x310	/* destination in bits 31:24 */
 /* x2APIC: the same registers as MSRs 0x800 + offset / 16 (arch/x86/msr.h); the ICR is one 64-bit MSR. */
 
-/* ICR fields (SDM vol. 3A, "Interrupt Command Register (ICR)"). */
-#define ICR_DELIVERY_INIT (5u << 8)
-#define ICR_DELIVERY_STARTUP (6u << 8)
-#define ICR_DELIVERY_MASK (7u << 8)
-#define ICR_DELIVERY_PENDING (1u << 12)	/* xAPIC only: send pending */
-#define ICR_LEVEL_ASSERT (1u << 14)
-
 /* How long the ICR may stay busy; a real or emulated APIC clears it within microseconds. */
 #define ICR_TIMEOUT_NS (10 * 1000 * 1000ULL)
 
@@ -76,20 +69,26 @@ u32 apic_id(void)
 	return r.ebx >> 24;
 }
 
+/* False when dest cannot be addressed in this APIC mode, or the xAPIC never sent it. */
 static bool send_ipi(u32 dest, u32 low)
 {
-	u32 mode = low & ICR_DELIVERY_MASK;
+	u32 mode = low & APIC_ICR_DELIVERY_MASK, high;
+	u64 icr;
 
 	/* Test image: a TD has no INIT-SIPI; the emulated host says so (emu_tdvf.c). */
-	emu_guest_ipi(dest, mode == ICR_DELIVERY_INIT || mode == ICR_DELIVERY_STARTUP);
+	emu_guest_ipi(dest, mode == APIC_ICR_DELIVERY_INIT || mode == APIC_ICR_DELIVERY_STARTUP);
 	if (x2apic) {
+		if (!apic_x2apic_icr(dest, low, &icr))
+			return false;
 		/* x2APIC ICR writes are not queued: there is no delivery status to wait for. */
-		msr_write(MSR_X2APIC_ICR, ((u64)dest << 32) | low);
+		msr_write(MSR_X2APIC_ICR, icr);
 		return true;
 	}
-	xapic_write(XAPIC_ICR_HIGH, dest << 24);
+	if (!apic_xapic_icr_high(dest, &high))
+		return false;
+	xapic_write(XAPIC_ICR_HIGH, high);
 	xapic_write(XAPIC_ICR_LOW, low);	/* this write sends it */
-	for (u64 t0 = tsc_now_ns(); xapic_read(XAPIC_ICR_LOW) & ICR_DELIVERY_PENDING;) {
+	for (u64 t0 = tsc_now_ns(); xapic_read(XAPIC_ICR_LOW) & APIC_ICR_DELIVERY_PENDING;) {
 		if (tsc_now_ns() - t0 > ICR_TIMEOUT_NS)
 			return false;
 		cpu_relax();
@@ -99,10 +98,10 @@ static bool send_ipi(u32 dest, u32 low)
 
 bool apic_send_init(u32 dest)
 {
-	return send_ipi(dest, ICR_DELIVERY_INIT | ICR_LEVEL_ASSERT);
+	return send_ipi(dest, apic_icr_init());
 }
 
 bool apic_send_startup(u32 dest, u8 vector)
 {
-	return send_ipi(dest, ICR_DELIVERY_STARTUP | ICR_LEVEL_ASSERT | vector);
+	return send_ipi(dest, apic_icr_startup(vector));
 }

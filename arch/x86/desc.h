@@ -47,6 +47,8 @@ typedef bool (*trap_handler_fn)(struct trap_frame *f);
 void gdt_init(void);
 /* CPU `cpu`'s own GDT and TSS (IST stacks at ist_top: #DF, NMI, #MC). */
 void gdt_init_cpu(unsigned cpu, const u64 ist_top[3]);
+/* The page right below the boot CPU's IST stack k (0 #DF, 1 NMI, 2 #MC): its guard. */
+u64 gdt_boot_ist_guard(unsigned k);
 void idt_init(void);
 /* Load the IDT idt_init() built, on another CPU. */
 void idt_load(void);

@@ -22,7 +22,14 @@ struct gdtr {
 
 #define IST_STACK_SIZE (16 * KiB)
 
-static u8 ist_stacks[3][IST_STACK_SIZE] __aligned(16);
+/*
+ * The boot CPU's IST stacks, each with a page below it that becomes an unmapped guard
+ * once the kernel's page tables exist (smp_arch_guard_boot_stacks).
+ */
+static struct {
+	u8 guard[PAGE_SIZE];
+	u8 stack[IST_STACK_SIZE];
+} ist_stacks[3] __aligned(PAGE_SIZE);
 /*
  * One TSS per CPU (each has its own IST stacks), hence one GDT per CPU: LTR marks the
  * TSS descriptor busy, so two CPUs cannot load the same one (SDM vol. 3A, "Task Register").
@@ -65,10 +72,15 @@ void gdt_init_cpu(unsigned cpu, const u64 ist_top[3])
 void gdt_init(void)
 {
 	const u64 ist_top[3] = {
-		(u64)(uintptr_t)(ist_stacks[0] + IST_STACK_SIZE),
-		(u64)(uintptr_t)(ist_stacks[1] + IST_STACK_SIZE),
-		(u64)(uintptr_t)(ist_stacks[2] + IST_STACK_SIZE),
+		(u64)(uintptr_t)(ist_stacks[0].stack + IST_STACK_SIZE),
+		(u64)(uintptr_t)(ist_stacks[1].stack + IST_STACK_SIZE),
+		(u64)(uintptr_t)(ist_stacks[2].stack + IST_STACK_SIZE),
 	};
 
 	gdt_init_cpu(0, ist_top);
+}
+
+u64 gdt_boot_ist_guard(unsigned k)
+{
+	return k < 3 ? (u64)(uintptr_t)ist_stacks[k].guard : 0;
 }

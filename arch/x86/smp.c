@@ -4,17 +4,16 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
 #include "arch/x86/msr.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
+#include "drivers/console.h"
 #include "include/boot_info.h"
+#include "include/exit_codes.h"
 #include "include/mp_wakeup.h"
+#include "include/panic.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"
-
-#define CR4_LA57 (1ULL << 12)
-#define PTE_P (1ULL << 0)
-#define PTE_W (1ULL << 1)
-#define PTE_PS (1ULL << 7)
 
 /*
  * Intel SDM vol. 3A, "Typical AP Initialization Sequence": INIT, a 10 ms wait, STARTUP,
@@ -24,13 +23,19 @@
 #define INIT_WAIT_NS (10 * 1000 * 1000ULL)
 #define SIPI_WAIT_NS (200 * 1000ULL)
 
-/* An AP's slot in the trampoline's data block (trampoline.asm, D_SLOTS). */
-enum { SLOT_WAITING, SLOT_RUNNING, SLOT_ABANDONED };
+/*
+ * An AP's slot: the trampoline finds it by APIC ID (INIT-SIPI) or by the wakeup vector
+ * the AP was sent to (mailbox: one vector per slot), takes it (`taken`, so that no two
+ * CPUs ever share a stack) and jumps to D_ENTRY with it. Outside the trampoline's page:
+ * D_SLOTS holds their address, read under the kernel's page tables.
+ */
 struct ap_slot {
 	u32 apic_id;
-	u32 state;		/* SLOT_*: the AP moves WAITING -> RUNNING, the BSP -> ABANDONED */
+	u32 unused;
 	u64 stack_top;
 	u64 percpu;
+	u32 taken;		/* set by the first CPU that arrives for this slot */
+	u32 pad;
 };
 
 /* The data block of trampoline.asm; the offsets there (D_*) must match. */
@@ -52,11 +57,10 @@ struct tramp_data {
 	u32 pad2;
 	u64 gdt[3];
 	u64 pad3;
-	struct ap_slot slots[MAX_CPUS];
+	u64 slots;		/* struct ap_slot[nslots], mapped by kernel_cr3 */
+	u64 pad4;
 	u8 gdtr64[16];		/* u16 limit, u64 base: for LGDT in 64-bit mode */
 	u8 idtr0[16];		/* limit 0, base 0 */
-	u32 wake_slot;		/* mailbox start: 1 + the slot the next woken AP takes, 0 none */
-	u32 pad4;
 	u8 idtr_kernel[16];	/* u16 limit, u64 base: the kernel's IDT (SIDT's form) */
 	u32 park_lock;		/* bit 0: a parked AP uses the park stack (page 4) */
 	u32 pad5;
@@ -69,24 +73,153 @@ _Static_assert(__builtin_offsetof(struct tramp_data, entry) == 48, "D_ENTRY");
 _Static_assert(__builtin_offsetof(struct tramp_data, nslots) == 56, "D_NSLOTS");
 _Static_assert(__builtin_offsetof(struct tramp_data, gdt) == 64, "D_GDT");
 _Static_assert(__builtin_offsetof(struct tramp_data, slots) == 96, "D_SLOTS");
-_Static_assert(sizeof(struct ap_slot) == 24, "SLOT_SIZE");
-_Static_assert(__builtin_offsetof(struct tramp_data, gdtr64) == 480, "D_GDTR64");
-_Static_assert(__builtin_offsetof(struct tramp_data, idtr0) == 496, "D_IDTR0");
-_Static_assert(__builtin_offsetof(struct tramp_data, wake_slot) == 512, "D_WAKE_SLOT");
-_Static_assert(__builtin_offsetof(struct tramp_data, idtr_kernel) == 520, "D_IDTR_KERNEL");
-_Static_assert(__builtin_offsetof(struct tramp_data, park_lock) == 536, "D_PARK_LOCK");
-_Static_assert(sizeof(struct tramp_data) == 544, "D_SIZE");
+_Static_assert(sizeof(struct ap_slot) == 32, "SLOT_SIZE");
+_Static_assert(__builtin_offsetof(struct ap_slot, taken) == 24, "SLOT_TAKEN");
+_Static_assert(__builtin_offsetof(struct tramp_data, gdtr64) == 112, "D_GDTR64");
+_Static_assert(__builtin_offsetof(struct tramp_data, idtr0) == 128, "D_IDTR0");
+_Static_assert(__builtin_offsetof(struct tramp_data, idtr_kernel) == 144, "D_IDTR_KERNEL");
+_Static_assert(__builtin_offsetof(struct tramp_data, park_lock) == 160, "D_PARK_LOCK");
+_Static_assert(sizeof(struct tramp_data) == 168, "D_SIZE");
 
-extern const u8 tramp_start[], tramp_end[], tramp_data[], tramp_long_mode[], tramp_wakeup64[];
+/* trampoline.asm's wakeup vectors: slot i's at tramp_wake_stubs + i * WAKE_STUB_SIZE. */
+#define WAKE_STUB_SIZE 10
+
+/* The kernel's slots, and the emulated firmware's (smp_arch_tramp_install). */
+static struct ap_slot kernel_slots[MAX_CPUS], install_slots[MAX_CPUS];
+
+extern const u8 tramp_start[], tramp_end[], tramp_data[], tramp_long_mode[], tramp_wake_stubs[],
+	tramp_wake_stubs_end[];
 
 static void (*ap_main_fn)(struct percpu *self) __noreturn;
+static void (*ap_platform_fn)(struct percpu *self);
+
+/*
+ * The stack guard pages: the APs' areas (one per AP, in the order smp_arch_alloc_stacks
+ * got them), and the boot CPU's (its stack and three IST stacks).
+ */
+static struct {
+	u64 base;			/* the APs' areas, AP_AREA_SIZE each */
+	unsigned count;
+	u16 cpu[MAX_CPUS];		/* area i belongs to CPU index cpu[i] */
+	u64 boot[4];			/* the boot CPU's guard pages (0: none) */
+} guards;
+
+static const char *const stack_names[4] = { "kernel", "#DF (IST)", "NMI (IST)", "#MC (IST)" };
+
+/* Offset of stack k (0 kernel, 1-3 IST) in an AP's area, its guard page right below. */
+static u64 area_stack_lo(unsigned k)
+{
+	return k == 0 ? AP_GUARD_SIZE : 2 * AP_GUARD_SIZE + AP_STACK_SIZE + (k - 1) * (AP_GUARD_SIZE + AP_IST_SIZE);
+}
+
+static u64 area_stack_size(unsigned k)
+{
+	return k == 0 ? AP_STACK_SIZE : AP_IST_SIZE;
+}
+
+bool smp_arch_stack_guard(u64 addr, unsigned *cpu, const char **which)
+{
+	for (unsigned k = 0; k < ARRAY_SIZE(guards.boot); k++)
+		if (guards.boot[k] && addr - guards.boot[k] < AP_GUARD_SIZE) {
+			*cpu = 0;
+			*which = stack_names[k];
+			return true;
+		}
+	if (!guards.count || addr < guards.base || addr - guards.base >= (u64)guards.count * AP_AREA_SIZE)
+		return false;
+	u64 off = (addr - guards.base) % AP_AREA_SIZE;
+
+	for (unsigned k = 0; k < 4; k++)
+		if (off - (area_stack_lo(k) - AP_GUARD_SIZE) < AP_GUARD_SIZE) {
+			*cpu = guards.cpu[(addr - guards.base) / AP_AREA_SIZE];
+			*which = stack_names[k];
+			return true;
+		}
+	return false;
+}
+
+/*
+ * A guard page touched: the fault the stack overflow caused. A #PF when the CPU could
+ * still push its frame (a far access below the stack), else the #DF the failed push
+ * became (Intel SDM vol. 3A, "Interrupt 8 - Double Fault Exception": a page fault while
+ * delivering a page fault), on its own IST stack; CR2 names the guard page either way.
+ */
+static bool guard_fault(struct trap_frame *f)
+{
+	u64 cr2 = read_cr2();
+	const char *which;
+	unsigned cpu;
+
+	if (!smp_arch_stack_guard(cr2, &cpu, &which))
+		return false;
+	/* Another CPU's guard page: a stray pointer rather than an overflow; say so. */
+	if (cpu != smp_cpu_index())
+		kprintf("\n*** CPU %u touched the guard page below CPU %u's %s stack at %#llx\n",
+			smp_cpu_index(), cpu, which, (unsigned long long)cr2);
+	else
+		kprintf("\n*** stack overflow: CPU %u ran off the bottom of its %s stack (guard page "
+			"at %#llx, RSP %#llx)\n", cpu, which, (unsigned long long)ALIGN_DOWN(cr2, PAGE_SIZE),
+			(unsigned long long)f->rsp);
+	trap_report_fatal(f, cpu != smp_cpu_index() ? "stack guard page touched" : "stack overflow",
+			  EXIT_EXCEPTION);
+}
+
+static void unmap_guard(u64 page)
+{
+	if (paging_unmap(page, page + PAGE_SIZE))
+		fatal(EXIT_OUT_OF_MEMORY, "smp: out of memory for page tables (stack guard at %#llx)",
+		      (unsigned long long)page);
+}
+
+void smp_arch_alloc_stacks(struct percpu *const *cpus, unsigned count, u64 (*alloc)(u64 size))
+{
+	u64 base;
+
+	if (!count)
+		return;
+	if (count > MAX_CPUS || guards.count)
+		panic("smp_arch_alloc_stacks: %u APs (at most %d, once)", count, MAX_CPUS);
+	base = alloc((u64)count * AP_AREA_SIZE);
+	if (!IS_ALIGNED(base, PAGE_SIZE))
+		panic("smp_arch_alloc_stacks: %#llx is not page aligned", (unsigned long long)base);
+	for (unsigned i = 0; i < count; i++) {
+		u64 a = base + (u64)i * AP_AREA_SIZE;
+
+		for (unsigned k = 0; k < 4; k++)
+			unmap_guard(a + area_stack_lo(k) - AP_GUARD_SIZE);
+		cpus[i]->stack_top = a + area_stack_lo(0) + area_stack_size(0);
+		for (unsigned k = 1; k < 4; k++)
+			cpus[i]->ist_top[k - 1] = a + area_stack_lo(k) + area_stack_size(k);
+		guards.cpu[i] = (u16)cpus[i]->index;
+	}
+	guards.base = base;
+	guards.count = count;
+}
+
+void smp_arch_guard_boot_stacks(u64 stack_lo)
+{
+	if (guards.boot[0])
+		return;
+	guards.boot[0] = stack_lo - PAGE_SIZE;
+	for (unsigned k = 0; k < 3; k++)
+		guards.boot[k + 1] = gdt_boot_ist_guard(k);
+	for (unsigned k = 0; k < ARRAY_SIZE(guards.boot); k++)
+		if (!IS_ALIGNED(guards.boot[k], PAGE_SIZE))
+			panic("smp_arch_guard_boot_stacks: guard %#llx is not a page", guards.boot[k]);
+	for (unsigned k = 0; k < ARRAY_SIZE(guards.boot); k++)
+		unmap_guard(guards.boot[k]);
+}
 
 void smp_arch_init_bsp(struct percpu *bsp)
 {
 	bsp->self = bsp;
 	bsp->index = 0;
 	bsp->started = 1;
+	bsp->checkin = SMP_CHECKIN_RUNNING;
 	msr_write(MSR_GS_BASE, (u64)(uintptr_t)bsp);
+	/* Before any handler that could touch the stack: the guard's report comes first. */
+	trap_register(VEC_PF, guard_fault);
+	trap_register(VEC_DF, guard_fault);
 }
 
 u32 smp_arch_bsp_apic_id(u64 lapic_base)
@@ -94,22 +227,71 @@ u32 smp_arch_bsp_apic_id(u64 lapic_base)
 	return apic_init(lapic_base) ? apic_id() : (u32)-1;
 }
 
-/* The AP's first C code: on its own stack, still with the trampoline's GDT. */
-static __noreturn void ap_entry(struct ap_slot *slot)
+void smp_arch_checkin_setup(void (*ap_main)(struct percpu *self) __noreturn,
+			    void (*platform_step)(struct percpu *self))
 {
-	struct percpu *self = (struct percpu *)(uintptr_t)slot->percpu;
-	u32 expected = SLOT_WAITING;
+	ap_main_fn = ap_main;
+	ap_platform_fn = platform_step;
+}
 
-	/* Too late: the boot CPU went on without this CPU, and its index may be reused. */
-	if (!__atomic_compare_exchange_n(&slot->state, &expected, SLOT_RUNNING, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		cpu_halt();
-	gdt_init_cpu((unsigned)self->index, self->ist_top);
+__noreturn void smp_arch_ap_checkin(struct percpu *self)
+{
+	u32 expected = SMP_CHECKIN_WAITING;
+
+	/*
+	 * Its own GDT and TSS (IST stacks), GS base and IDT before anything else, even on a
+	 * CPU that arrives too late: its halt may trap (a TD's TDVMCALL is a #UD to the test
+	 * image's emulator), and a handler reads the per-CPU data through GS; without a TSS
+	 * a fault there would be a triple fault. Nobody else uses this index's tables.
+	 */
+	gdt_init_cpu((unsigned)self->index, self->ist_top);	/* clears GS base */
 	msr_write(MSR_GS_BASE, (u64)(uintptr_t)self);
 	idt_load();
+	/* Too late: the boot CPU went on without this CPU (on SNP it stops it: AP Destroy). */
+	if (!__atomic_compare_exchange_n(&self->checkin, &expected, SMP_CHECKIN_RUNNING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		cpu_halt();
+	if (ap_platform_fn)
+		ap_platform_fn(self);
 	self->start_ns = tsc_now_ns();
 	__atomic_store_n(&self->started, 1, __ATOMIC_RELEASE);
 	ap_main_fn(self);
+}
+
+/* Give up on an AP; false if it checked in at the same moment (it wins). */
+static bool abandon(struct percpu *pc)
+{
+	u32 expected = SMP_CHECKIN_WAITING;
+
+	return __atomic_compare_exchange_n(&pc->checkin, &expected, SMP_CHECKIN_ABANDONED, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+unsigned smp_arch_wait_checkins(const struct smp_start *s, const bool *asked, bool *ok, u64 deadline)
+{
+	unsigned started = 0;
+
+	for (unsigned i = 0; i < s->count; i++) {
+		struct percpu *pc = s->cpus[i];
+
+		while (asked[i] && __atomic_load_n(&pc->checkin, __ATOMIC_ACQUIRE) == SMP_CHECKIN_WAITING &&
+		       tsc_now_ns() <= deadline)
+			cpu_relax();
+		ok[i] = !abandon(pc);
+		if (!ok[i])
+			continue;
+		/* Checked in: wait until it runs on its own GDT and per-CPU data. */
+		while (!__atomic_load_n(&pc->started, __ATOMIC_ACQUIRE))
+			cpu_relax();
+		started++;
+	}
+	return started;
+}
+
+/* The trampoline's first C code for an AP: on its own stack, still with the trampoline's GDT. */
+static __noreturn void ap_entry(struct ap_slot *slot)
+{
+	smp_arch_ap_checkin((struct percpu *)(uintptr_t)slot->percpu);
 }
 
 /* Temporary page tables in the trampoline's pages 1-3: the first 2 MiB, identity. */
@@ -124,16 +306,6 @@ static u64 build_temp_tables(u64 tramp)
 	pdpt[0] = (u64)(uintptr_t)pd | PTE_P | PTE_W;
 	pd[0] = PTE_P | PTE_W | PTE_PS;
 	return (u64)(uintptr_t)pml4;
-}
-
-static bool wait_started(struct ap_slot *slot, u64 deadline)
-{
-	while (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == SLOT_WAITING) {
-		if (tsc_now_ns() > deadline)
-			return false;
-		cpu_relax();
-	}
-	return true;
 }
 
 /* The 10 ms after INIT, on the processors that need it. */
@@ -160,6 +332,10 @@ static bool tramp_usable(u64 tramp, const char **why)
 {
 	u64 size = (u64)(tramp_end - tramp_start);
 
+	/* The wakeup vectors must be what the mailbox path computes (trampoline.asm). */
+	if ((u64)(tramp_wake_stubs_end - tramp_wake_stubs) != MAX_CPUS * WAKE_STUB_SIZE)
+		panic("tramp_usable: %lld bytes of wakeup vectors, expected %d x %d",
+		      (long long)(tramp_wake_stubs_end - tramp_wake_stubs), MAX_CPUS, WAKE_STUB_SIZE);
 	if (!tramp || tramp < PAGE_SIZE || tramp + TRAMPOLINE_PAGES * PAGE_SIZE > 1 * MiB ||
 	    !IS_ALIGNED(tramp, PAGE_SIZE) || size > PAGE_SIZE) {
 		*why = "no trampoline page below 1 MiB";
@@ -173,8 +349,8 @@ static bool tramp_usable(u64 tramp, const char **why)
 	return true;
 }
 
-/* Copy the trampoline to tramp and fill its data block (no slots yet). */
-static struct tramp_data *tramp_fill(u64 tramp, u32 cr3_temp, u64 cr3, u64 entry)
+/* Copy the trampoline to tramp and fill its data block (slots not yet published). */
+static struct tramp_data *tramp_fill(u64 tramp, u32 cr3_temp, u64 cr3, u64 entry, struct ap_slot *slots)
 {
 	u64 size = (u64)(tramp_end - tramp_start);
 	struct tramp_data *d = (struct tramp_data *)(uintptr_t)(tramp + (u64)(tramp_data - tramp_start));
@@ -198,26 +374,25 @@ static struct tramp_data *tramp_fill(u64 tramp, u32 cr3_temp, u64 cr3, u64 entry
 	d->cr4 = read_cr4();
 	d->kernel_cr3 = cr3;
 	d->entry = entry;
+	d->slots = (u64)(uintptr_t)slots;
+	memset(slots, 0, MAX_CPUS * sizeof(*slots));
 	/* The IDT this CPU runs on, the kernel's: a TD's AP loads it before anything can trap. */
 	__asm__ volatile("sidt %0" : "=m"(d->idtr_kernel));
 	return d;
 }
 
-/* Stacks and per-CPU data for each AP; the slots are published with d->nslots. */
+/* The APs' slots (their stacks come from smp_arch_alloc_stacks); published with d->nslots. */
 static void fill_slots(struct tramp_data *d, const struct smp_start *s)
 {
-	/* Four stacks per AP in one allocation: its own, and #DF, NMI and #MC (IST). */
-	u64 stacks = s->alloc(s->count * 4 * s->stack_size);
-
 	for (unsigned i = 0; i < s->count; i++) {
 		struct percpu *pc = s->cpus[i];
-		u64 base = stacks + i * 4 * s->stack_size;
 
-		d->slots[i].apic_id = s->apic_ids[i];
-		d->slots[i].stack_top = base + s->stack_size;
-		d->slots[i].percpu = (u64)(uintptr_t)pc;
-		for (unsigned k = 0; k < 3; k++)
-			pc->ist_top[k] = base + (k + 2) * s->stack_size;
+		if (!pc->stack_top)
+			panic("fill_slots: CPU %llu has no stack", (unsigned long long)pc->index);
+		pc->checkin = SMP_CHECKIN_WAITING;
+		kernel_slots[i].apic_id = s->apic_ids[i];
+		kernel_slots[i].stack_top = pc->stack_top;
+		kernel_slots[i].percpu = (u64)(uintptr_t)pc;
 	}
 	/* The slots are complete before any AP can read them (release). */
 	__atomic_store_n(&d->nslots, s->count, __ATOMIC_RELEASE);
@@ -226,146 +401,113 @@ static void fill_slots(struct tramp_data *d, const struct smp_start *s)
 static struct tramp_data *tramp_setup(const struct smp_start *s)
 {
 	struct tramp_data *d = tramp_fill(s->trampoline, (u32)build_temp_tables(s->trampoline),
-					  read_cr3(), (u64)(uintptr_t)ap_entry);
+					  read_cr3(), (u64)(uintptr_t)ap_entry, kernel_slots);
 
-	ap_main_fn = s->ap_main;
+	if (s->count > MAX_CPUS)
+		panic("tramp_setup: %u APs, at most %d", s->count, MAX_CPUS);
+	smp_arch_checkin_setup(s->ap_main, NULL);
 	fill_slots(d, s);
 	return d;
-}
-
-/* The AP of slot i checked in: wait until it runs on its own GDT and per-CPU data. */
-static void wait_running(const struct smp_start *s, unsigned i)
-{
-	while (!__atomic_load_n(&s->cpus[i]->started, __ATOMIC_ACQUIRE))
-		cpu_relax();
-}
-
-/* Give up on slot i; false if it checked in at the same moment (it wins). */
-static bool abandon(struct ap_slot *slot)
-{
-	u32 expected = SLOT_WAITING;
-
-	return __atomic_compare_exchange_n(&slot->state, &expected, SLOT_ABANDONED, false,
-					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 unsigned smp_arch_start(const struct smp_start *s, const char **why)
 {
 	u64 tramp = s->trampoline;
-	struct tramp_data *d;
-	unsigned started = 0;
+	bool asked[MAX_CPUS], ok[MAX_CPUS];
 
 	*why = NULL;
 	if (!s->count || !tramp_usable(tramp, why))
 		return 0;
-	if (apic_is_x2apic()) {
-		/* The trampoline finds its slot by the 8-bit initial APIC ID of CPUID leaf 1. */
-		for (unsigned i = 0; i < s->count; i++)
-			if (s->apic_ids[i] > 0xfe) {
-				*why = "an x2APIC ID above 254 (the trampoline reads 8-bit IDs)";
-				return 0;
-			}
-	}
-	d = tramp_setup(s);
-
-	for (unsigned i = 0; i < s->count; i++)
-		apic_send_init(s->apic_ids[i]);
-	delay_ns(init_wait_ns());
-	for (unsigned i = 0; i < s->count; i++)
-		apic_send_startup(s->apic_ids[i], (u8)(tramp >> PAGE_SHIFT));
-	delay_ns(SIPI_WAIT_NS);
-	for (unsigned i = 0; i < s->count; i++)
-		if (__atomic_load_n(&d->slots[i].state, __ATOMIC_ACQUIRE) == SLOT_WAITING)
-			apic_send_startup(s->apic_ids[i], (u8)(tramp >> PAGE_SHIFT));
-
-	u64 deadline = tsc_now_ns() + s->timeout_ns;
+	/* The trampoline finds its slot by the 32-bit x2APIC ID (CPUID leaf 0xB) where it can. */
+	tramp_setup(s);
 
 	for (unsigned i = 0; i < s->count; i++) {
-		struct ap_slot *slot = &d->slots[i];
-
-		if (wait_started(slot, deadline) || !abandon(slot)) {
-			wait_running(s, i);
-			started++;
-		}
+		asked[i] = apic_send_init(s->apic_ids[i]);
+		/* An xAPIC cannot address an ID above 0xFE (the ICR has 8 bits for it). */
+		if (!asked[i] && s->ap_why)
+			s->ap_why[i] = "was not sent INIT: its APIC ID does not fit the xAPIC ICR, or the "
+				       "ICR stayed busy";
 	}
-	return started;
+	delay_ns(init_wait_ns());
+	for (unsigned i = 0; i < s->count; i++)
+		if (asked[i])
+			apic_send_startup(s->apic_ids[i], (u8)(tramp >> PAGE_SHIFT));
+	delay_ns(SIPI_WAIT_NS);
+	for (unsigned i = 0; i < s->count; i++)
+		if (asked[i] && __atomic_load_n(&s->cpus[i]->checkin, __ATOMIC_ACQUIRE) == SMP_CHECKIN_WAITING)
+			apic_send_startup(s->apic_ids[i], (u8)(tramp >> PAGE_SHIFT));
+	return smp_arch_wait_checkins(s, asked, ok, tsc_now_ns() + s->timeout_ns);
 }
 
-/*
- * One AP through the mailbox: post the command, wait for the firmware's acknowledgement
- * (Command back to 0), then for the AP to take its slot. Returns NULL when it runs, else
- * why not; *stop says the mailbox must not be used again (see smp_arch_start_mailbox).
- */
-static const char *wake_one(const struct smp_start *s, struct tramp_data *d, u8 *mb, u64 vector,
-			    unsigned i, bool *stop)
+static u16 mailbox_command(const u8 *mb)
 {
-	struct ap_slot *slot = &d->slots[i];
-	u16 cmd = MP_MAILBOX_CMD_WAKEUP;
-	u64 deadline;
-	bool acked = false;
+	return __atomic_load_n((const u16 *)(mb + MP_MAILBOX_OFF_COMMAND), __ATOMIC_ACQUIRE);
+}
 
-	/*
-	 * A command still posted means the firmware has not taken the last one (or wrote one
-	 * itself): writing ours over it could wake the wrong AP.
-	 */
-	if (__atomic_load_n((u16 *)(mb + MP_MAILBOX_OFF_COMMAND), __ATOMIC_ACQUIRE) !=
-	    MP_MAILBOX_CMD_NOOP) {
-		*stop = true;
-		return "not woken: the mailbox holds a command the firmware has not taken";
-	}
-	/* Only slot i may be taken until this wakeup is settled. */
-	__atomic_store_n(&d->wake_slot, i + 1, __ATOMIC_RELEASE);
-	memcpy(mb + MP_MAILBOX_OFF_APIC_ID, &s->apic_ids[i], sizeof(u32));
-	memcpy(mb + MP_MAILBOX_OFF_VECTOR, &vector, sizeof(vector));
-	/* APIC ID and vector are visible before the command (Linux acpi_wakeup_cpu). */
-	__atomic_store_n((u16 *)(mb + MP_MAILBOX_OFF_COMMAND), cmd, __ATOMIC_RELEASE);
-	deadline = tsc_now_ns() + s->timeout_ns;
-	while (tsc_now_ns() <= deadline) {
-		if (!acked)
-			acked = __atomic_load_n((u16 *)(mb + MP_MAILBOX_OFF_COMMAND),
-						__ATOMIC_ACQUIRE) == MP_MAILBOX_CMD_NOOP;
-		if (acked && __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) != SLOT_WAITING)
-			break;
+/* Until the firmware took the command in the mailbox (Command back to 0), or the deadline. */
+static bool wait_taken(const u8 *mb, u64 deadline)
+{
+	while (mailbox_command(mb) != MP_MAILBOX_CMD_NOOP) {
+		if (tsc_now_ns() > deadline)
+			return false;
 		cpu_relax();
 	}
-	/*
-	 * The slot stays published: if the AP took it, it is ours for good (it runs, or it
-	 * parks in ap_entry once abandon() wins). If nobody took it, an AP may still come
-	 * (ACPI 6.4 has no way to cancel a command), so the mailbox is not used again; a late
-	 * AP takes this slot, finds it abandoned and halts in ap_entry, on its own stack with
-	 * the kernel's IDT (in a TD its halt is a TDVMCALL, which needs no handler, but
-	 * anything before it may trap).
-	 */
-	if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == SLOT_WAITING && abandon(slot)) {
-		*stop = true;
-		if (__atomic_load_n(&d->wake_slot, __ATOMIC_ACQUIRE) == 0)
-			return "arrived but did not check in";
-		return acked ? "acknowledged the wakeup command but never arrived"
-			     : "did not acknowledge the wakeup command";
-	}
-	wait_running(s, i);
-	return NULL;
+	return true;
 }
 
 unsigned smp_arch_start_mailbox(const struct smp_start *s, u64 mailbox, const char **why)
 {
-	u64 vector = s->trampoline + (u64)(tramp_wakeup64 - tramp_start);
-	struct tramp_data *d;
-	unsigned started = 0;
-	bool stop = false;
+	u64 vectors = s->trampoline + (u64)(tramp_wake_stubs - tramp_start);
+	u8 *mb = (u8 *)(uintptr_t)mailbox;
+	bool asked[MAX_CPUS] = { false }, ok[MAX_CPUS];
+	const char *stopped = NULL;
+	unsigned started, last = 0;
+	u64 deadline;
 
 	*why = NULL;
 	if (!s->count || !tramp_usable(s->trampoline, why))
 		return 0;
-	d = tramp_setup(s);
-	/* One AP at a time (ACPI 6.4 5.2.12.19: one command in the mailbox at a time). */
-	for (unsigned i = 0; i < s->count; i++) {
-		const char *fail = stop ? "not woken: an earlier wakeup is still outstanding" :
-					  wake_one(s, d, (u8 *)(uintptr_t)mailbox, vector, i, &stop);
+	tramp_setup(s);
+	/*
+	 * A command still posted means the firmware has not taken the last one (or wrote one
+	 * itself): writing ours over it could wake the wrong AP.
+	 */
+	if (mailbox_command(mb) != MP_MAILBOX_CMD_NOOP)
+		stopped = "not woken: the mailbox holds a command the firmware has not taken";
+	deadline = tsc_now_ns() + s->timeout_ns;
+	for (unsigned i = 0; i < s->count && !stopped; i++) {
+		/* Slot i's own vector: the AP finds its slot by where it was sent, not by its ID. */
+		u64 vector = vectors + (u64)i * WAKE_STUB_SIZE;
 
-		if (s->ap_why)
-			s->ap_why[i] = fail;
-		started += !fail;
+		if (i && !wait_taken(mb, deadline)) {
+			/* ACPI has no way to withdraw a command: the mailbox is not used again. */
+			stopped = "not woken: an earlier wakeup is still outstanding";
+			break;
+		}
+		smp_mailbox_post(mb, s->apic_ids[i], vector);
+		asked[i] = true;
+		last = i;
+	}
+	bool last_taken = !asked[last] || wait_taken(mb, deadline);
+
+	started = smp_arch_wait_checkins(s, asked, ok, deadline);
+	/*
+	 * An AP given up on parks if it ever comes: on its own stack with the kernel's IDT,
+	 * it finds its check-in abandoned and halts in smp_arch_ap_checkin (in a TD its halt
+	 * is a TDVMCALL, which needs no handler, but anything before it may trap).
+	 */
+	for (unsigned i = 0; s->ap_why && i < s->count; i++) {
+		bool taken = i < last || last_taken;
+
+		if (!asked[i])
+			s->ap_why[i] = stopped;
+		else if (ok[i])
+			s->ap_why[i] = NULL;
+		else if (__atomic_load_n(&kernel_slots[i].taken, __ATOMIC_ACQUIRE))
+			s->ap_why[i] = "arrived but did not check in";
+		else
+			s->ap_why[i] = taken ? "acknowledged the wakeup command but never arrived"
+					     : "did not acknowledge the wakeup command";
 	}
 	return started;
 }
@@ -374,12 +516,12 @@ unsigned smp_arch_start_mailbox(const struct smp_start *s, u64 mailbox, const ch
 u64 smp_arch_tramp_install(u64 tramp, u32 cr3, u64 entry, const u32 *apic_ids, const u64 *stack_tops,
 			   const u64 *args, unsigned n)
 {
-	struct tramp_data *d = tramp_fill(tramp, cr3, cr3, entry);
+	struct tramp_data *d = tramp_fill(tramp, cr3, cr3, entry, install_slots);
 
 	for (unsigned i = 0; i < n && i < MAX_CPUS; i++) {
-		d->slots[i].apic_id = apic_ids[i];
-		d->slots[i].stack_top = stack_tops[i];
-		d->slots[i].percpu = args[i];
+		install_slots[i].apic_id = apic_ids[i];
+		install_slots[i].stack_top = stack_tops[i];
+		install_slots[i].percpu = args[i];
 	}
 	__atomic_store_n(&d->nslots, MIN(n, (unsigned)MAX_CPUS), __ATOMIC_RELEASE);
 	return tramp;

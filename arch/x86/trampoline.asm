@@ -11,18 +11,27 @@
 ; Everything here is position independent: 16-bit code addresses the block relative to
 ; CS, 64-bit code RIP-relative.
 ;
-; In a TD there is no INIT-SIPI: the firmware's AP loop jumps to tramp_wakeup64 when the
-; boot CPU posts a wakeup command in the ACPI multiprocessor wakeup mailbox (ACPI 6.4
-; section 5.2.12.19). The AP then is in 64-bit mode on the firmware's identity-mapped
+; Which slot (stack, per-CPU data) is mine? After INIT-SIPI the AP looks its APIC ID up
+; among the slots: the 32-bit x2APIC ID of CPUID leaf 0xB, EDX, where that leaf exists,
+; else the 8-bit initial APIC ID of leaf 1, EBX[31:24], which is the x2APIC ID's low byte
+; (Intel SDM vol. 2A, CPUID, leaf 0BH and leaf 01H; vol. 3A, "x2APIC ID"). The slots
+; lie outside this page (D_SLOTS, any number of them), read under the kernel's tables.
+;
+; In a TD there is no INIT-SIPI: the firmware's AP loop jumps to the wakeup vector the
+; boot CPU posted with the AP's APIC ID in the ACPI multiprocessor wakeup mailbox (ACPI
+; 6.5 section 5.2.12.19). The AP then is in 64-bit mode on the firmware's identity-mapped
 ; page tables and GDT (edk2 OvmfPkg/TdxDxe/X64/ApRunLoop.nasm, MailBoxWakeUp: a plain
-; `jmp rax`), interrupts off, with no stack of its own and no IDT. It finds its slot
-; through D_WAKE_SLOT, which the boot CPU sets before each command because it wakes one
-; AP at a time: CPUID leaf 1 is not needed. In a TD, HLT, port I/O and most MSRs raise
-; #VE, so the AP loads the kernel's IDT (whose #VE handler serves them) as soon as it
-; runs on the kernel's page tables and its own stack, and nothing before that can
-; trap: LGDT, segment loads and CR reads do not. An AP with no slot to take halts
-; through TDVMCALL<Instruction.HLT> (a raw HLT would be a #VE with no handler: #DF,
-; then a triple fault, which KVM turns into the shutdown of the whole TD).
+; `jmp rax`), interrupts off, with no stack of its own and no IDT; in a TD reading its
+; own APIC ID (CPUID, the x2APIC ID MSR) may be a #VE, which nothing could handle yet.
+; So each slot has its own wakeup vector (tramp_wake_stubs: slot i's sets ESI = i): the
+; AP knows its slot from where it was sent, and the boot CPU can post the next wakeup
+; as soon as the firmware took the last, without waiting for that AP to arrive. In a
+; TD, HLT, port I/O and most MSRs raise #VE, so the AP loads the kernel's IDT (whose #VE
+; handler serves them) as soon as it runs on the kernel's page tables and its own stack,
+; and nothing before that can trap: LGDT, segment loads and CR reads do not. An AP with
+; no slot to take halts through TDVMCALL<Instruction.HLT> (a raw HLT would be a #VE with
+; no handler: #DF, then a triple fault, which KVM turns into the shutdown of the whole
+; TD). A slot is taken once (SLOT_TAKEN): two CPUs never share a stack.
 ;
 ; The one native MSR access here, EFER, is declared to the test image's instruction
 ; observer with a marker (arch/x86/observer.h): a TD reads EFER without a trap (the
@@ -37,17 +46,21 @@
 %define D_CR4 32		; u64: the boot CPU's CR4, loaded once in long mode
 %define D_KERNEL_CR3 40		; u64: the kernel's page tables
 %define D_ENTRY 48		; u64: ap_entry(struct ap_slot *)
-%define D_NSLOTS 56		; u32: entries in D_SLOTS
+%define D_NSLOTS 56		; u32: entries in the slots
 %define D_GDT 64		; 3 descriptors: null, 64-bit code (0x08), data (0x10)
-%define D_SLOTS 96		; {u32 apic_id, u32 state, u64 stack_top, u64 percpu} each
-%define SLOT_SIZE 24
-%define D_GDTR64 480		; u16 limit, u64 base: LGDT's operand in 64-bit mode
-%define D_IDTR0 496		; u16 limit 0, u64 base 0: the empty IDT
-%define D_WAKE_SLOT 512		; u32: 1 + the slot the next woken AP takes; 0 = none
-%define D_IDTR_KERNEL 520	; u16 limit, u64 base: the kernel's IDT
-%define D_PARK_LOCK 536		; u32: bit 0 = the park stack is taken
-%define D_SIZE 544
+%define D_SLOTS 96		; u64: the slots, mapped by D_KERNEL_CR3
+%define SLOT_SIZE 32		; {u32 apic_id, u32, u64 stack_top, u64 percpu, u32 taken, u32}
+%define SLOT_STACK 8
+%define SLOT_TAKEN 24
+%define D_GDTR64 112		; u16 limit, u64 base: LGDT's operand in 64-bit mode
+%define D_IDTR0 128		; u16 limit 0, u64 base 0: the empty IDT
+%define D_IDTR_KERNEL 144	; u16 limit, u64 base: the kernel's IDT
+%define D_PARK_LOCK 160		; u32: bit 0 = the park stack is taken
+%define D_SIZE 168
 %define PARK_STACK_TOP (5 * 4096)	; the end of the trampoline's page 4 (TRAMPOLINE_PAGES)
+; Wakeup vectors: one per slot, MAX_CPUS of them (include/smp.h; smp.c checks the size).
+%define WAKE_SLOTS 256
+%define WAKE_STUB_SIZE 10
 
 %define MSR_EFER 0xc0000080
 %define CR4_PAE (1 << 5)
@@ -82,7 +95,7 @@
 %endmacro
 
 section .text
-global tramp_start, tramp_end, tramp_data, tramp_long_mode, tramp_wakeup64
+global tramp_start, tramp_end, tramp_data, tramp_long_mode, tramp_wake_stubs, tramp_wake_stubs_end
 
 bits 16
 tramp_start:
@@ -110,36 +123,67 @@ tramp_long_mode:
 	LOAD_DATA_SEGMENTS
 	mov rax, [rel tramp_data + D_CR4]
 	mov cr4, rax
-	; Which AP am I? CPUID.01H:EBX[31:24] is the initial APIC ID (SDM vol. 2A, CPUID).
+	; Which AP am I? The x2APIC ID where CPUID leaf 0xB exists: the highest basic leaf
+	; is at least 0xB and the leaf's EBX[15:0] is not 0 (SDM vol. 2A, CPUID, leaf 0BH).
+	xor eax, eax
+	xor ecx, ecx
+	cpuid
+	cmp eax, 0xb
+	jb .initial_id
+	mov eax, 0xb
+	xor ecx, ecx
+	cpuid
+	test bx, bx
+	jz .initial_id
+	mov r8d, edx
+	jmp .have_id
+.initial_id:
 	mov eax, 1
 	xor ecx, ecx
 	cpuid
 	shr ebx, 24
-	lea rsi, [rel tramp_data + D_SLOTS]
+	mov r8d, ebx
+.have_id:
+	; The kernel's page tables: they map this page, the slots, the stacks and the kernel.
+	mov rax, [rel tramp_data + D_KERNEL_CR3]
+	mov cr3, rax
+	mov rsi, [rel tramp_data + D_SLOTS]
 	mov ecx, [rel tramp_data + D_NSLOTS]
 .find:
 	test ecx, ecx
 	jz .unknown
-	cmp [rsi], ebx
+	cmp [rsi], r8d
 	je .found
 	add rsi, SLOT_SIZE
 	dec ecx
 	jmp .find
 .unknown:
-	; Not a CPU the kernel asked for: stay out of the way for good.
+	; Not a CPU the kernel asked for (or its slot is taken): stay out of the way for good.
 	cli
 	hlt
 	jmp .unknown
 .found:
-	mov rax, [rel tramp_data + D_KERNEL_CR3]
-	mov cr3, rax
-	mov rsp, [rsi + 8]
+	mov eax, 1
+	xchg eax, [rsi + SLOT_TAKEN]
+	test eax, eax
+	jnz .unknown
+	mov rsp, [rsi + SLOT_STACK]
 	mov rdi, rsi
 	mov rax, [rel tramp_data + D_ENTRY]
 	push qword 0			; no return address: RSP is 8 mod 16 at entry, as the ABI wants
 	jmp rax
 
-tramp_wakeup64:
+; The mailbox's wakeup vectors: slot i's is tramp_wake_stubs + i * WAKE_STUB_SIZE.
+tramp_wake_stubs:
+%assign slot 0
+%rep WAKE_SLOTS
+	mov esi, slot
+	jmp strict near tramp_wakeup64
+%assign slot slot + 1
+%endrep
+tramp_wake_stubs_end:
+
+tramp_wakeup64:			; ESI = the slot
 	cli
 	cld
 	; Our GDT and our code segment first (the firmware's selectors may differ: TDVF's
@@ -158,20 +202,21 @@ tramp_wakeup64:
 	xor rax, [rel tramp_data + D_CR4]
 	test eax, CR4_LA57
 	jnz .park
-	; Take the slot the boot CPU published; nobody else can take it after us.
-	xor eax, eax
-	xchg eax, [rel tramp_data + D_WAKE_SLOT]
-	test eax, eax
-	jz .park
-	dec eax
-	imul eax, eax, SLOT_SIZE
-	lea rsi, [rel tramp_data + D_SLOTS]
-	add rsi, rax
-	; The kernel's page tables (they map this page, the stacks and the kernel), the
-	; AP's own stack, then the kernel's IDT: from here a #VE has its handler.
+	; ESI = my slot (from my wakeup vector); one the boot CPU did not publish: park.
+	cmp esi, [rel tramp_data + D_NSLOTS]
+	jae .park
+	; The kernel's page tables (they map this page, the slots, the stacks and the
+	; kernel), my slot if nobody took it, my own stack, then the kernel's IDT: from
+	; here a #VE has its handler.
 	mov rax, [rel tramp_data + D_KERNEL_CR3]
 	mov cr3, rax
-	mov rsp, [rsi + 8]
+	imul esi, esi, SLOT_SIZE
+	add rsi, [rel tramp_data + D_SLOTS]
+	mov eax, 1
+	xchg eax, [rsi + SLOT_TAKEN]
+	test eax, eax
+	jnz .park
+	mov rsp, [rsi + SLOT_STACK]
 	lidt [rel tramp_data + D_IDTR_KERNEL]
 	; EFER as the kernel needs it (NXE for its page tables). Written only if a bit is
 	; missing, as Linux does for TDX guests (arch/x86/kernel/head_64.S, "Avoid writing
@@ -225,5 +270,5 @@ tramp_wakeup64:
 
 align 64
 tramp_data:
-	times D_SIZE db 0		; filled in by smp.c (16 slots = MAX_CPUS, include/smp.h)
+	times D_SIZE db 0		; filled in by smp.c
 tramp_end:

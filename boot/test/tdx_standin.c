@@ -228,8 +228,14 @@ void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 			acpi_status_name(f.madt));
 		return;
 	}
+	/* The APs the emulated firmware holds in its loop: every other enabled CPU. */
+	raw_cpuid(1, 0, &c);
+	emu_tdvf.bsp_apic_id = c.ebx >> 24;
+	for (unsigned i = 0; i < f.cpus_listed; i++)
+		if (f.apic_ids[i] != emu_tdvf.bsp_apic_id && emu_tdvf.naps < MAX_CPUS)
+			emu_tdvf.ap_ids[emu_tdvf.naps++] = f.apic_ids[i];
 	memcpy(&len, (const u8 *)(uintptr_t)f.madt_addr + SDT_OFF_LENGTH, sizeof(len));
-	if (!alloc(st, EfiACPIMemoryNVS, BELOW_4G, TDVF_PAGES, &area) ||
+	if (!alloc(st, EfiACPIMemoryNVS, BELOW_4G, TDVF_PAGES(emu_tdvf.naps), &area) ||
 	    !alloc(st, EfiACPIMemoryNVS, SIPI_MAX_ADDRESS, 1, &sipi) ||
 	    !alloc(st, EfiACPIReclaimMemory, BELOW_4G, (len + MP_WAKEUP_LEN_V1 + PAGE_SIZE - 1) / PAGE_SIZE,
 		   &madt)) {
@@ -257,12 +263,6 @@ void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 		kprintf("boot: (test) the XSDT does not name the MADT; no wakeup structure\n");
 		return;
 	}
-	/* The APs the emulated firmware holds in its loop: every other enabled CPU. */
-	raw_cpuid(1, 0, &c);
-	emu_tdvf.bsp_apic_id = c.ebx >> 24;
-	for (unsigned i = 0; i < f.cpus_listed; i++)
-		if (f.apic_ids[i] != emu_tdvf.bsp_apic_id && emu_tdvf.naps < MAX_CPUS)
-			emu_tdvf.ap_ids[emu_tdvf.naps++] = f.apic_ids[i];
 	emu_tdvf.area = area;
 	emu_tdvf.mailbox = area + TDVF_PAGE_MAILBOX * PAGE_SIZE;
 	emu_tdvf.sipi_page = sipi;

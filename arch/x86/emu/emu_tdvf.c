@@ -25,6 +25,8 @@ struct emu_tdvf emu_tdvf;
 /* Intel SDM vol. 3A, "Typical AP Initialization Sequence" (as arch/x86/smp.c). */
 #define INIT_WAIT_NS (10 * 1000 * 1000ULL)
 #define SIPI_WAIT_NS (200 * 1000ULL)
+/* How long the emulated firmware waits for its APs to reach the mailbox loop. */
+#define TDVF_LOOP_WAIT_NS (10 * 1000 * 1000 * 1000ULL)
 
 u32 emu_tdvf_vcpus(void)
 {
@@ -246,8 +248,16 @@ void emu_tdvf_start_aps(void)
 	delay_ns(SIPI_WAIT_NS);
 	for (unsigned i = 0; i < emu_tdvf.naps; i++)
 		emu_send_startup(emu_tdvf.ap_ids[i], (u8)(emu_tdvf.sipi_page >> PAGE_SHIFT));
-	kprintf("emu: %u AP(s) of the emulated TD firmware sent to its mailbox loop (mailbox %#llx)\n",
-		emu_tdvf.naps, emu_tdvf.mailbox);
+	/*
+	 * In a real TD the APs wait in TDVF's loop before the OS runs: the OS's deadline must
+	 * not pay for QEMU starting them here (16 vCPUs under TCG on a busy two-core host
+	 * took over a second).
+	 */
+	for (u64 t0 = tsc_now_ns(); __atomic_load_n(&emu_tdvf.in_loop, __ATOMIC_ACQUIRE) < emu_tdvf.naps &&
+				    tsc_now_ns() - t0 < TDVF_LOOP_WAIT_NS;)
+		cpu_relax();
+	kprintf("emu: %u of %u AP(s) of the emulated TD firmware in its mailbox loop (mailbox %#llx)\n",
+		__atomic_load_n(&emu_tdvf.in_loop, __ATOMIC_ACQUIRE), emu_tdvf.naps, emu_tdvf.mailbox);
 }
 
 /*

@@ -24,9 +24,9 @@ enum {
 	TDVF_PAGE_PML4,		/* identity map of the first 4 GiB, 2 MiB pages, as TDVF's: */
 	TDVF_PAGE_PDPT,		/* emu_tdvf_identity_tables lays them out in this order */
 	TDVF_PAGE_PD,		/* four of them */
-	TDVF_PAGE_STACKS = TDVF_PAGE_PD + 4,	/* one 4 KiB stack per AP */
-	TDVF_PAGES = TDVF_PAGE_STACKS + MAX_CPUS,
+	TDVF_PAGE_STACKS = TDVF_PAGE_PD + 4,	/* one 4 KiB stack per AP: TDVF_PAGES(naps) in all */
 };
+#define TDVF_PAGES(naps) (TDVF_PAGE_STACKS + (naps))
 
 struct emu_tdvf {
 	u64 area;		/* the loop area; 0: no wakeup structure was installed */

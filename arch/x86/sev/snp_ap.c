@@ -30,7 +30,8 @@
  *     (Linux snp_set_vmsa's SVSM branch; COCONUT core.rs core_create_vcpu);
  *  5. the AP Creation exit (request 1, create now, VMPL from bit 16) with RAX = the
  *     SEV features. Linux issues it below VMPL0 too (wakeup_cpu_via_vmgexit).
- * Then the boot CPU waits for each AP to check in, as after INIT-SIPI.
+ * Then the boot CPU waits for them to check in, as after INIT-SIPI: the stacks, the
+ * check-in and the wait are arch/x86/smp.c's, whatever started the AP.
  *
  * A VMSA that was made and is not run is undone (Linux wakeup_cpu_via_vmgexit ->
  * snp_cleanup_vmsa), so that no page stays a VMSA the hypervisor or the SVSM could run:
@@ -41,11 +42,7 @@
  * allow using RMPADJUST to remove the VMSA tag" (KVM sev_snp_ap_creation: destroy
  * forgets the target's VMSA and kicks it, so it is not entered again).
  */
-enum { AP_WAITING, AP_RUNNING, AP_ABANDONED };
-
 static u64 ap_ghcb[MAX_CPUS];		/* by per-CPU index */
-static u32 ap_state[MAX_CPUS];
-static void (*ap_main_fn)(struct percpu *self) __noreturn;
 
 /*
  * The AP's first instruction: RIP, RSP (16-byte aligned minus 8, as after a call) and GS
@@ -54,23 +51,15 @@ static void (*ap_main_fn)(struct percpu *self) __noreturn;
 static __noreturn void snp_ap_entry(void)
 {
 	struct percpu *self;
-	u32 expected = AP_WAITING;
 
 	__asm__ volatile("mov %%gs:0, %0" : "=r"(self));
-	unsigned cpu = (unsigned)self->index;
+	smp_arch_ap_checkin(self);
+}
 
-	/* The boot CPU went on without this CPU: stay out of its way. */
-	if (!__atomic_compare_exchange_n(&ap_state[cpu], &expected, AP_RUNNING, false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE))
-		cpu_halt();
-	gdt_init_cpu(cpu, self->ist_top);	/* its own GDT and TSS; clears GS base */
-	msr_write(MSR_GS_BASE, (u64)(uintptr_t)self);
-	idt_load();
-	/* From here its #VC handler (console output included) uses its own GHCB. */
-	snp_ghcb_register(ap_ghcb[cpu]);
-	self->start_ns = tsc_now_ns();
-	__atomic_store_n(&self->started, 1, __ATOMIC_RELEASE);
-	ap_main_fn(self);
+/* In the check-in, once the AP has its IDT: from here its #VC handler (console output included) uses its own GHCB. */
+static void snp_ap_platform_step(struct percpu *self)
+{
+	snp_ghcb_register(ap_ghcb[self->index]);
 }
 
 static u64 xcr0_now(void)
@@ -223,26 +212,16 @@ static void not_created(const struct smp_start *s, unsigned i)
 		s->ap_why[i] = "was not created";
 }
 
-static bool wait_checked_in(unsigned cpu, u64 deadline)
-{
-	while (__atomic_load_n(&ap_state[cpu], __ATOMIC_ACQUIRE) == AP_WAITING) {
-		if (tsc_now_ns() > deadline)
-			return false;
-		cpu_relax();
-	}
-	return true;
-}
-
 unsigned snp_smp_start(const struct smp_start *s, const char **why)
 {
 	struct {
 		u16 limit;
 		u64 base;
 	} __attribute__((packed)) gdtr, idtr;
-	bool requested[MAX_CPUS] = { false };
+	bool requested[MAX_CPUS] = { false }, ok[MAX_CPUS];
 	u64 vmsas[MAX_CPUS];
 	u8 fate[MAX_CPUS] = { SMP_VMSA_NONE };
-	unsigned started = 0;
+	unsigned started;
 
 	*why = snp_ap_start_unavailable();
 	if (*why || !s->count)
@@ -262,9 +241,7 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 	bool svsm = snp_below_vmpl0();
 	u64 features = st.sev_status >> SEV_STATUS_FEATURES_SHIFT;
 
-	ap_main_fn = s->ap_main;
-	/* Four stacks per AP in one allocation: its own, and #DF, NMI and #MC (IST). */
-	u64 stacks = s->alloc(s->count * 4 * s->stack_size);
+	smp_arch_checkin_setup(s->ap_main, snp_ap_platform_step);
 
 	/*
 	 * Every AP's GHCB page is made shared (its mapping changed) before the first AP
@@ -280,18 +257,17 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 	for (unsigned i = 0; i < s->count; i++) {
 		struct percpu *pc = s->cpus[i];
 		unsigned cpu = (unsigned)pc->index;
-		u64 base = stacks + i * 4 * s->stack_size;
 		u64 vmsa = vmsas[i] = snp_vmsa_pick(alloc_pages_aligned(s, 2));
 		u64 info1, info2;
 		u32 rc;
 
-		for (unsigned k = 0; k < 3; k++)
-			pc->ist_top[k] = base + (k + 2) * s->stack_size;
-		st.rsp = base + s->stack_size - 8;
+		if (!pc->stack_top)
+			panic("snp_smp_start: CPU %u has no stack", cpu);
+		st.rsp = pc->stack_top - 8;
 		st.gs_base = (u64)(uintptr_t)pc;
 		memset((void *)(uintptr_t)vmsa, 0, PAGE_SIZE);
 		snp_vmsa_fill((struct sev_vmsa *)(uintptr_t)vmsa, &st);
-		__atomic_store_n(&ap_state[cpu], AP_WAITING, __ATOMIC_RELEASE);
+		__atomic_store_n(&pc->checkin, SMP_CHECKIN_WAITING, __ATOMIC_RELEASE);
 		if (svsm) {
 			/* Its own calling area, zeroed (call_pending 0), in place before it runs. */
 			u64 caa = alloc_pages_aligned(s, 1);
@@ -330,30 +306,12 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 		}
 	}
 
-	u64 deadline = tsc_now_ns() + s->timeout_ns;
-
-	for (unsigned i = 0; i < s->count; i++) {
-		unsigned cpu = (unsigned)s->cpus[i]->index;
-		u32 expected = AP_WAITING;
-
-		if (requested[i] && wait_checked_in(cpu, deadline)) {
-			while (!__atomic_load_n(&s->cpus[i]->started, __ATOMIC_ACQUIRE))
-				cpu_relax();
-			started++;
-			continue;
-		}
-		/* Give up on it; if it checks in at the same moment, it wins. */
-		if (!__atomic_compare_exchange_n(&ap_state[cpu], &expected, AP_ABANDONED, false,
-						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			while (!__atomic_load_n(&s->cpus[i]->started, __ATOMIC_ACQUIRE))
-				cpu_relax();
-			started++;
-			continue;
-		}
-		/* Abandoned: if it ever runs, it parks (snp_ap_entry); stop it and undo its VMSA. */
-		if (requested[i])
+	/* From the last creation: under the test image's emulator each one takes a while. */
+	started = smp_arch_wait_checkins(s, requested, ok, tsc_now_ns() + s->timeout_ns);
+	/* Abandoned: if it ever runs, it parks (smp_arch_ap_checkin); stop it and undo its VMSA. */
+	for (unsigned i = 0; i < s->count; i++)
+		if (requested[i] && !ok[i])
 			fate[i] = destroy_abandoned(s->cpus[i]->apic_id, vmsas[i], features, svsm);
-	}
 	if (s->ap_vmsa)
 		for (unsigned i = 0; i < s->count; i++)
 			s->ap_vmsa[i] = fate[i];
