@@ -61,7 +61,7 @@ PROD_OBJS := $(patsubst %,$(B)/prod/%.o,$(COMMON_SRCS) $(COMMON_ASM))
 TEST_OBJS := $(patsubst %,$(B)/test/%.o,$(COMMON_SRCS) $(COMMON_ASM) $(TEST_SRCS) $(TEST_ASM))
 
 .PHONY: all deps-build deps-run deps-test prod test-image run debug test unit qemu-test bench \
-	image report clean fuzz conformance test-slow
+	image report clean fuzz conformance
 all: $(B)/memaccept.efi $(B)/memaccept-test.efi
 
 deps-build:
@@ -185,12 +185,6 @@ unit: $(UNIT_BINS)
 test: deps-test all $(UNIT_BINS) $(B)/memaccept.img $(FUZZ_BIN) $(BENCH_BINS) $(OBSERVER_SO)
 	@$(PYTHON) tests/run.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
 		--unit $(UNIT_BINS) --fuzz $(FUZZ_BIN) --observer $(OBSERVER_SO)
-
-# QEMU cases too slow for `make test` under TCG (tests/qemu/slow.toml: many vCPUs on few
-# host cores), one at a time.
-test-slow: deps-test all $(OBSERVER_SO)
-	@$(PYTHON) tests/run.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
-		--observer $(OBSERVER_SO) --manifest tests/qemu/slow.toml --only . --jobs 1
 
 # The QEMU measurement matrix (tools/bench.py): build/bench/report.md, results.json, logs,
 # PNGs. BENCH_ARGS="--quick" for a short trial run, "--jobs N" for N boots at a time.

@@ -30,9 +30,9 @@ struct palloc_edge {
 
 static struct {
 	/* The bitmap, the claim cursors and the partial units; never held across an accept. */
-	struct ticket_lock lock __aligned(64);
+	struct spinlock lock __aligned(64);
 	/* The shared statistics an accept adds to: latency, bytes by path, the series. */
-	struct ticket_lock stats_lock __aligned(64);
+	struct spinlock stats_lock __aligned(64);
 	struct palloc_env env;
 	struct unaccepted_bitmap *bitmap;
 	struct palloc_stats *stats;	/* the allocator's, which the reports read */
@@ -54,8 +54,8 @@ void accept_init(struct unaccepted_bitmap *bm, const struct palloc_env *env,
 		 struct palloc_stats *stats)
 {
 	memset(&acc, 0, sizeof(acc));
-	acc.lock = (struct ticket_lock)TICKET_LOCK_INIT;
-	acc.stats_lock = (struct ticket_lock)TICKET_LOCK_INIT;
+	acc.lock = (struct spinlock)SPINLOCK_INIT;
+	acc.stats_lock = (struct spinlock)SPINLOCK_INIT;
 	acc.env = *env;
 	acc.bitmap = bm;
 	acc.stats = stats;
@@ -63,7 +63,7 @@ void accept_init(struct unaccepted_bitmap *bm, const struct palloc_env *env,
 
 u64 accept_lock_acquisitions(void)
 {
-	return ticket_acquired(&acc.lock) + ticket_acquired(&acc.stats_lock);
+	return spin_acquired(&acc.lock) + spin_acquired(&acc.stats_lock);
 }
 
 bool accept_in_flight(u64 *generation)
@@ -134,7 +134,7 @@ static int timed_accept(u64 start, u64 end, u64 *t0_out, u64 *ns_out)
 static void accept_done(u64 start, u64 end, bool whole_units, enum accept_path path, int rc,
 			u64 t0, u64 ns, u64 claimed)
 {
-	ticket_lock(&acc.stats_lock);
+	spin_lock(&acc.stats_lock);
 	acc.stats->accept_calls++;
 	latency_add(&acc.stats->accept_lat, ns);
 	if (rc) {
@@ -146,14 +146,14 @@ static void accept_done(u64 start, u64 end, bool whole_units, enum accept_path p
 			acc.stats->edge_accepted_bytes += end - start;
 		series_add(&acc.stats->accepted_over_time, t0 + ns, acc.stats->accepted_bytes);
 	}
-	ticket_unlock(&acc.stats_lock);
+	spin_unlock(&acc.stats_lock);
 
-	ticket_lock(&palloc_lock);
+	spin_lock(&palloc_lock);
 	if (whole_units)
 		palloc_units_done_locked(start, end, rc == 0);
 	else if (!rc)
 		palloc_add_free_locked(start, end);
-	ticket_unlock(&palloc_lock);
+	spin_unlock(&palloc_lock);
 
 	/* Release: whoever waits on the generation sees the memory where it went. */
 	__atomic_sub_fetch(&acc.accepting, claimed, __ATOMIC_ACQ_REL);
@@ -212,10 +212,10 @@ u64 palloc_accept_range(u64 start, u64 end, enum accept_path path)
 	if (!IS_ALIGNED(start, UNIT_SIZE) || !IS_ALIGNED(end, UNIT_SIZE))
 		panic("palloc_accept_range: [%llx, %llx) is not unit aligned", start, end);
 	for (;;) {
-		ticket_lock(&acc.lock);
+		spin_lock(&acc.lock);
 		bool claimed = claim_run_locked(from, end, &rs, &re);
 
-		ticket_unlock(&acc.lock);
+		spin_unlock(&acc.lock);
 		if (!claimed)
 			break;
 		total += accept_run(rs, re, path);
@@ -244,9 +244,9 @@ bool palloc_add_edge(u64 start, u64 end)
 	    state == U_FREE || state == U_USED || bitmap_test(acc.bitmap, unit))
 		panic("palloc_add_edge: [%llx, %llx) is not the unaccepted piece of a partial unit "
 		      "in a zone (unit state %d)", start, end, state);
-	ticket_lock(&acc.lock);
+	spin_lock(&acc.lock);
 	if (acc.nedges == PALLOC_MAX_EDGES) {
-		ticket_unlock(&acc.lock);
+		spin_unlock(&acc.lock);
 		return false;
 	}
 	/* Two entries for one page would be a double accept. */
@@ -256,7 +256,7 @@ bool palloc_add_edge(u64 start, u64 end)
 			      acc.edges[i].start, acc.edges[i].end);
 	acc.edges[acc.nedges++] = (struct palloc_edge){ start, end, E_PENDING };
 	acc.stats->edge_unaccepted_bytes += end - start;
-	ticket_unlock(&acc.lock);
+	spin_unlock(&acc.lock);
 	return true;
 }
 
@@ -281,18 +281,18 @@ static bool accept_next_edge(enum accept_path path, u64 *bytes)
 	u64 t0, ns;
 	int rc;
 
-	ticket_lock(&acc.lock);
+	spin_lock(&acc.lock);
 	while (acc.edge_cursor < acc.nedges && acc.edges[acc.edge_cursor].state != E_PENDING)
 		acc.edge_cursor++;
 	if (acc.edge_cursor == acc.nedges) {
-		ticket_unlock(&acc.lock);
+		spin_unlock(&acc.lock);
 		return false;
 	}
 	e = &acc.edges[acc.edge_cursor++];
 	__atomic_store_n(&e->state, E_ACCEPTING, __ATOMIC_RELAXED);
 	atomic_add64(&acc.accepting, 1);
 	acc.stats->edge_unaccepted_bytes -= e->end - e->start;
-	ticket_unlock(&acc.lock);
+	spin_unlock(&acc.lock);
 
 	rc = timed_accept(e->start, e->end, &t0, &ns);
 	/* The claim made it this CPU's alone: nobody else changes its state meanwhile. */
@@ -338,7 +338,7 @@ bool palloc_accept_next(enum accept_path path)
 	unsigned cpu = this_cpu();
 	u64 unit;
 
-	ticket_lock(&acc.lock);
+	spin_lock(&acc.lock);
 	if (!acc.cursor_set[cpu]) {
 		u64 lowest;
 
@@ -349,13 +349,13 @@ bool palloc_accept_next(enum accept_path path)
 	if (!bitmap_next(acc.bitmap, acc.cursor[cpu], &unit) && !bitmap_next(acc.bitmap, 0, &unit)) {
 		u64 bytes;
 
-		ticket_unlock(&acc.lock);
+		spin_unlock(&acc.lock);
 		/* Partial units last: a page-by-page accept for less than one unit's memory. */
 		return accept_next_edge(path, &bytes);
 	}
 	acc.cursor[cpu] = unit;
 	claim_locked(unit, unit + UNIT_SIZE);
-	ticket_unlock(&acc.lock);
+	spin_unlock(&acc.lock);
 	accept_run(unit, unit + UNIT_SIZE, path);
 	return true;
 }

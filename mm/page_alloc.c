@@ -117,7 +117,7 @@ struct palloc_state {
 };
 
 static struct palloc_state ps;
-struct ticket_lock palloc_lock __aligned(64);
+struct spinlock palloc_lock __aligned(64);
 
 /* Per-CPU caches of small free blocks: see "per-CPU caches" below. */
 #define PCP_ORDERS (PALLOC_PCP_MAX_ORDER + 1)
@@ -234,7 +234,7 @@ static void info_page_init(const struct zone *z, u64 i)
 }
 
 /* Serialises the first write of an info page: the allocator and acceptance may both need it. */
-static struct ticket_lock info_lock;
+static struct spinlock info_lock;
 
 /*
  * A unit's info for a path where the unit may leave OUTSIDE (adding free memory,
@@ -249,10 +249,10 @@ static u16 *unit_info_init(u64 unit)
 	u64 i = (unit - z->base) >> UNIT_SHIFT;
 
 	if (!info_ready(z, i)) {
-		ticket_lock(&info_lock);
+		spin_lock(&info_lock);
 		if (!info_ready(z, i))
 			info_page_init(z, i);
-		ticket_unlock(&info_lock);
+		spin_unlock(&info_lock);
 	}
 	return &z->info[i];
 }
@@ -481,10 +481,10 @@ void palloc_trim(void)
 {
 	/* A block in a cache keeps its unit split: this CPU's go back first. */
 	palloc_drain_this_cpu();
-	ticket_lock(&palloc_lock);
+	spin_lock(&palloc_lock);
 	while (collapse_pending())
 		;
-	ticket_unlock(&palloc_lock);
+	spin_unlock(&palloc_lock);
 }
 
 /* Start page-level tracking of a unit; every page starts reserved except what is freed later. */
@@ -631,9 +631,9 @@ static void add_free_locked(u64 start, u64 end)
 
 void palloc_add_free(u64 start, u64 end)
 {
-	ticket_lock(&palloc_lock);
+	spin_lock(&palloc_lock);
 	add_free_locked(start, end);
-	ticket_unlock(&palloc_lock);
+	spin_unlock(&palloc_lock);
 }
 
 /* [s, e) minus the sorted, disjoint reserved ranges, handed to palloc_add_free(). */
@@ -663,8 +663,8 @@ void palloc_init(const struct memmap *m, struct unaccepted_bitmap *bm,
 	memset(&ps, 0, sizeof(ps));
 	memset(pcps, 0, sizeof(pcps));
 	locked_allocs = locked_frees = drain_request = 0;
-	palloc_lock = (struct ticket_lock)TICKET_LOCK_INIT;
-	info_lock = (struct ticket_lock)TICKET_LOCK_INIT;
+	palloc_lock = (struct spinlock)SPINLOCK_INIT;
+	info_lock = (struct spinlock)SPINLOCK_INIT;
 	if (e->cpu_cache_high > PALLOC_CPU_CACHE_MAX)
 		panic("palloc_init: a per-CPU cache of %u blocks is above the maximum %d",
 		      e->cpu_cache_high, PALLOC_CPU_CACHE_MAX);
@@ -704,7 +704,7 @@ void palloc_populate(const struct memmap *m, const struct palloc_reserved *reser
 			res[j - 1] = t;
 		}
 
-	ticket_lock(&palloc_lock);
+	spin_lock(&palloc_lock);
 	for (unsigned i = 0; i < m->nranges; i++) {
 		const struct mem_range *r = &m->ranges[i];
 
@@ -712,7 +712,7 @@ void palloc_populate(const struct memmap *m, const struct palloc_reserved *reser
 			add_free_except(r->start, r->end, res, nres);
 	}
 	ps.stats.initial_free_bytes = ps.buddy_free_bytes;
-	ticket_unlock(&palloc_lock);
+	spin_unlock(&palloc_lock);
 }
 
 /* ------------------------------------------------------------------ allocation */
@@ -897,10 +897,10 @@ static void pcp_serve(struct pcp *p)
 {
 	u64 asked = __atomic_load_n(&p->asked, __ATOMIC_ACQUIRE);
 
-	ticket_lock(&palloc_lock);
+	spin_lock(&palloc_lock);
 	for (unsigned order = 0; order < PCP_ORDERS; order++)
 		pcp_drain_locked(p, order, 0);
-	ticket_unlock(&palloc_lock);
+	spin_unlock(&palloc_lock);
 	__atomic_store_n(&p->served, asked, __ATOMIC_RELEASE);
 }
 
@@ -1025,7 +1025,7 @@ static bool pcp_refill(struct pcp *p, unsigned order)
 	u32 batch = MAX(ps.env.cpu_cache_high / 4, 1u), n = 0;
 	struct pcp_slot got[PALLOC_CPU_CACHE_MAX];
 
-	ticket_lock(&palloc_lock);
+	spin_lock(&palloc_lock);
 	while (n < batch) {
 		u64 block = alloc_block_home_locked(p, order);
 
@@ -1035,7 +1035,7 @@ static bool pcp_refill(struct pcp *p, unsigned order)
 		got[n].state = block_state(block);
 		__atomic_store_n(got[n++].state, (u8)(PG_CACHED | order), __ATOMIC_RELAXED);
 	}
-	ticket_unlock(&palloc_lock);
+	spin_unlock(&palloc_lock);
 	/* Lowest first out: pushed in reverse, the first allocation takes the lowest block. */
 	for (u32 i = 0; i < n; i++)
 		p->slot[pcp_count(p, order) + i][order] = got[n - 1 - i];
@@ -1080,11 +1080,11 @@ static u64 alloc_once(unsigned order)
 			return block;
 		return 0;
 	}
-	ticket_lock(&palloc_lock);
+	spin_lock(&palloc_lock);
 	block = alloc_block_locked(order);
 	if (block)
 		locked_allocs++;
-	ticket_unlock(&palloc_lock);
+	spin_unlock(&palloc_lock);
 	return block;
 }
 
@@ -1136,9 +1136,9 @@ static __noinline u64 alloc_slow(unsigned order)
 		/* A last look: the drains (or a free meanwhile) may have left something. */
 		if ((block = alloc_once(order)))
 			return block;
-		ticket_lock(&palloc_lock);
+		spin_lock(&palloc_lock);
 		ps.stats.alloc_failures++;
-		ticket_unlock(&palloc_lock);
+		spin_unlock(&palloc_lock);
 		return 0;
 	}
 }
@@ -1178,10 +1178,10 @@ static int block_order_locked(u64 addr)
 
 int palloc_block_order(u64 addr)
 {
-	ticket_lock(&palloc_lock);
+	spin_lock(&palloc_lock);
 	int order = block_order_locked(addr);
 
-	ticket_unlock(&palloc_lock);
+	spin_unlock(&palloc_lock);
 	return order;
 }
 
@@ -1258,7 +1258,7 @@ static __noinline void free_slow(u64 addr, u8 *state)
 
 	if (drain_pending(p))
 		pcp_serve(p);
-	ticket_lock(&palloc_lock);
+	spin_lock(&palloc_lock);
 	/* A small block freed while this CPU's cache of its order is full: a batch goes too. */
 	u8 st = state ? __atomic_load_n(state, __ATOMIC_RELAXED) : 0;
 	unsigned order = st & PG_ORDER_MASK;
@@ -1266,7 +1266,7 @@ static __noinline void free_slow(u64 addr, u8 *state)
 	free_locked(addr);
 	if ((st & PG_USED) && high && order <= PALLOC_PCP_MAX_ORDER && pcp_count(p, order) >= high)
 		pcp_drain_locked(p, order, high - MAX(high / 4, 1u));
-	ticket_unlock(&palloc_lock);
+	spin_unlock(&palloc_lock);
 }
 
 void palloc_free(u64 addr)
@@ -1409,16 +1409,16 @@ struct palloc_stats *palloc_stats_mut(void)
 
 u64 palloc_free_bytes(void)
 {
-	ticket_lock(&palloc_lock);
+	spin_lock(&palloc_lock);
 	u64 bytes = ps.buddy_free_bytes;
 
-	ticket_unlock(&palloc_lock);
+	spin_unlock(&palloc_lock);
 	return bytes + cached_bytes(NULL);
 }
 
 u64 palloc_lock_acquisitions(void)
 {
-	return ticket_acquired(&palloc_lock) + ticket_acquired(&info_lock) + accept_lock_acquisitions();
+	return spin_acquired(&palloc_lock) + spin_acquired(&info_lock) + accept_lock_acquisitions();
 }
 
 u64 palloc_unaccepted_bytes(void)

@@ -12,7 +12,7 @@
  * passes from one to the other (accepted, it becomes free) acceptance takes this one for
  * the hand-over. Neither is held across a platform accept call.
  */
-extern struct ticket_lock palloc_lock;
+extern struct spinlock palloc_lock;
 
 /* A 2 MiB unit's state in the allocator (page_alloc.c has the full picture). */
 enum unit_state {

@@ -1796,12 +1796,12 @@ TEST(info_garbage_foreign_free_panics)
 		fixture_start();
 		/* A panic leaves the allocator's lock held: released by hand between the checks. */
 		CHECK_PANICS(palloc_free(FB + 50 * GiB), "palloc_free");
-		palloc_lock = (struct ticket_lock)TICKET_LOCK_INIT;
+		palloc_lock = (struct spinlock)SPINLOCK_INIT;
 		CHECK_PANICS(palloc_free(FB + 50 * GiB + 8 * KiB), "palloc_free");
-		palloc_lock = (struct ticket_lock)TICKET_LOCK_INIT;
+		palloc_lock = (struct spinlock)SPINLOCK_INIT;
 		/* In an initialised page, a unit that is OUTSIDE: the plain refusal. */
 		CHECK_PANICS(palloc_free(FB + 2 * GiB), "not allocated (unit state 0)");
-		palloc_lock = (struct ticket_lock)TICKET_LOCK_INIT;
+		palloc_lock = (struct spinlock)SPINLOCK_INIT;
 		EXPECT_EQ(palloc_stats()->free_bytes, 1 * GiB);
 		EXPECT_EQ(palloc_free_blocks(PALLOC_MAX_ORDER), 512);
 	}
