@@ -945,9 +945,16 @@ static bool drain_all(void)
 		       !__atomic_compare_exchange_n(&p->asked, &asked, request, false,
 						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			;
+		/*
+		 * Meanwhile answer requests to this CPU: one that asked before this CPU's own
+		 * drain above would otherwise wait for it in turn, up to the timeout.
+		 */
 		while (__atomic_load_n(&p->served, __ATOMIC_ACQUIRE) < request &&
-		       ps.env.now_ns() - t0 < DRAIN_TIMEOUT_NS)
+		       ps.env.now_ns() - t0 < DRAIN_TIMEOUT_NS) {
+			if (drain_pending(&pcps[me]))
+				pcp_serve(&pcps[me]);
 			spin_relax();
+		}
 		gave |= __atomic_load_n(&p->served, __ATOMIC_ACQUIRE) >= request;
 	}
 	return gave;
