@@ -9,6 +9,7 @@
 #include "include/boot_info.h"
 #include "include/panic.h"
 #include "lib/string.h"
+#include "mm/accept.h"
 #include "mm/bitmap.h"
 #include "mm/memmap.h"
 #include "mm/page_alloc.h"
