@@ -138,10 +138,10 @@ static int msr_trap(u32 msr, bool write)
 }
 
 /*
+ * The SEV MSRs, which QEMU's TCG does not implement (it reads 0 and drops writes).
  * GUEST_TSC_FREQ under Secure TSC (AMD APM vol. 2, 15.36.18; Linux snp_secure_tsc_init
  * reads bits 17:0 as MHz): the guest TSC's frequency, which the host set.
  */
-/* The SEV MSRs, which QEMU's TCG does not implement (it reads 0 and drops writes). */
 static bool sev_msr(u32 msr, bool write, u64 *val)
 {
 	if (emu.mode == EMU_SNP && msr == MSR_GUEST_TSC_FREQ && !write &&

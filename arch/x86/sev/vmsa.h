@@ -77,8 +77,8 @@ struct vmsa_seg {
 /*
  * Reset and INIT values (APM vol. 2 14.1.3, "Processor Initialization State"), as Linux
  * (arch/x86/coco/sev/core.c AP_INIT_*) and edk2 (SevSnpCreateSaveArea) put them in an
- * AP's VMSA: x87 control word 0x40 and tag word 0x5555 (every register tagged empty in
- * the abridged-to-full form the VMSA keeps), not FNINIT's 0x37F and 0xFFFF.
+ * AP's VMSA: x87 control word 0x40 and tag word 0x5555 (the value both write; read as
+ * two bits per register it tags each one 01, "zero"), not FNINIT's 0x37F and 0xFFFF.
  */
 #define VMSA_RFLAGS_RESET 0x2ULL
 #define VMSA_DR6_RESET 0xffff0ff0ULL

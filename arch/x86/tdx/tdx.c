@@ -402,11 +402,15 @@ static bool tdx_ve(struct trap_frame *f)
 			     "#VE at RIP %#llx, but TDG.VP.VEINFO.GET failed (status %#llx)", f->rip, status);
 	u32 reason = (u32)r.rcx, len = (u32)r.r10;
 	u64 qual = r.rdx, gla = r.r8, gpa = r.r9, v;
+	const char *what = ve_reason_name(reason);
 
 	switch (reason) {
 	case EXIT_REASON_EPT_VIOLATION:
-		if (!(gpa & shared_bit))
+		/* Shared: MMIO, which memaccept does not do. Private: a page not accepted. */
+		if (!(gpa & shared_bit)) {
 			arch_check_unaccepted(f, gpa, "#VE (EPT violation)");
+			what = "an access to a private page that is not accepted";
+		}
 		break;
 	case EXIT_REASON_HLT:
 		tdx_halt();
@@ -450,11 +454,11 @@ static bool tdx_ve(struct trap_frame *f)
 		break;
 	}
 	kprintf("tdx: unexpected #VE for %s: exit reason %u, qualification %#llx, GLA %#llx, GPA "
-		"%#llx, RIP %#llx\n", ve_reason_name(reason), reason, qual, gla, gpa, f->rip);
+		"%#llx, RIP %#llx\n", what, reason, qual, gla, gpa, f->rip);
 	trap_dump(f);
 	ev_begin("unexpected_ve");
 	ev_u64("exit_reason", reason);
-	ev_str("what", ve_reason_name(reason));
+	ev_str("what", what);
 	ev_u64("qualification", qual);
 	ev_u64("gla", gla);
 	ev_u64("gpa", gpa);
