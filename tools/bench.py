@@ -14,9 +14,8 @@ and every size, 1G included, has unaccepted memory:
       figure); median, min, max of
       `ready` and each lazy size against 1G lazy (the goal: the largest lazy size, 8T,
       within 10% of 1G lazy; and the median time to ready at most 11 ms at 1G and 256G).
-      These boots all run with -cpu qemu64,phys-bits=46 (QEMU's default CPU model with a
-      64 TiB physical address space, which an 8 TiB guest needs: OVMF takes its address
-      width from CPUID 0x80000008), so that every size runs on the same CPU model.
+      8T runs with -cpu max,phys-bits=46 (a 64 TiB physical address space, which OVMF
+      needs for 8 TiB of RAM; the other sizes keep QEMU's default CPU model).
   (b) policies lazy, eager, ahead (accept_ahead=64M) x 1G, 4G, 16G, 64G with
       workload=bandwidth:128M,touch:auto, one boot each, and eager once more with guest
       RAM backed by the host before boot (prealloc); each policy's acceptance throughput
@@ -116,8 +115,9 @@ class Cell:
         self.mem_bytes = ml.parse_size(mem)
         self.args = " ".join([FAKE, POLICY_ARGS[policy], workload])
         self.workload = workload
-        # Time to ready: one CPU model at every size, with room for 8 TiB of RAM.
-        self.qemu_extra = ["-cpu", "qemu64,phys-bits=46"] if matrix == "a" else []
+        # Above 1 TiB: a physical address space that holds the RAM (OVMF takes its width
+        # from CPUID 0x80000008); -cpu qemu64,phys-bits=46 did not boot 8T here.
+        self.qemu_extra = ["-cpu", "max,phys-bits=46"] if self.mem_bytes > 1024 * GIB else []
         self.name = "%s-%s-%s" % (matrix, policy, mem) + \
             ("-smp%d" % smp if smp > 1 or matrix == "c" else "") + \
             ("-backed" if prealloc else "") + ("-r%d" % run if runs > 1 else "")
