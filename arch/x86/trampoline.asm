@@ -125,6 +125,10 @@ tramp_long_mode:
 	mov cr4, rax
 	; Which AP am I? The x2APIC ID where CPUID leaf 0xB exists: the highest basic leaf
 	; is at least 0xB and the leaf's EBX[15:0] is not 0 (SDM vol. 2A, CPUID, leaf 0BH).
+	; Raw CPUID is safe here only because INIT-SIPI starts APs on a normal VM alone: a TD's
+	; APs enter through tramp_wake_stubs (their slot known without CPUID) and an SNP
+	; guest's through snp_ap_entry (arch/x86/sev/snp_ap.c), where CPUID would trap; the
+	; observer checks both in every emulated SMP boot.
 	xor eax, eax
 	xor ecx, ecx
 	cpuid
