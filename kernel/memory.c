@@ -192,13 +192,13 @@ void memory_build_bitmap(void)
 {
 	struct bitmap_layout l = bitmap_layout(&kernel_memmap);
 	u64 bytes = bitmap_storage_bytes(l);
-	/* Storage from memory the firmware has accepted (early_alloc takes only usable RAM). */
-	void *storage = bytes ? (void *)(uintptr_t)early_alloc(bytes, 8) : (void *)scratch;
+	/*
+	 * Storage from memory the firmware has accepted (early_alloc takes only usable RAM),
+	 * not zeroed: the bitmap writes its words only when it first clears a bit of theirs.
+	 */
+	void *storage = bytes ? (void *)(uintptr_t)early_reserve_uninit(bytes, 8) : (void *)scratch;
 
 	bitmap_build(&bitmap, &kernel_memmap, storage, record_edge, NULL);
-	if (bitmap_recount(&bitmap) != bitmap_count(&bitmap))
-		panic("memory_build_bitmap: %llu bits set, counter says %llu", bitmap_recount(&bitmap),
-		      bitmap_count(&bitmap));
 	memory_facts.bitmap = &bitmap;
 	memory_facts.edges = nedges;
 	memory_facts.bitmap_bytes = bytes;

@@ -15,8 +15,9 @@ static void full_units(const struct mem_range *r, u64 *lo, u64 *hi)
 }
 
 /*
- * Walk the runs of full unaccepted units in address order and group them into segments.
- * Calls seg(ctx, base, end) once per segment; used both to size and to build.
+ * Walk the runs of whole unaccepted units in address order: one segment each (two
+ * ranges whose whole units touch make one run). Calls seg(ctx, base, end) once per
+ * segment; used both to size and to build.
  */
 static void for_each_segment(const struct memmap *m, void (*seg)(void *ctx, u64 base, u64 end),
 			     void *ctx)
@@ -32,7 +33,7 @@ static void for_each_segment(const struct memmap *m, void (*seg)(void *ctx, u64 
 		full_units(&m->ranges[i], &lo, &hi);
 		if (lo >= hi)
 			continue;
-		if (open && lo - end >= BITMAP_SEGMENT_GAP) {
+		if (open && lo != end) {
 			seg(ctx, base, end);
 			open = false;
 		}
@@ -91,16 +92,46 @@ static const struct bitmap_segment *seg_at_or_after(const struct unaccepted_bitm
 	return lo < b->nsegs ? &b->segs[lo] : NULL;
 }
 
-/* Set bits [lo, hi): whole words at a time (a 256 GiB guest has 130048 bits to set). */
-static void set_bits(u64 *w, u64 lo, u64 hi)
-{
-	while (lo < hi) {
-		u64 n = MIN(hi - lo, WORD_BITS - lo % WORD_BITS);
-		u64 mask = n == WORD_BITS ? ~0ULL : ((1ULL << n) - 1) << (lo % WORD_BITS);
+/* ---- chunks: words are written the first time a bit of theirs is cleared (bitmap.h) */
 
-		w[lo / WORD_BITS] |= mask;
-		lo += n;
+static bool chunk_written(const struct unaccepted_bitmap *b, u64 chunk)
+{
+	/* Acquire: a reader that sees the bit sees the words written before it. */
+	return (__atomic_load_n(&b->written[chunk / 64], __ATOMIC_ACQUIRE) >> (chunk % 64)) & 1;
+}
+
+/* Word i of segment s before any bit of it was cleared: every unit of the segment set. */
+static u64 word_as_built(const struct bitmap_segment *s, u64 i)
+{
+	u64 left = s->units - i * WORD_BITS;
+
+	return left >= WORD_BITS ? ~0ULL : (1ULL << left) - 1;
+}
+
+/* Word i of segment s as it reads now. */
+static u64 word_at(const struct unaccepted_bitmap *b, const struct bitmap_segment *s, u64 i)
+{
+	u64 w = s->word + i;
+
+	if (!chunk_written(b, w / BITMAP_CHUNK_WORDS))
+		return word_as_built(s, i);
+	return __atomic_load_n(&b->words[w], __ATOMIC_RELAXED);
+}
+
+/* Write the chunk holding word w: each of its words as built, then mark it written. */
+static void chunk_write(struct unaccepted_bitmap *b, u64 w)
+{
+	u64 chunk = w / BITMAP_CHUNK_WORDS;
+	u64 first = chunk * BITMAP_CHUNK_WORDS, last = MIN(first + BITMAP_CHUNK_WORDS, b->nwords);
+
+	/* Segments are in word order, each with at least one word: walk those in the chunk. */
+	for (const struct bitmap_segment *s = b->segs; s < b->segs + b->nsegs; s++) {
+		u64 s_end = s->word + (s->units + WORD_BITS - 1) / WORD_BITS;
+
+		for (u64 i = MAX(first, s->word); i < MIN(last, s_end); i++)
+			b->words[i] = word_as_built(s, i - s->word);
 	}
+	__atomic_fetch_or(&b->written[chunk / 64], 1ULL << (chunk % 64), __ATOMIC_RELEASE);
 }
 
 /*
@@ -129,9 +160,12 @@ void bitmap_build(struct unaccepted_bitmap *b, const struct memmap *m, void *sto
 
 	memset(b, 0, sizeof(*b));
 	b->segs = storage;
-	b->words = (u64 *)(b->segs + l.nsegs);
+	b->written = (u64 *)(b->segs + l.nsegs);
+	b->words = b->written + bitmap_written_words(l.nwords);
 	for_each_segment(m, add_segment, b);
-	memset(b->words, 0, b->nwords * sizeof(u64));
+	/* No chunk written: every unit of every segment reads as set. */
+	memset(b->written, 0, bitmap_written_words(b->nwords) * sizeof(u64));
+	b->set = b->units;
 
 	for (unsigned i = 0; i < m->nranges; i++) {
 		const struct mem_range *r = &m->ranges[i];
@@ -149,10 +183,6 @@ void bitmap_build(struct unaccepted_bitmap *b, const struct memmap *m, void *sto
 			add_edge(b, r->start, lo, edge, ctx);
 		if (hi < r->end)
 			add_edge(b, hi, r->end, edge, ctx);
-		const struct bitmap_segment *s = seg_at_or_after(b, lo);
-
-		set_bits(b->words + s->word, (lo - s->base) >> UNIT_SHIFT, (hi - s->base) >> UNIT_SHIFT);
-		b->set += (hi - lo) >> UNIT_SHIFT;
 	}
 }
 
@@ -171,24 +201,36 @@ bool bitmap_test(const struct unaccepted_bitmap *b, u64 addr)
 	if (!s || addr < s->base)
 		return false;
 	bit = (addr - s->base) >> UNIT_SHIFT;
-	return (b->words[s->word + bit / WORD_BITS] >> (bit % WORD_BITS)) & 1;
+	return (word_at(b, s, bit / WORD_BITS) >> (bit % WORD_BITS)) & 1;
 }
 
-/* Any bit set in bits [lo, hi) of the words at w? */
-static bool any_in(const u64 *w, u64 lo, u64 hi)
+/* Any bit set in bits [lo, hi) of segment s? */
+static bool any_in(const struct unaccepted_bitmap *b, const struct bitmap_segment *s, u64 lo, u64 hi)
 {
 	u64 first = lo / WORD_BITS, last = (hi - 1) / WORD_BITS;
 	u64 head = ~0ULL << (lo % WORD_BITS);
 	u64 tail = ~0ULL >> (WORD_BITS - 1 - (hi - 1) % WORD_BITS);
 
 	if (first == last)
-		return w[first] & head & tail;
-	if (w[first] & head)
+		return word_at(b, s, first) & head & tail;
+	if (word_at(b, s, first) & head)
 		return true;
 	for (u64 i = first + 1; i < last; i++)
-		if (w[i])
+		if (word_at(b, s, i))
 			return true;
-	return w[last] & tail;
+	return word_at(b, s, last) & tail;
+}
+
+/* The first set bit of segment s at or after bit `from`; s->units if none. */
+static u64 find_next(const struct unaccepted_bitmap *b, const struct bitmap_segment *s, u64 from)
+{
+	for (u64 i = from / WORD_BITS; from < s->units; i++, from = i * WORD_BITS) {
+		u64 v = word_at(b, s, i) & (~0ULL << (from % WORD_BITS));
+
+		if (v)
+			return MIN(i * WORD_BITS + (u64)__builtin_ctzll(v), s->units);
+	}
+	return s->units;
 }
 
 bool bitmap_any(const struct unaccepted_bitmap *b, u64 start, u64 end)
@@ -201,7 +243,7 @@ bool bitmap_any(const struct unaccepted_bitmap *b, u64 start, u64 end)
 		u64 lo = (MAX(start, s->base) - s->base) >> UNIT_SHIFT;
 		u64 hi = ((MIN(end, seg_end) - s->base) + UNIT_SIZE - 1) >> UNIT_SHIFT;
 
-		if (lo < hi && any_in(b->words + s->word, lo, hi))
+		if (lo < hi && any_in(b, s, lo, hi))
 			return true;
 	}
 	return false;
@@ -212,7 +254,7 @@ bool bitmap_next(const struct unaccepted_bitmap *b, u64 from, u64 *unit)
 	for (const struct bitmap_segment *s = seg_at_or_after(b, from);
 	     s && s < b->segs + b->nsegs; s++) {
 		u64 bit = from > s->base ? (from - s->base) >> UNIT_SHIFT : 0;
-		u64 found = bits_find_next(b->words + s->word, s->units, bit);
+		u64 found = find_next(b, s, bit);
 
 		if (found < s->units) {
 			*unit = s->base + (found << UNIT_SHIFT);
@@ -230,21 +272,33 @@ void bitmap_clear(struct unaccepted_bitmap *b, u64 unit)
 	if (!IS_ALIGNED(unit, UNIT_SIZE) || !s || unit < s->base)
 		panic("bitmap_clear: %llx is not a unit of the bitmap", unit);
 	bit = (unit - s->base) >> UNIT_SHIFT;
-	u64 *w = &b->words[s->word + bit / WORD_BITS];
+	u64 w = s->word + bit / WORD_BITS;
 	u64 mask = 1ULL << (bit % WORD_BITS);
 
+	if (!chunk_written(b, w / BITMAP_CHUNK_WORDS))
+		chunk_write(b, w);
 	/* Clearing twice would mean accepting twice: the caller lost track of a unit. */
-	if (!(*w & mask))
+	if (!(b->words[w] & mask))
 		panic("bitmap_clear: unit %llx is already accepted", unit);
-	*w &= ~mask;
+	__atomic_store_n(&b->words[w], b->words[w] & ~mask, __ATOMIC_RELAXED);
 	b->set--;
+}
+
+u64 bitmap_word(const struct unaccepted_bitmap *b, unsigned seg, u64 i)
+{
+	const struct bitmap_segment *s = &b->segs[seg];
+
+	if (seg >= b->nsegs || i >= (s->units + WORD_BITS - 1) / WORD_BITS)
+		panic("bitmap_word: word %llu of segment %u is outside the bitmap", i, seg);
+	return word_at(b, s, i);
 }
 
 u64 bitmap_recount(const struct unaccepted_bitmap *b)
 {
 	u64 n = 0;
 
-	for (u64 i = 0; i < b->nwords; i++)
-		n += popcount64(b->words[i]);
+	for (const struct bitmap_segment *s = b->segs; s < b->segs + b->nsegs; s++)
+		for (u64 i = 0; i * WORD_BITS < s->units; i++)
+			n += popcount64(word_at(b, s, i));
 	return n;
 }

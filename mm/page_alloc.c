@@ -91,7 +91,11 @@ struct zone {
 	u64 units;
 	u64 bytes;		/* units * UNIT_SIZE */
 	u16 *info;		/* not zeroed at init: page p is valid once bit p of info_ready is set */
-	u64 *free_units;	/* bit set: the unit is U_FREE */
+	/*
+	 * Bit set: the unit is U_FREE. Not zeroed at init either: the words of an info
+	 * page's units are zeroed with the page (info_page_init), and only those are read.
+	 */
+	u64 *free_units;
 	u64 *info_ready;	/* one bit per INFO_PER_PAGE units: their info was initialised */
 };
 
@@ -229,7 +233,10 @@ static void info_page_init(const struct zone *z, u64 i)
 {
 	u64 page = i / INFO_PER_PAGE, first = page * INFO_PER_PAGE;
 
-	memset(&z->info[first], 0, MIN(INFO_PER_PAGE, z->units - first) * sizeof(u16));
+	u64 n = MIN(INFO_PER_PAGE, z->units - first);
+
+	memset(&z->info[first], 0, n * sizeof(u16));
+	memset(&z->free_units[first / 64], 0, (n + 63) / 64 * sizeof(u64));
 	__atomic_fetch_or(&z->info_ready[page / 64], 1ULL << (page % 64), __ATOMIC_RELEASE);
 }
 
@@ -365,6 +372,34 @@ static void unit_free_remove(u64 unit)
 	ps.buddy_free_bytes -= UNIT_SIZE;
 }
 
+/*
+ * The first free whole unit of zone z at or after unit index `from`, z->units if none.
+ * Only initialised info pages can hold one, and only their free_units words are read.
+ */
+static u64 zone_next_free_unit(const struct zone *z, u64 from)
+{
+	u64 pages = (z->units + INFO_PER_PAGE - 1) / INFO_PER_PAGE;
+
+	for (u64 page = from / INFO_PER_PAGE; page < pages; page++) {
+		u64 ready = __atomic_load_n(&z->info_ready[page / 64], __ATOMIC_ACQUIRE) >> (page % 64);
+
+		if (!ready) {
+			/* No initialised page left in this word of info_ready: the next word. */
+			page = ALIGN_DOWN(page, 64) + 63;
+			continue;
+		}
+		page += (u64)__builtin_ctzll(ready);
+		if (page >= pages)
+			break;
+		u64 lo = MAX(from, page * INFO_PER_PAGE), hi = MIN((page + 1) * INFO_PER_PAGE, z->units);
+		u64 found = bits_find_next(z->free_units, hi, lo);
+
+		if (found < hi)
+			return found;
+	}
+	return z->units;
+}
+
 /* The lowest free whole unit (the caller checked that one exists). */
 static u64 lowest_free_unit(void)
 {
@@ -375,7 +410,7 @@ static u64 lowest_free_unit(void)
 		if (end <= ps.free_unit_hint)
 			continue;
 		u64 bit = ps.free_unit_hint > z->base ? (ps.free_unit_hint - z->base) >> UNIT_SHIFT : 0;
-		u64 found = bits_find_next(z->free_units, z->units, bit);
+		u64 found = zone_next_free_unit(z, bit);
 
 		if (found < z->units) {
 			ps.free_unit_hint = z->base + (found << UNIT_SHIFT);
@@ -562,12 +597,14 @@ static void build_zones(const struct memmap *m)
 			u64 words = (z->units + 63) / 64;
 			u64 pages = (z->units + INFO_PER_PAGE - 1) / INFO_PER_PAGE;
 
-			/* Not zeroed: info_page_init writes each page before anything reads it. */
-			z->info = (ps.env.meta_alloc_uninit ? ps.env.meta_alloc_uninit
-							    : ps.env.meta_alloc)(z->units * sizeof(u16));
-			/* Zeroed, in one piece: the free-unit bits, then the info pages' ready bits. */
-			z->free_units = ps.env.meta_alloc((words + (pages + 63) / 64) * 8);
-			z->info_ready = z->free_units + words;
+			void *(*uninit)(u64) = ps.env.meta_alloc_uninit ? ps.env.meta_alloc_uninit
+									: ps.env.meta_alloc;
+
+			/* Not zeroed: info_page_init writes each page's part before anything reads it. */
+			z->info = uninit(z->units * sizeof(u16));
+			z->free_units = uninit(words * 8);
+			/* Zeroed: one bit per info page (256 bytes for 8 TiB). */
+			z->info_ready = ps.env.meta_alloc((pages + 63) / 64 * 8);
 			open = false;
 		}
 		if (!r)
@@ -1446,8 +1483,8 @@ u64 palloc_count_free(void)
 			}
 		}
 	for (unsigned i = 0; i < ps.nzones; i++)
-		for (u64 w = 0; w * 64 < ps.zones[i].units; w++)
-			bytes += popcount64(ps.zones[i].free_units[w]) * UNIT_SIZE;
+		for (u64 u = 0; (u = zone_next_free_unit(&ps.zones[i], u)) < ps.zones[i].units; u++)
+			bytes += UNIT_SIZE;
 	return bytes;
 }
 

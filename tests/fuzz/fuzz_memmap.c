@@ -279,7 +279,7 @@ static void check_bitmap(const struct memmap *m)
 		}
 	}
 
-	/* Segments: in order, aligned, packed words, split exactly at gaps >= BITMAP_SEGMENT_GAP. */
+	/* Segments: in order, aligned, packed words, one per run of touching full units. */
 	u64 *want = calloc(b.nwords ? b.nwords : 1, sizeof(u64));
 	u64 word = 0, units = 0;
 	unsigned s = 0;
@@ -297,7 +297,7 @@ static void check_bitmap(const struct memmap *m)
 	unsigned starts = 0;
 
 	for (unsigned i = 0; i < nf; i++) {
-		/* Each run of full units lies in one segment; a new segment starts only after a big gap. */
+		/* Each run of full units lies in one segment; a new one starts where runs do not touch. */
 		while (s < b.nsegs && (u128)b.segs[s].base + ((u128)b.segs[s].units << UNIT_SHIFT) <= f[i].lo)
 			s++;
 		CHECK(s < b.nsegs);
@@ -306,10 +306,10 @@ static void check_bitmap(const struct memmap *m)
 
 		CHECK(g->base <= f[i].lo && f[i].hi <= gend);
 		if (g->base == f[i].lo) {
-			CHECK(i == 0 || f[i].lo - f[i - 1].hi >= BITMAP_SEGMENT_GAP);
+			CHECK(i == 0 || f[i].lo != f[i - 1].hi);
 			starts++;
 		} else {
-			CHECK(i > 0 && f[i].lo - f[i - 1].hi < BITMAP_SEGMENT_GAP && f[i - 1].hi > g->base);
+			CHECK(i > 0 && f[i].lo == f[i - 1].hi);
 		}
 		/* A segment ends exactly where its last run of full units ends. */
 		if (i + 1 == nf || f[i + 1].lo >= gend)
@@ -327,7 +327,9 @@ static void check_bitmap(const struct memmap *m)
 	}
 	CHECK(starts == b.nsegs);
 	/* (b) no bit outside a full unaccepted unit, (c) every such unit has its bit. */
-	CHECK(b.nwords == 0 || memcmp(want, b.words, b.nwords * sizeof(u64)) == 0);
+	for (unsigned i = 0; i < b.nsegs; i++)
+		for (u64 w = 0; w * 64 < b.segs[i].units; w++)
+			CHECK(bitmap_word(&b, i, w) == want[b.segs[i].word + w]);
 	CHECK(b.set == want_set && bitmap_recount(&b) == want_set);
 
 	/* (d) every unaccepted byte outside set units is reported once as an edge. */

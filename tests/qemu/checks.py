@@ -15,7 +15,6 @@ MIB = 1 << 20
 GIB = 1 << 30
 UNIT = 2 * MIB
 PAGE = 4096
-SEGMENT_GAP = GIB   # mm/bitmap.h BITMAP_SEGMENT_GAP
 
 EFI_CONVENTIONAL = 7
 EFI_UNACCEPTED = 15
@@ -85,10 +84,10 @@ def bitmap_matches_map(case, events, text):
             continue
         edge += (lo - s) + (e - hi)
         runs.append((lo, hi))
-    # Segments: a gap of SEGMENT_GAP or more starts a new one.
+    # Segments: one per run of whole units (runs that touch are one).
     segs = []
     for lo, hi in runs:
-        if segs and lo - segs[-1][1] < SEGMENT_GAP:
+        if segs and lo == segs[-1][1]:
             segs[-1][1] = hi
         else:
             segs.append([lo, hi])
@@ -101,7 +100,8 @@ def bitmap_matches_map(case, events, text):
         "units": units,
         "segments": len(segs),
         "base": segs[0][0] if segs else 0,
-        "bytes": words * 8 + len(segs) * 24,
+        # The words, a bit per chunk of 64 words (mm/bitmap.h), the segments.
+        "bytes": (words + -(-(-(-words // 64)) // 64)) * 8 + len(segs) * 24,
         "segment_bases": [lo for lo, _ in segs],
         "segment_units": [(hi - lo) // UNIT for lo, hi in segs],
     }

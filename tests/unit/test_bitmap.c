@@ -207,71 +207,97 @@ TEST(bitmap_adjacent_descriptors_join)
 	EXPECT(bitmap_test(&bm, 1 * GiB));
 	EXPECT(bitmap_test(&bm, 2 * GiB + 2 * MiB));
 	EXPECT_EDGES({ 2 * GiB + 1 * MiB, 2 * GiB + 2 * MiB }, { 2 * GiB + 4 * MiB, 2 * GiB + 5 * MiB });
-	EXPECT_EQ(bm.nsegs, 2);	/* whole units exactly BITMAP_SEGMENT_GAP apart */
+	EXPECT_EQ(bm.nsegs, 2);	/* two runs of whole units, two segments */
 }
 
-/* A gap of BITMAP_SEGMENT_GAP or more starts a new segment; a smaller one does not. */
+/* One segment per run of whole unaccepted units, whatever the gap between runs. */
 TEST(bitmap_segments)
 {
 	struct bitmap_layout l;
 
 	map_reset();
 	range(0, 2 * MiB, RANGE_UNACCEPTED);
-	range(2 * MiB, 1 * GiB + 2 * MiB, RANGE_USABLE);
-	range(1 * GiB + 2 * MiB, 1 * GiB + 4 * MiB, RANGE_UNACCEPTED);	/* gap exactly 1 GiB */
-	l = build();
-	ASSERT_EQ(l.nsegs, 2);
-	EXPECT_EQ(l.nwords, 2);
-	EXPECT_EQ(bitmap_storage_bytes(l), 2 * 8 + 2 * sizeof(struct bitmap_segment));
-	EXPECT_EQ(bm.segs[0].base, 0);
-	EXPECT_EQ(bm.segs[0].units, 1);
-	EXPECT_EQ(bm.segs[1].base, 1 * GiB + 2 * MiB);
-	EXPECT_EQ(bm.segs[1].units, 1);
-	EXPECT_EQ(bm.segs[1].word, 1);
-
-	map_reset();
-	range(0, 2 * MiB, RANGE_UNACCEPTED);
-	range(1 * GiB, 1 * GiB + 2 * MiB, RANGE_UNACCEPTED);		/* gap 1 GiB - 2 MiB */
-	l = build();
-	ASSERT_EQ(l.nsegs, 1);
-	EXPECT_EQ(bm.segs[0].units, 513);
-	EXPECT_EQ(l.nwords, 9);
-	EXPECT_EQ(bitmap_count(&bm), 2);
-	expect_units(0, 1 * GiB, 0, 2 * MiB, __LINE__);
-	EXPECT(bitmap_test(&bm, 1 * GiB));
-
-	/* The gap is measured between whole units, not between the ranges' raw edges. */
-	map_reset();
-	range(4 * KiB, 4 * MiB, RANGE_UNACCEPTED);				/* unit [2M, 4M) */
-	range(1 * GiB + 3 * MiB, 1 * GiB + 8 * MiB, RANGE_UNACCEPTED);	/* raw gap 1G - 1M */
-	range(3 * GiB, 5 * GiB, RANGE_UNACCEPTED);
-	range(6 * GiB - 2 * MiB, 6 * GiB, RANGE_UNACCEPTED);		/* gap 1G - 2M: same segment */
+	range(2 * MiB, 4 * MiB, RANGE_USABLE);
+	range(4 * MiB, 6 * MiB, RANGE_UNACCEPTED);		/* one unit apart */
+	range(6 * MiB, 8 * MiB, RANGE_UNACCEPTED);		/* touches it: the same run */
+	range(8 * MiB + 4 * KiB, 200 * MiB, RANGE_UNACCEPTED);	/* a page apart */
 	l = build();
 	ASSERT_EQ(l.nsegs, 3);
-	EXPECT_EQ(bm.segs[0].base, 2 * MiB);
+	EXPECT_EQ(l.nwords, 1 + 1 + 2);
+	EXPECT_EQ(bitmap_storage_bytes(l), (4 + 1) * 8 + 3 * sizeof(struct bitmap_segment));
+	EXPECT_EQ(bm.segs[0].base, 0);
 	EXPECT_EQ(bm.segs[0].units, 1);
-	EXPECT_EQ(bm.segs[1].base, 1 * GiB + 4 * MiB);
+	EXPECT_EQ(bm.segs[1].base, 4 * MiB);
 	EXPECT_EQ(bm.segs[1].units, 2);
 	EXPECT_EQ(bm.segs[1].word, 1);
-	EXPECT_EQ(bm.segs[2].base, 3 * GiB);
-	EXPECT_EQ(bm.segs[2].units, 1536);
+	EXPECT_EQ(bm.segs[2].base, 10 * MiB);
+	EXPECT_EQ(bm.segs[2].units, 95);
 	EXPECT_EQ(bm.segs[2].word, 2);
-	EXPECT_EQ(l.nwords, 1 + 1 + 24);
-	EXPECT_EQ(bitmap_count(&bm), 1 + 2 + 1024 + 1);
-	EXPECT_EDGES({ 4 * KiB, 2 * MiB }, { 1 * GiB + 3 * MiB, 1 * GiB + 4 * MiB });
-	EXPECT(!bitmap_test(&bm, 4 * KiB));
-	EXPECT(bitmap_test(&bm, 2 * MiB));
-	EXPECT(!bitmap_test(&bm, 2 * GiB));	/* between segments */
-	EXPECT(!bitmap_test(&bm, 5 * GiB));	/* inside a segment, in its gap */
-	EXPECT(bitmap_test(&bm, 6 * GiB - 1));
-	EXPECT(!bitmap_test(&bm, 6 * GiB));
-	/* Coverage is the segments' span, whatever the bits say. */
-	EXPECT(!bitmap_covers(&bm, 2 * MiB - 1));
-	EXPECT(bitmap_covers(&bm, 2 * MiB));
-	EXPECT(!bitmap_covers(&bm, 2 * GiB));
-	EXPECT(bitmap_covers(&bm, 5 * GiB));
-	EXPECT(bitmap_covers(&bm, 6 * GiB - 1));
-	EXPECT(!bitmap_covers(&bm, 6 * GiB));
+	EXPECT_EQ(bitmap_count(&bm), 1 + 2 + 95);
+	EXPECT_EDGES({ 8 * MiB + 4 * KiB, 10 * MiB });
+	EXPECT(!bitmap_covers(&bm, 2 * MiB));
+	EXPECT(!bitmap_covers(&bm, 8 * MiB));	/* the partial unit is no segment's */
+	EXPECT(bitmap_covers(&bm, 10 * MiB));
+	EXPECT(!bitmap_test(&bm, 2 * MiB));
+	EXPECT(bitmap_test(&bm, 6 * MiB));
+	EXPECT(!bitmap_test(&bm, 8 * MiB));
+	EXPECT(bitmap_test(&bm, 200 * MiB - 1));
+	EXPECT(!bitmap_test(&bm, 200 * MiB));
+}
+
+/*
+ * Building writes no word, and clearing a bit writes the words of its chunk only: the
+ * rest of the storage keeps whatever it held (0xa5 here), and reads as all ones.
+ */
+TEST(bitmap_words_written_a_chunk_at_a_time)
+{
+	const u64 poison = 0xa5a5a5a5a5a5a5a5ULL;
+	u64 unit;
+
+	map_reset();
+	range(0, 1 * GiB, RANGE_USABLE);
+	range(1 * GiB, 2 * GiB, RANGE_UNACCEPTED);		/* 512 units: 8 words */
+	range(4 * GiB, 36 * GiB + 2 * MiB, RANGE_UNACCEPTED);	/* 16385 units: 257 words */
+	struct bitmap_layout l = bitmap_layout(&mm);
+
+	ASSERT_EQ(l.nwords, 8 + 257);
+	free(storage);
+	storage = malloc(bitmap_storage_bytes(l));
+	memset(storage, 0xa5, bitmap_storage_bytes(l));
+	nedges = 0;
+	bitmap_build(&bm, &mm, storage, on_edge, &edge_calls_ctx);
+	for (u64 i = 0; i < bm.nwords; i++)
+		ASSERT_EQ(bm.words[i], poison);
+	EXPECT_EQ(bitmap_count(&bm), 512 + 16385);
+	EXPECT_EQ(bitmap_recount(&bm), 512 + 16385);
+	EXPECT_EQ(bitmap_word(&bm, 1, 256), 1);		/* the last word: one unit of 64 */
+	EXPECT(bitmap_test(&bm, 36 * GiB));
+	EXPECT(!bitmap_test(&bm, 36 * GiB + 2 * MiB));
+
+	/* Word 8 + 100 lies in chunk 1 (words 64..127): only that chunk is written. */
+	unit = 4 * GiB + (u64)(100 * 64 + 5) * UNIT_SIZE;
+	bitmap_clear(&bm, unit);
+	for (u64 i = 0; i < bm.nwords; i++) {
+		bool in_chunk = i / BITMAP_CHUNK_WORDS == 1;
+
+		if (!EXPECT(in_chunk ? bm.words[i] != poison : bm.words[i] == poison))
+			break;
+	}
+	EXPECT_EQ(bm.words[8 + 100], ~(1ULL << 5));
+	EXPECT_EQ(bitmap_word(&bm, 1, 100), ~(1ULL << 5));
+	EXPECT_EQ(bitmap_word(&bm, 1, 55), ~0ULL);		/* word 63 of chunk 0: not written */
+	EXPECT_EQ(bitmap_word(&bm, 1, 56), ~0ULL);		/* word 64: chunk 1, written */
+	EXPECT(!bitmap_test(&bm, unit));
+	EXPECT(bitmap_test(&bm, unit + UNIT_SIZE));
+	EXPECT_EQ(bitmap_count(&bm), 512 + 16385 - 1);
+	EXPECT_EQ(bitmap_recount(&bm), 512 + 16385 - 1);
+	EXPECT(bitmap_next(&bm, unit, &unit) && unit == 4 * GiB + (u64)(100 * 64 + 6) * UNIT_SIZE);
+
+	/* The segment's last word, in the last chunk: its bits beyond the segment stay clear. */
+	bitmap_clear(&bm, 36 * GiB);
+	EXPECT_EQ(bm.words[8 + 256], 0);
+	EXPECT(!bitmap_next(&bm, 36 * GiB, &unit));
+	EXPECT(bitmap_next(&bm, 36 * GiB - 2 * MiB, &unit) && unit == 36 * GiB - 2 * MiB);
 }
 
 /* A 256 GiB q35 guest, the largest make bench boots: two segments, under 16 KiB of storage. */
@@ -403,7 +429,7 @@ static u64 rand_addr(u64 span)
 	}
 }
 
-/* Random unaccepted ranges, gaps both below and above BITMAP_SEGMENT_GAP. */
+/* Random unaccepted ranges with gaps from a page to more than a GiB. */
 static u64 random_map(void)
 {
 	u64 a = (unit_rand() % 8) * UNIT_SIZE;
@@ -422,10 +448,10 @@ static u64 random_map(void)
 			gap = PAGE_SIZE + (unit_rand() % 4) * UNIT_SIZE;
 			break;
 		case 1:
-			gap = BITMAP_SEGMENT_GAP - UNIT_SIZE + (unit_rand() % 3) * UNIT_SIZE;
+			gap = 1 * GiB - UNIT_SIZE + (unit_rand() % 3) * UNIT_SIZE;
 			break;
 		case 2:
-			gap = BITMAP_SEGMENT_GAP + (unit_rand() % 300) * UNIT_SIZE;
+			gap = 1 * GiB + (unit_rand() % 300) * UNIT_SIZE;
 			break;
 		default:
 			gap = (1 + unit_rand() % 100) * UNIT_SIZE + (unit_rand() % 2) * PAGE_SIZE;

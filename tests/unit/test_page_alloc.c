@@ -68,9 +68,12 @@ static struct {
 	u32 *owner;		/* per page: id of the live block holding it, 0 = none */
 	void *meta[4 * PALLOC_MAX_ZONES];
 	unsigned nmeta;
-	/* The unzeroed per-unit info arrays (meta_alloc_uninit), one per zone, in order. */
-	u8 *info[PALLOC_MAX_ZONES];
-	u64 info_bytes[PALLOC_MAX_ZONES];
+	/*
+	 * What meta_alloc_uninit handed out, in order: per zone, its info array (a u16 per
+	 * unit), then its free-unit bits (a bit per unit).
+	 */
+	u8 *info[2 * PALLOC_MAX_ZONES];
+	u64 info_bytes[2 * PALLOC_MAX_ZONES];
 	unsigned ninfo;
 	u8 info_fill;		/* what they hold before the allocator writes: INFO_GARBAGE unless set */
 	bool info_fill_set;
@@ -1648,17 +1651,23 @@ static void info_map(u8 fill)
 	fx.info_fill_set = true;
 }
 
-/* Info pages of the single zone that still hold the fill byte everywhere. */
+/*
+ * Info pages of the single zone that still hold the fill byte everywhere, and so do the
+ * free-unit bits of their units (INFO_PAGE_UNITS / 8 bytes each).
+ */
 static u64 info_pages_untouched(u8 fill, bool untouched[INFO_PAGES])
 {
-	u64 n = 0;
+	u64 n = 0, bits = INFO_PAGE_UNITS / 8;
 
-	if (!EXPECT_EQ(fx.ninfo, 1) || !EXPECT_EQ(fx.info_bytes[0], INFO_SPAN / UNIT_SIZE * sizeof(u16)))
+	if (!EXPECT_EQ(fx.ninfo, 2) || !EXPECT_EQ(fx.info_bytes[0], INFO_SPAN / UNIT_SIZE * sizeof(u16)) ||
+	    !EXPECT_EQ(fx.info_bytes[1], INFO_SPAN / UNIT_SIZE / 8))
 		return 0;
 	for (u64 p = 0; p < INFO_PAGES; p++) {
 		untouched[p] = true;
 		for (u64 b = 0; b < PAGE_SIZE; b++)
 			untouched[p] &= fx.info[0][p * PAGE_SIZE + b] == fill;
+		for (u64 b = 0; b < bits; b++)
+			untouched[p] &= fx.info[1][p * bits + b] == fill;
 		n += untouched[p];
 	}
 	return n;
