@@ -161,8 +161,8 @@ static const struct conformance_rule rules[R_COUNT] = {
 		"TDG.MEM.PAGE.ACCEPT (a pending page is accepted; TDX_PAGE_ALREADY_ACCEPTED "
 		"otherwise); AMD APM vol. 3 PVALIDATE (rFLAGS.CF: no change); Linux "
 		"arch/x86/include/asm/unaccepted_memory.h arch_accept_memory (TDX: panics when "
-		"tdx_accept_memory fails) and arch/x86/coco/sev/core.c pvalidate_pages (SNP: "
-		"terminates on PVALIDATE_FAIL_NOUPDATE)",
+		"tdx_accept_memory fails); arch/x86/coco/sev/core.c snp_accept_memory, pvalidate_pages "
+		"(SNP: __pval_terminate on PVALIDATE_FAIL_NOUPDATE, or the SVSM's FAIL_UNCHANGED)",
 		"report as type 15 only memory that is still unaccepted: pending on TDX, not "
 		"validated on SEV-SNP"),
 	[R_SNP_OPTIN_PRESENT] = SHOULD("snp.optin_present",
