@@ -68,7 +68,7 @@ enum rule_index {
 	R_MAP_OVERLAP, R_MAP_SIZE,
 	R_UNACC_PLATFORM, R_UNACC_RUNTIME, R_UNACC_WB, R_UNACC_SP, R_UNACC_ADDR_WIDTH,
 	R_UNACC_ALIGNMENT, R_UNACC_STABLE, R_UNACC_BELOW_1M, R_UNACC_BELOW_4G,
-	R_ACCEPTED_PROBE,
+	R_ACCEPTED_PROBE, R_UNACCEPTED_PROBE,
 	R_SNP_OPTIN_PRESENT, R_SNP_OPTIN_HONOURED, R_SNP_CC_PAGES,
 	R_TDX_AP_MEMORY, R_EBS_ATTEMPTS, R_EBS_DURATION, R_BOOT_RESET,
 	R_ACPI_RSDP, R_ACPI_XSDT, R_ACPI_MADT, R_ACPI_MP_WAKEUP,
@@ -156,6 +156,15 @@ static const struct conformance_rule rules[R_COUNT] = {
 		"no change)",
 		"accept everything the map calls RAM except type 15 before handing over: a page "
 		"reported as accepted must be accepted (TDX) or validated (SNP)"),
+	[R_UNACCEPTED_PROBE] = MUST("unaccepted.probe",
+		UEFI_TYPE15 " (memory the guest must accept); TDX module 1.5 ABI "
+		"TDG.MEM.PAGE.ACCEPT (a pending page is accepted; TDX_PAGE_ALREADY_ACCEPTED "
+		"otherwise); AMD APM vol. 3 PVALIDATE (rFLAGS.CF: no change); Linux "
+		"arch/x86/include/asm/unaccepted_memory.h arch_accept_memory (TDX: panics when "
+		"tdx_accept_memory fails); arch/x86/coco/sev/core.c snp_accept_memory, pvalidate_pages "
+		"(SNP: __pval_terminate on PVALIDATE_FAIL_NOUPDATE, or the SVSM's FAIL_UNCHANGED)",
+		"report as type 15 only memory that is still unaccepted: pending on TDX, not "
+		"validated on SEV-SNP"),
 	[R_SNP_OPTIN_PRESENT] = SHOULD("snp.optin_present",
 		"edk2 OvmfPkg/Include/Protocol/SevMemoryAcceptance.h "
 		"(OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL, GUID c5a010fe-38a7-4531-8a4a-0500d2fd1649); "
@@ -636,6 +645,40 @@ static void rule_probe(struct ctx *c)
 		      in->probe_first_bad, in->probe_unknown);
 }
 
+/*
+ * The reverse of accepted.probe: memory the map calls unaccepted must be. The lowest unit
+ * still unaccepted of each unaccepted range, accepted page by page with the answers
+ * counted (TDX: each accept succeeds; SNP: each PVALIDATE changes the RMP).
+ */
+static void rule_unaccepted_probe(struct ctx *c)
+{
+	const struct conformance_input *in = c->in;
+	char fake[64] = "";
+
+	if (in->unacc_ranges_fake)
+		format_buf(fake, sizeof(fake), " (%u from fake_unaccepted_start)",
+			   in->unacc_ranges_fake);
+	if (in->unacc_probe_none)
+		na(c, R_UNACCEPTED_PROBE, "%s", in->unacc_probe_none);
+	else if (!in->unacc_ranges)
+		na(c, R_UNACCEPTED_PROBE, "no unaccepted memory to probe");
+	else if (!in->unacc_ranges_probed)
+		na(c, R_UNACCEPTED_PROBE, "%u unaccepted range(s), none with a whole 2 MiB unit still "
+		   "unaccepted (accepted before the report ran, or only partial units)", in->unacc_ranges);
+	else if (in->unacc_pages_unknown == in->unacc_pages)
+		na(c, R_UNACCEPTED_PROBE, "%u page(s) probed, no answer told (%u unknown)", in->unacc_pages,
+		   in->unacc_pages_unknown);
+	else if (!in->unacc_pages_accepted)
+		judge(c, R_UNACCEPTED_PROBE, true, "%u page(s) probed, the lowest unit of %u of %u "
+		      "unaccepted range(s)%s: all still unaccepted, %u unknown", in->unacc_pages,
+		      in->unacc_ranges_probed, in->unacc_ranges, fake, in->unacc_pages_unknown);
+	else
+		judge(c, R_UNACCEPTED_PROBE, false, "%u page(s) probed, the lowest unit of %u of %u "
+		      "unaccepted range(s)%s: %u were already accepted (first %#llx), %u unknown",
+		      in->unacc_pages, in->unacc_ranges_probed, in->unacc_ranges, fake,
+		      in->unacc_pages_accepted, in->unacc_first_accepted, in->unacc_pages_unknown);
+}
+
 static void rules_snp(struct ctx *c, const struct map_facts *f)
 {
 	const struct conformance_input *in = c->in;
@@ -929,6 +972,7 @@ unsigned conformance_evaluate(const struct conformance_input *in, struct conform
 	rules_map(&c, &f);
 	rules_unaccepted(&c, &f);
 	rule_probe(&c);
+	rule_unaccepted_probe(&c);
 	rules_snp(&c, &f);
 	rule_tdx_ap_memory(&c);
 	rules_boot(&c, &f);

@@ -89,6 +89,18 @@ struct conformance_input {
 	u32 probed, probe_not_accepted, probe_unknown;
 	u64 probe_first_bad;
 
+	/*
+	 * The unaccepted-memory probe (kernel/conformance_run.c): the lowest unit still
+	 * unaccepted of each unaccepted range, accepted page by page, each page asked of the
+	 * platform. unacc_probe_none: why there was no probe (NULL if there was).
+	 */
+	const char *unacc_probe_none;
+	u32 unacc_ranges;		/* unaccepted ranges of the kernel's map */
+	u32 unacc_ranges_probed;	/* ... with a unit probed */
+	u32 unacc_ranges_fake;		/* ... of those, made unaccepted by fake_unaccepted_start */
+	u32 unacc_pages, unacc_pages_accepted, unacc_pages_unknown;
+	u64 unacc_first_accepted;
+
 	u32 efi_tables;			/* bit (1 << enum efi_known_table) per table found */
 	u32 efi_table_count;		/* all configuration table entries */
 	struct linux_unaccepted_facts lut;

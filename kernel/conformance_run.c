@@ -11,6 +11,7 @@
 #include "kernel/main.h"
 #include "kernel/memory.h"
 #include "lib/string.h"
+#include "mm/accept.h"
 #include "mm/memmap.h"
 
 static u64 scratch[CONFORMANCE_MAX_DESC];
@@ -118,6 +119,70 @@ static void probe_accepted(const struct boot_info *bi, struct conformance_input 
 	}
 }
 
+/* Unaccepted ranges probed at most (one unit, 512 pages, each). */
+#define UNACC_PROBE_MAX 64
+
+struct unit_probe {
+	struct unaccepted_probe pr;
+	bool ran;
+};
+
+/* The accept of the claimed unit (kernel/memory.c accept_backend calls it after mapping it). */
+static int unit_probe_accept(void *ctx, u64 start, u64 end)
+{
+	struct unit_probe *u = ctx;
+
+	(void)end;
+	u->ran = true;
+	return platform->probe_unaccepted(start, &u->pr);
+}
+
+/*
+ * Is memory the map calls unaccepted really unaccepted? Accepting type 15 memory is not
+ * reversible on TDX (the guest cannot make a page pending again), so the probe does not
+ * ask and undo: it accepts the lowest unit still unaccepted of each unaccepted range,
+ * claimed through the allocator like any accept (bitmap bit cleared, bytes counted once,
+ * the unit free for use afterwards), with the platform's page-by-page variant of the
+ * accept (cc_platform.probe_unaccepted), whose answers are the verdict's. A page found
+ * already accepted gets the platform's reaction (TDX: zeroed, usable; SNP: the unit
+ * stays unused, where the normal path would stop the guest). In the test image the
+ * ranges fake_unaccepted_start made stand for type 15 (the emulator keeps them pending
+ * or not validated, as firmware leaves type 15); on real hardware that option is ignored.
+ */
+static void probe_unaccepted(struct conformance_input *in)
+{
+	if (!platform->probe_unaccepted) {
+		in->unacc_probe_none = "the platform has nothing to ask (not TDX or SEV-SNP)";
+		return;
+	}
+	for (unsigned i = 0; i < kernel_memmap.nranges; i++) {
+		const struct mem_range *r = &kernel_memmap.ranges[i];
+		struct unit_probe u = { 0 };
+		u64 unit;
+
+		if (r->kind != RANGE_UNACCEPTED)
+			continue;
+		in->unacc_ranges++;
+		if (in->unacc_ranges_probed == UNACC_PROBE_MAX || !memory_next_unaccepted(r->start, &unit) ||
+		    unit + UNIT_SIZE > r->end)
+			continue;
+		memory_set_probe_accept(unit_probe_accept, &u);
+		palloc_accept_range(unit, unit + UNIT_SIZE, ACCEPT_EXPLICIT);
+		memory_set_probe_accept(NULL, NULL);
+		/* Another CPU (accept_memory=background) took the unit first: nothing learnt. */
+		if (!u.ran)
+			continue;
+		in->unacc_ranges_probed++;
+		in->unacc_ranges_fake += r->efi_type != EFI_UNACCEPTED_MEMORY;
+		in->unacc_pages += u.pr.pages[PROBE_NOT_ACCEPTED] + u.pr.pages[PROBE_ACCEPTED] +
+				   u.pr.pages[PROBE_UNKNOWN];
+		in->unacc_pages_unknown += u.pr.pages[PROBE_UNKNOWN];
+		if (u.pr.pages[PROBE_ACCEPTED] && !in->unacc_pages_accepted)
+			in->unacc_first_accepted = u.pr.first_accepted;
+		in->unacc_pages_accepted += u.pr.pages[PROBE_ACCEPTED];
+	}
+}
+
 int conformance_run(void)
 {
 	const struct boot_info *bi = kernel_boot_info();
@@ -156,6 +221,7 @@ int conformance_run(void)
 		in.mp_wakeup_problem = mp_wakeup_problem(&in.acpi, &kernel_memmap);
 	read_linux_table(bi->linux_unaccepted_table, &in.lut);
 	probe_accepted(bi, &in);
+	probe_unaccepted(&in);
 	n = conformance_evaluate(&in, checks, ARRAY_SIZE(checks), scratch);
 	for (unsigned i = 0; i < n; i++)
 		count[checks[i].verdict < VERDICT_COUNT ? checks[i].verdict : VERDICT_NA]++;

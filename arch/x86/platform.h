@@ -50,6 +50,7 @@ void platform_record(u64 *into, unsigned n);
 
 struct cpuid_regs;
 struct platform_probe;
+struct unaccepted_probe;
 
 struct cc_platform {
 	const char *name;	/* "tdx", "snp", "sim", "none" */
@@ -92,6 +93,14 @@ struct cc_platform {
 	 * page that was not is accepted by the probe (it was unusable before).
 	 */
 	int (*probe_accepted)(u64 pa);
+	/*
+	 * Optional (TDX, SNP), for the conformance report: accept the unaccepted 2 MiB unit
+	 * at unit (mapped, claimed from the allocator, which does its bookkeeping) page by
+	 * page, asking the platform first whether each page is still unaccepted, as memory
+	 * the map calls type 15 must be; the answers go to *pr. Returns 0, or a negative
+	 * error as accept (the unit then stays unused).
+	 */
+	int (*probe_unaccepted)(u64 unit, struct unaccepted_probe *pr);
 	/* Bits to OR into every private (encrypted) mapping: the C-bit on SNP, else 0. */
 	u64 private_pte_bits;
 	/*
@@ -110,6 +119,17 @@ enum accept_probe {
 	PROBE_ACCEPTED,		/* TDX: PAGE_ALREADY_ACCEPTED; SNP: PVALIDATE changed nothing */
 	PROBE_NOT_ACCEPTED,	/* the probe's accept succeeded, or the page is not private */
 	PROBE_UNKNOWN,		/* the answer does not tell (a 2 MiB mapping, another status) */
+	PROBE_ANSWERS,
+};
+
+/*
+ * What the unaccepted-memory probe learnt of one unit (cc_platform.probe_unaccepted):
+ * pages per answer. For type 15 memory PROBE_NOT_ACCEPTED is the expected answer (the
+ * probe accepted the page); PROBE_ACCEPTED means the firmware or host accepted it before.
+ */
+struct unaccepted_probe {
+	u32 pages[PROBE_ANSWERS];
+	u64 first_accepted;	/* the first page found accepted (if pages[PROBE_ACCEPTED]) */
 };
 
 enum platform_kind {

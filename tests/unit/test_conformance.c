@@ -558,6 +558,58 @@ TEST(accepted_memory_probe)
 	EXPECT(detail_has("accepted.probe", "nothing to ask"));
 }
 
+/* Memory the map calls unaccepted, asked of the platform page by page (kernel/conformance_run.c). */
+TEST(unaccepted_memory_probe)
+{
+	good_tdx();
+	in.unacc_ranges = 3;
+	in.unacc_ranges_probed = 2;
+	in.unacc_pages = 1024;
+	run();
+	EXPECT_EQ(verdict("unaccepted.probe"), VERDICT_PASS);
+	EXPECT(detail_has("unaccepted.probe", "1024 page(s) probed, the lowest unit of 2 of 3 "
+			  "unaccepted range(s): all still unaccepted"));
+
+	/* One page the firmware or host accepted before: a MUST not met. */
+	good_snp();
+	in.unacc_ranges = in.unacc_ranges_probed = 1;
+	in.unacc_ranges_fake = 1;
+	in.unacc_pages = 512;
+	in.unacc_pages_accepted = 1;
+	in.unacc_first_accepted = 0x40000000;
+	run();
+	EXPECT_EQ(verdict("unaccepted.probe"), VERDICT_FAIL);
+	EXPECT(detail_has("unaccepted.probe", "(1 from fake_unaccepted_start): 1 were already "
+			  "accepted (first 0x40000000)"));
+	EXPECT(detail_has("unaccepted.probe", "0 unknown"));
+
+	/* Answers that tell nothing (2 MiB RMP entries) are no pass. */
+	good_snp();
+	in.unacc_ranges = in.unacc_ranges_probed = 1;
+	in.unacc_pages = in.unacc_pages_unknown = 512;
+	run();
+	EXPECT_EQ(verdict("unaccepted.probe"), VERDICT_NA);
+
+	/* Ranges, but every unit accepted before the report ran (eager), or none whole. */
+	good_tdx();
+	in.unacc_ranges = 2;
+	run();
+	EXPECT_EQ(verdict("unaccepted.probe"), VERDICT_NA);
+	EXPECT(detail_has("unaccepted.probe", "2 unaccepted range(s), none with a whole 2 MiB unit"));
+
+	good_tdx();
+	run();
+	EXPECT_EQ(verdict("unaccepted.probe"), VERDICT_NA);
+	EXPECT(detail_has("unaccepted.probe", "no unaccepted memory"));
+
+	good_tdx();
+	in.unacc_probe_none = "the platform has nothing to ask (not TDX or SEV-SNP)";
+	in.unacc_ranges = 1;
+	run();
+	EXPECT_EQ(verdict("unaccepted.probe"), VERDICT_NA);
+	EXPECT(detail_has("unaccepted.probe", "nothing to ask"));
+}
+
 /* TDVF's waiting APs run on its SEC page tables: before edk2-stable202411 in usable memory. */
 TEST(tdx_ap_memory)
 {

@@ -324,6 +324,7 @@ static struct {
 	u64 mismatch_unit;	/* 2M validates of this unit answer FAIL_SIZEMISMATCH */
 	u64 noupdate_va;	/* this page (at any size) reports CF=1 */
 	u64 input_va;		/* FAIL_INPUT */
+	u64 mismatch_4k_va;	/* 4K validates of this page answer FAIL_SIZEMISMATCH (a 2M RMP entry) */
 } pv;
 
 static u32 mock_pvalidate(u64 va, u32 size, u32 validate, bool *no_update)
@@ -335,6 +336,8 @@ static u32 mock_pvalidate(u64 va, u32 size, u32 validate, bool *no_update)
 	}
 	pv.calls++;
 	if (size == PVALIDATE_2M && va == pv.mismatch_unit)
+		return PVALIDATE_FAIL_SIZEMISMATCH;
+	if (size == PVALIDATE_4K && pv.mismatch_4k_va && va == pv.mismatch_4k_va)
 		return PVALIDATE_FAIL_SIZEMISMATCH;
 	if (va == pv.input_va)
 		return PVALIDATE_FAIL_INPUT;
@@ -457,6 +460,58 @@ TEST(pvalidate_evicts_every_validated_page_once)
 	pv_ops.evict = mock_evict;
 	EXPECT_EQ(ev.pages, 0);
 	EXPECT_EQ(st.evicted_pages, 0);
+}
+
+static bool probe_unit(u64 unit, struct snp_pvalidate_stats *st, struct unaccepted_probe *pr)
+{
+	memset(st, 0, sizeof(*st));
+	memset(pr, 0, sizeof(*pr));
+	fatal_cond = 0;
+	if (setjmp(fatal_jmp))
+		return false;
+	snp_probe_validate_unit(unit, &pv_ops, st, pr);
+	return true;
+}
+
+/*
+ * unaccepted.probe at VMPL0: each page validated alone; no update (CF) is recorded, not
+ * fatal; a 2 MiB RMP entry tells nothing and the unit is validated at 2 MiB; a failure
+ * stays fatal.
+ */
+TEST(pvalidate_probe_unaccepted_unit_answers_per_page)
+{
+	struct snp_pvalidate_stats st;
+	struct unaccepted_probe pr;
+
+	memset(&pv, 0, sizeof(pv));
+	memset(&ev, 0, sizeof(ev));
+	pv.noupdate_va = GiB + 3 * PAGE_SIZE;
+	ASSERT(probe_unit(GiB, &st, &pr));
+	EXPECT_EQ(fatal_cond, 0);
+	EXPECT_EQ(pr.pages[PROBE_NOT_ACCEPTED], 511);
+	EXPECT_EQ(pr.pages[PROBE_ACCEPTED], 1);
+	EXPECT_EQ(pr.pages[PROBE_UNKNOWN], 0);
+	EXPECT_EQ(pr.first_accepted, GiB + 3 * PAGE_SIZE);
+	EXPECT_EQ(st.calls_4k, 512);
+	EXPECT_EQ(st.calls_2m, 0);
+	EXPECT_EQ(pv.va[511], GiB + 511 * PAGE_SIZE);
+	/* Only the pages this probe validated are evicted. */
+	EXPECT_EQ(ev.pages, 511);
+	EXPECT_EQ(st.evicted_pages, 511);
+
+	memset(&pv, 0, sizeof(pv));
+	pv.mismatch_4k_va = GiB;
+	ASSERT(probe_unit(GiB, &st, &pr));
+	EXPECT_EQ(pr.pages[PROBE_UNKNOWN], 512);
+	EXPECT_EQ(pr.pages[PROBE_NOT_ACCEPTED] + pr.pages[PROBE_ACCEPTED], 0);
+	EXPECT_EQ(pv.calls, 2);
+	EXPECT_EQ(pv.size[1], PVALIDATE_2M);
+
+	memset(&pv, 0, sizeof(pv));
+	pv.input_va = GiB + 2 * PAGE_SIZE;
+	EXPECT(!probe_unit(GiB, &st, &pr));
+	EXPECT_EQ(fatal_cond, FC_PVALIDATE_FAIL);
+	CHECK_PANICS(probe_unit(GiB + PAGE_SIZE, &st, &pr), "not 2 MiB aligned");
 }
 
 TEST(snp_unsupported_features_follow_linux)

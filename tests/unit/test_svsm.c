@@ -276,6 +276,50 @@ TEST(svsm_already_validated_is_an_aliasing_stop)
 	EXPECT_EQ(fatal_cond, FC_PVALIDATE_NOUPDATE);
 }
 
+static bool probe_unit(u64 unit, struct svsm_pval_stats *st, struct unaccepted_probe *pr)
+{
+	memset(st, 0, sizeof(*st));
+	memset(pr, 0, sizeof(*pr));
+	fatal_cond = 0;
+	if (setjmp(fatal_jmp))
+		return false;
+	svsm_probe_validate_unit(unit, &req_buf, &ops, st, pr);
+	return true;
+}
+
+/*
+ * unaccepted.probe below VMPL0: one 4 KiB entry per call with ignore_cf clear, so that
+ * a page validated before answers FAIL_UNCHANGED (recorded, not fatal); BUSY tells
+ * nothing and the page goes the normal way; a failure stays fatal.
+ */
+TEST(svsm_probe_unaccepted_unit_answers_per_page)
+{
+	struct svsm_pval_stats st;
+	struct unaccepted_probe pr;
+
+	reset();
+	svsm.valid[(1 * GiB) / PAGE_SIZE + 5] = 1;
+	svsm.busy = 1;
+	ASSERT(probe_unit(1 * GiB, &st, &pr));
+	EXPECT_EQ(pr.pages[PROBE_NOT_ACCEPTED], 510);
+	EXPECT_EQ(pr.pages[PROBE_ACCEPTED], 1);
+	EXPECT_EQ(pr.pages[PROBE_UNKNOWN], 1);
+	EXPECT_EQ(pr.first_accepted, 1 * GiB + 5 * PAGE_SIZE);
+	EXPECT_EQ(valid_pages(1 * GiB, 1 * GiB + UNIT_SIZE), 512);
+	EXPECT_EQ(svsm.entries_4k, 511);
+	EXPECT_EQ(svsm.entries_2m, 0);
+	EXPECT_EQ(svsm.evicted, 511);
+	/* 512 one-entry calls and the busy page's second one. */
+	EXPECT_EQ(st.calls, 513);
+
+	reset();
+	svsm.fail_pa = 1 * GiB + 9 * PAGE_SIZE;
+	svsm.fail_rc = SVSM_PVALIDATE_FAIL_INPUT;
+	EXPECT(!probe_unit(1 * GiB, &st, &pr));
+	EXPECT_EQ(fatal_cond, FC_PVALIDATE_FAIL);
+	CHECK_PANICS(probe_unit(1 * GiB + PAGE_SIZE, &st, &pr), "not 2 MiB aligned");
+}
+
 TEST(svsm_pvalidate_failure_is_fatal)
 {
 	struct svsm_pval_stats st;

@@ -245,6 +245,71 @@ TEST(tdx_unknown_status_is_fatal)
 	}
 }
 
+/* Run the unaccepted-memory probe of one unit; returns true if it ended in the fatal hook. */
+static bool probe_unit(u64 unit, struct tdx_accept_stats *st, struct unaccepted_probe *pr)
+{
+	memset(st, 0, sizeof(*st));
+	memset(pr, 0, sizeof(*pr));
+	if (setjmp(fatal_jmp))
+		return true;
+	tdx_probe_unaccepted_unit(unit, &ops, st, pr);
+	return false;
+}
+
+/*
+ * unaccepted.probe: every page of the unit asked at 4 KiB. Pending pages are accepted
+ * (the expected answer), an already accepted one is recorded, zeroed and counted, a busy
+ * one tells nothing and is retried as on the normal path.
+ */
+TEST(tdx_probe_unaccepted_unit_answers_per_page)
+{
+	struct tdx_accept_stats st;
+	struct unaccepted_probe pr;
+
+	reset();
+	mock.script[0] = 0;
+	mock.script[1] = (u64)TDX_PAGE_ALREADY_ACCEPTED << 32;
+	mock.script[2] = (u64)TDX_OPERAND_BUSY << 32 | 1;
+	mock.nscript = 3;
+	EXPECT(!probe_unit(GiB, &st, &pr));
+	EXPECT_EQ(fatal_calls, 0);
+	EXPECT_EQ(pr.pages[PROBE_NOT_ACCEPTED], 510);
+	EXPECT_EQ(pr.pages[PROBE_ACCEPTED], 1);
+	EXPECT_EQ(pr.pages[PROBE_UNKNOWN], 1);
+	EXPECT_EQ(pr.first_accepted, GiB + PAGE_SIZE);
+	EXPECT_EQ(zeroed_start, GiB + PAGE_SIZE);
+	EXPECT_EQ(zeroed_len, PAGE_SIZE);
+	EXPECT_EQ(st.already_accepted, 1);
+	EXPECT_EQ(st.busy_retries, 1);
+	/* 512 asks and the busy page's retry, all at 4 KiB, one per page in order. */
+	EXPECT_EQ(mock.n, 513);
+	EXPECT_EQ(st.tdcalls, 513);
+	EXPECT_EQ(st.accepted[TDX_LEVEL_4K], 511);
+	EXPECT_EQ(st.accepted[TDX_LEVEL_2M], 0);
+	for (unsigned i = 0; i < mock.n; i++)
+		EXPECT_EQ(mock.gpa_level[i] & 7, TDX_LEVEL_4K);
+	EXPECT_EQ(mock.gpa_level[3], (GiB + 2 * PAGE_SIZE) | TDX_LEVEL_4K);
+	EXPECT_EQ(mock.gpa_level[512], (GiB + 511 * PAGE_SIZE) | TDX_LEVEL_4K);
+
+	/* A clean unit: all 512 pending. */
+	reset();
+	EXPECT(!probe_unit(GiB, &st, &pr));
+	EXPECT_EQ(pr.pages[PROBE_NOT_ACCEPTED], 512);
+	EXPECT_EQ(pr.pages[PROBE_ACCEPTED] + pr.pages[PROBE_UNKNOWN], 0);
+	EXPECT_EQ(warns, 0);
+
+	/* A status the guest cannot reason about stays fatal, as on the normal path. */
+	reset();
+	mock.script[0] = 0xC000000100000000ULL;
+	mock.script[1] = 0xC000000100000000ULL;
+	mock.nscript = 2;
+	EXPECT(probe_unit(GiB, &st, &pr));
+	EXPECT_EQ(fatal_condition, FC_ACCEPT_STATUS);
+	EXPECT_EQ(fatal_gpa, GiB);
+	reset();
+	CHECK_PANICS(probe_unit(GiB + PAGE_SIZE, &st, &pr), "not 2 MiB aligned");
+}
+
 TEST(tdx_bad_range_panics)
 {
 	struct tdx_accept_stats st;

@@ -23,7 +23,8 @@
  *   size_mismatch@ADDR      the host mapped the 2 MiB unit at ADDR with 4 KiB pages
  *                           (TDX PAGE_SIZE_MISMATCH; SNP 4 KiB RMP entries: FAIL_SIZEMISMATCH)
  *   already@ADDR            the 4 KiB page at ADDR was accepted or validated behind the
- *                           guest's back (TDX ALREADY_ACCEPTED; SNP PVALIDATE no-update)
+ *                           guest's back (TDX ALREADY_ACCEPTED; SNP PVALIDATE no-update):
+ *                           in unaccepted memory, what the unaccepted.probe rule must find
  *   status@ADDR=VALUE       TDX: accepting ADDR returns status VALUE
  *   pvalidate_input@ADDR    SNP: PVALIDATE of ADDR fails with FAIL_INPUT
  *   psc_partial:N           SNP: the hypervisor processes at most N PSC entries per exit

@@ -197,3 +197,44 @@ void snp_pvalidate_range(u64 start, u64 end, bool validate, const struct snp_pva
 		start += big ? UNIT_SIZE : PAGE_SIZE;
 	}
 }
+
+/*
+ * The conformance report's unaccepted.probe at VMPL0: the unit at `unit`, already made
+ * private (Page State Change, as accept does), validated one 4 KiB page at a time so that
+ * every page answers for itself. Type 15 memory is not validated, so each PVALIDATE must
+ * change the RMP. rFLAGS.CF set (no update) says the page was validated before: recorded,
+ * and the caller keeps the unit out of use (the normal path stops the guest instead, as
+ * Linux does). FAIL_SIZEMISMATCH on the first page (a 2 MiB RMP entry) tells nothing:
+ * the unit is validated as pvalidate_one validates it. Anything else: pvalidate_one's
+ * reaction for that page (fatal). Under today's KVM (4 KiB RMP entries) this costs what
+ * the normal path does: a refused 2 MiB PVALIDATE, then 512 4 KiB ones.
+ */
+void snp_probe_validate_unit(u64 unit, const struct snp_pvalidate_ops *ops,
+			     struct snp_pvalidate_stats *st, struct unaccepted_probe *pr)
+{
+	if (!IS_ALIGNED(unit, UNIT_SIZE))
+		panic("snp_probe_validate_unit: unit %llx not 2 MiB aligned", unit);
+	for (u64 a = unit; a < unit + UNIT_SIZE; a += PAGE_SIZE) {
+		bool no_update = false;
+		u32 rc = ops->pvalidate(a, PVALIDATE_4K, 1, &no_update);
+
+		st->calls_4k++;
+		if (rc == PVALIDATE_OK && !no_update) {
+			pr->pages[PROBE_NOT_ACCEPTED]++;
+			if (ops->evict) {
+				ops->evict(a, 1);
+				st->evicted_pages++;
+			}
+		} else if (rc == PVALIDATE_OK) {
+			if (!pr->pages[PROBE_ACCEPTED]++)
+				pr->first_accepted = a;
+		} else if (rc == PVALIDATE_FAIL_SIZEMISMATCH && a == unit) {
+			pr->pages[PROBE_UNKNOWN] += UNIT_SIZE / PAGE_SIZE;
+			pvalidate_one(unit, PVALIDATE_2M, true, ops, st);
+			return;
+		} else {
+			pr->pages[PROBE_UNKNOWN]++;
+			pvalidate_one(a, PVALIDATE_4K, true, ops, st);
+		}
+	}
+}

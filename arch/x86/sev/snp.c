@@ -1283,10 +1283,51 @@ static int snp_probe_accepted(u64 pa)
 	return rc == PVALIDATE_FAIL_INPUT ? PROBE_NOT_ACCEPTED : PROBE_UNKNOWN;
 }
 
+/*
+ * Type 15 memory page by page (psc.c snp_probe_validate_unit; below VMPL0 svsm.c
+ * svsm_probe_validate_unit): the unit is made private as accept makes it, then each page
+ * must be validated by this PVALIDATE, not before. A unit with a page someone validated
+ * before is kept out of use (-1: the allocator marks it lost): its contents may alias
+ * memory in use (the normal path stops the guest here).
+ */
+static int snp_probe_unaccepted(u64 unit, struct unaccepted_probe *pr)
+{
+	struct snp_psc_stats ps = { 0 };
+
+	snp_psc_range(unit, unit + UNIT_SIZE, PSC_OP_PRIVATE, &psc_ops, &ps, NULL);
+	count_add(C_PSC_EXITS, ps.exits);
+	count_add(C_PSC_ENTRIES, ps.entries);
+	count_add(C_PSC_REISSUES, ps.reissues);
+	if (via_svsm) {
+		struct svsm_pval_stats ss = { 0 };
+
+		svsm_probe_validate_unit(unit, (struct svsm_pval_req *)(this_caa() + SVSM_CAA_BUFFER),
+					 &svsm_ops, &ss, pr);
+		count_add(C_SVSM_ENTRIES, ss.entries);
+		count_add(C_SVSM_SIZE_MISMATCH, ss.size_mismatch);
+		count_add(C_EVICTED_PAGES, ss.evicted_pages);
+	} else {
+		struct snp_pvalidate_stats vs = { 0 };
+
+		snp_probe_validate_unit(unit, &pvalidate_ops, &vs, pr);
+		count_add(C_PVALIDATE_2M, vs.calls_2m);
+		count_add(C_PVALIDATE_4K, vs.calls_4k);
+		count_add(C_PVALIDATE_SIZE_MISMATCH, vs.size_mismatch);
+		count_add(C_EVICTED_PAGES, vs.evicted_pages);
+	}
+	if (!pr->pages[PROBE_ACCEPTED])
+		return 0;
+	kprintf("snp: type 15 memory already validated (%u page(s), first %#llx): a possible "
+		"aliasing; the unit at %#llx stays unused\n", pr->pages[PROBE_ACCEPTED],
+		pr->first_accepted, unit);
+	return -1;
+}
+
 static struct cc_platform snp = {
 	.name = "snp",
 	.accept = snp_accept,
 	.probe_accepted = snp_probe_accepted,
+	.probe_unaccepted = snp_probe_unaccepted,
 	.accept_ahead = snp_accept_ahead,
 	.io_out = snp_io_out,
 	.io_in = snp_io_in,

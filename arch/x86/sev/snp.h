@@ -303,6 +303,12 @@ struct snp_pvalidate_stats {
 
 void snp_pvalidate_range(u64 start, u64 end, bool validate, const struct snp_pvalidate_ops *ops,
 			 struct snp_pvalidate_stats *st);
+/*
+ * The unaccepted-memory probe at VMPL0: the unit at `unit` (already private) validated one
+ * 4 KiB page at a time, each page's answer counted in *pr (psc.c says how).
+ */
+void snp_probe_validate_unit(u64 unit, const struct snp_pvalidate_ops *ops,
+			     struct snp_pvalidate_stats *st, struct unaccepted_probe *pr);
 
 /* The platform, after boot/ found SEV_STATUS bit 2 (CPUID 0x8000001F EBX, SVSM facts). */
 struct boot_info;

@@ -157,3 +157,40 @@ enum svsm_create_answer svsm_delete_vcpu_answer(u64 rax)
 	/* Same result codes (SVSM spec "Result codes"), none specific to the call. */
 	return svsm_create_vcpu_answer(rax);
 }
+
+/*
+ * The conformance report's unaccepted.probe below VMPL0: the same page-by-page question
+ * as snp_probe_validate_unit (psc.c), asked through the SVSM. Each request holds one
+ * 4 KiB entry with ignore_cf clear, so that a page the RMP already has validated comes
+ * back as FAIL_UNCHANGED (SVSM spec, PVALIDATE call; COCONUT core.rs core_pvalidate)
+ * instead of being taken as done: recorded, and the caller keeps the unit out of use.
+ * Any other answer (BUSY included) tells nothing: the page goes through
+ * svsm_pvalidate_range, which retries or stops as it does for every accept.
+ */
+void svsm_probe_validate_unit(u64 unit, struct svsm_pval_req *req, const struct svsm_pval_ops *ops,
+			      struct svsm_pval_stats *st, struct unaccepted_probe *pr)
+{
+	if (!IS_ALIGNED(unit, UNIT_SIZE))
+		panic("svsm_probe_validate_unit: unit %llx not 2 MiB aligned", unit);
+	for (u64 a = unit; a < unit + UNIT_SIZE; a += PAGE_SIZE) {
+		u64 rc;
+
+		req->num_entries = 1;
+		req->cur_index = 0;
+		req->reserved = 0;
+		req->entries[0] = SVSM_PVAL_ENTRY(a, 0, 1);
+		st->entries++;
+		st->calls++;
+		rc = ops->call(req);
+		if (rc == SVSM_SUCCESS) {
+			pr->pages[PROBE_NOT_ACCEPTED]++;
+			evict_done(req, 0, 1, true, ops, st);
+		} else if (rc == SVSM_PVALIDATE_FAIL_UNCHANGED && req->cur_index == 0) {
+			if (!pr->pages[PROBE_ACCEPTED]++)
+				pr->first_accepted = a;
+		} else {
+			pr->pages[PROBE_UNKNOWN]++;
+			svsm_pvalidate_range(a, a + PAGE_SIZE, true, req, ops, st);
+		}
+	}
+}

@@ -144,6 +144,9 @@ struct svsm_pval_stats {
 
 void svsm_pvalidate_range(u64 start, u64 end, bool validate, struct svsm_pval_req *req,
 			  const struct svsm_pval_ops *ops, struct svsm_pval_stats *st);
+/* The unaccepted-memory probe below VMPL0: the unit at `unit` validated page by page (svsm.c). */
+void svsm_probe_validate_unit(u64 unit, struct svsm_pval_req *req, const struct svsm_pval_ops *ops,
+			      struct svsm_pval_stats *st, struct unaccepted_probe *pr);
 
 /*
  * The SVSM's answer (RAX) to Create vCPU, judged. The SVSM spec defines no

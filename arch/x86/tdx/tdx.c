@@ -567,10 +567,21 @@ static int tdx_probe_accepted(u64 pa)
 	return TDX_STATUS_CODE(status) == TDX_SUCCESS ? PROBE_NOT_ACCEPTED : PROBE_UNKNOWN;
 }
 
+/* Type 15 memory page by page: each page must still be pending (tdx_probe_unaccepted_unit). */
+static int tdx_probe_unaccepted(u64 unit, struct unaccepted_probe *pr)
+{
+	struct tdx_accept_stats st = { 0 };
+
+	tdx_probe_unaccepted_unit(unit, &accept_ops, &st, pr);
+	count_accept(&st);
+	return 0;
+}
+
 static const struct cc_platform tdx = {
 	.name = "tdx",
 	.accept = tdx_accept,
 	.probe_accepted = tdx_probe_accepted,
+	.probe_unaccepted = tdx_probe_unaccepted,
 	.io_out = tdx_io_out,
 	.io_in = tdx_io_in,
 	.terminate = tdx_terminate,

@@ -219,6 +219,13 @@ struct tdx_accept_stats {
 void tdx_accept_range(u64 start, u64 end, const struct tdx_accept_ops *ops,
 		      struct tdx_accept_stats *st);
 
+/*
+ * The unaccepted-memory probe (cc_platform.probe_unaccepted): accept the 2 MiB unit at
+ * `unit` in 4 KiB pages, each page's answer counted in *pr (accept.c says how).
+ */
+void tdx_probe_unaccepted_unit(u64 unit, const struct tdx_accept_ops *ops,
+			       struct tdx_accept_stats *st, struct unaccepted_probe *pr);
+
 /* The platform, after boot/ found the TDX signature. */
 const struct cc_platform *tdx_platform(void);
 /* The #VE handler: registered before the kernel's IDT is loaded (platform_traps_init). */
