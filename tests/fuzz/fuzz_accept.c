@@ -743,7 +743,7 @@ static void boot_and_run(const u8 *data, size_t size)
 		.accept = mock_accept, .ctx = &mdl,
 		.meta_alloc = meta_alloc, .meta_alloc_uninit = meta_alloc_uninit,
 		.now_ns = sim_now, .phys_offset = (u64)(uintptr_t)arena,
-		.cpu_id = sim_cpu_id, .cpu_cache_high = cache,
+		.cpu_id = sim_cpu_id, .ncpus = ncpus, .cpu_cache_high = cache,
 	};
 	const struct early_reserved *er;
 	struct palloc_reserved res[EARLY_MAX_RESERVED + 1];

@@ -139,6 +139,7 @@ static void setup(void)
 		.meta_alloc_uninit = mock_meta_alloc_uninit,
 		.now_ns = mock_now,
 		.cpu_id = mock_cpu_id,
+		.ncpus = THREADS,
 	};
 
 	for (unsigned i = 0; i < fx.nmeta; i++)
