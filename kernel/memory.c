@@ -297,12 +297,14 @@ static void eager_progress(u64 done, u64 total)
 
 void memory_init_allocator(const struct boot_info *bi)
 {
-	static const struct palloc_env env = {
+	const struct palloc_env env = {
 		.accept = accept_backend,
 		.meta_alloc = meta_alloc,
 		.meta_alloc_uninit = meta_alloc_uninit,
 		.now_ns = tsc_now_ns,
 		.cpu_id = smp_this_cpu,
+		/* smp_init ran: the CPU slots are known (a slot that never started costs 2 KiB). */
+		.ncpus = smp_cpu_slots(),
 		.cpu_cache_high = PALLOC_CPU_CACHE_MAX,
 	};
 	const struct early_reserved *er;

@@ -38,22 +38,28 @@ static struct {
 	struct palloc_stats *stats;	/* the allocator's, which the reports read */
 	u64 accepting;		/* units and edges claimed and not yet done (atomic) */
 	u64 generation;		/* bumped whenever a claim is done (atomic) */
+	struct palloc_edge edges[PALLOC_MAX_EDGES];	/* partial units, in the order added */
+	unsigned nedges;
+	unsigned edge_cursor;	/* no pending edge below this index */
+	/* Per CPU, last: accept_init clears the CPUs in use, not MAX_CPUS of them. */
+	struct palloc_cpu_stats cpu[MAX_CPUS];
 	/*
 	 * Where each CPU looks for the next unit to claim (palloc_accept_next): apart, so
 	 * that CPUs accepting at once do not all start at the lowest unit's bitmap word.
 	 */
 	u64 cursor[MAX_CPUS];
 	bool cursor_set[MAX_CPUS];
-	struct palloc_edge edges[PALLOC_MAX_EDGES];	/* partial units, in the order added */
-	unsigned nedges;
-	unsigned edge_cursor;	/* no pending edge below this index */
-	struct palloc_cpu_stats cpu[MAX_CPUS];
 } acc;
 
-void accept_init(struct unaccepted_bitmap *bm, const struct palloc_env *env,
+void accept_init(struct unaccepted_bitmap *bm, const struct palloc_env *env, unsigned was,
 		 struct palloc_stats *stats)
 {
-	memset(&acc, 0, sizeof(acc));
+	unsigned n = MAX(was, env->ncpus);
+
+	memset(&acc, 0, (size_t)((char *)acc.cpu - (char *)&acc));
+	memset(acc.cpu, 0, n * sizeof(acc.cpu[0]));
+	memset(acc.cursor, 0, n * sizeof(acc.cursor[0]));
+	memset(acc.cursor_set, 0, n * sizeof(acc.cursor_set[0]));
 	acc.lock = (struct spinlock)SPINLOCK_INIT;
 	acc.stats_lock = (struct spinlock)SPINLOCK_INIT;
 	acc.env = *env;
@@ -76,8 +82,8 @@ static unsigned this_cpu(void)
 {
 	unsigned cpu = acc.env.cpu_id ? acc.env.cpu_id() : 0;
 
-	if (cpu >= MAX_CPUS)
-		panic("palloc: CPU index %u is beyond MAX_CPUS (%d)", cpu, MAX_CPUS);
+	if (cpu >= acc.env.ncpus)
+		panic("palloc: CPU index %u, but palloc_init was told of %u CPUs", cpu, acc.env.ncpus);
 	return cpu;
 }
 

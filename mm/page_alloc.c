@@ -696,9 +696,13 @@ static unsigned only_cpu(void)
 void palloc_init(const struct memmap *m, struct unaccepted_bitmap *bm,
 		 const struct palloc_env *e, u32 *lat_samples, u64 lat_cap)
 {
+	/* The CPUs an earlier palloc_init (host tests, the fuzzer) may have left caches for. */
+	unsigned was = ps.env.ncpus;
+
+	if (e->ncpus > MAX_CPUS)
+		panic("palloc_init: %u CPUs, at most MAX_CPUS (%d)", e->ncpus, MAX_CPUS);
 	/* Before any other CPU uses the allocator: no lock needed, and none taken. */
 	memset(&ps, 0, sizeof(ps));
-	memset(pcps, 0, sizeof(pcps));
 	locked_allocs = locked_frees = drain_request = 0;
 	palloc_lock = (struct spinlock)SPINLOCK_INIT;
 	info_lock = (struct spinlock)SPINLOCK_INIT;
@@ -706,9 +710,15 @@ void palloc_init(const struct memmap *m, struct unaccepted_bitmap *bm,
 		panic("palloc_init: a per-CPU cache of %u blocks is above the maximum %d",
 		      e->cpu_cache_high, PALLOC_CPU_CACHE_MAX);
 	ps.env = *e;
-	if (!ps.env.cpu_id)
+	if (!ps.env.cpu_id) {
 		ps.env.cpu_id = only_cpu;
-	accept_init(bm, e, &ps.stats);
+		ps.env.ncpus = 1;
+	} else if (!ps.env.ncpus) {
+		ps.env.ncpus = MAX_CPUS;
+	}
+	/* Only the caches that can be in use, not MAX_CPUS of them (512 KiB). */
+	memset(pcps, 0, MAX(was, ps.env.ncpus) * sizeof(pcps[0]));
+	accept_init(bm, &ps.env, was, &ps.stats);
 	ps.free_unit_hint = UINT64_MAX;
 	ps.npending = 0;
 	ps.refill_hook = NULL;
@@ -848,8 +858,8 @@ static __always_inline unsigned this_cpu(void)
 {
 	unsigned cpu = ps.env.cpu_id();
 
-	if (unlikely(cpu >= MAX_CPUS))
-		panic("palloc: CPU index %u is beyond MAX_CPUS (%d)", cpu, MAX_CPUS);
+	if (unlikely(cpu >= ps.env.ncpus))
+		panic("palloc: CPU index %u, but palloc_init was told of %u CPUs", cpu, ps.env.ncpus);
 	return cpu;
 }
 
@@ -943,8 +953,9 @@ static void pcp_serve(struct pcp *p)
 
 void palloc_poll(void)
 {
-	if (!ps.env.cpu_id)
-		return;		/* before palloc_init */
+	/* Before palloc_init, or on a CPU the allocator was not told of: no cache to serve. */
+	if (!ps.env.cpu_id || ps.env.cpu_id() >= ps.env.ncpus)
+		return;
 	struct pcp *p = this_pcp();
 
 	if (drain_pending(p))
@@ -971,7 +982,7 @@ static bool drain_all(void)
 	bool gave = false;
 
 	pcp_serve(&pcps[me]);
-	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++) {
+	for (unsigned cpu = 0; cpu < ps.env.ncpus; cpu++) {
 		struct pcp *p = &pcps[cpu];
 		u64 asked = __atomic_load_n(&p->asked, __ATOMIC_RELAXED);
 
@@ -1410,7 +1421,7 @@ static u64 cached_bytes(u64 *blocks_of_order)
 {
 	u64 bytes = 0;
 
-	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++)
+	for (unsigned cpu = 0; cpu < ps.env.ncpus; cpu++)
 		for (unsigned order = 0; order < PCP_ORDERS; order++) {
 			u32 n = pcp_count(&pcps[cpu], order);
 
@@ -1430,7 +1441,7 @@ const struct palloc_stats *palloc_stats(void)
 {
 	u64 allocs = locked_allocs, frees = locked_frees;
 
-	for (unsigned cpu = 0; cpu < MAX_CPUS; cpu++) {
+	for (unsigned cpu = 0; cpu < ps.env.ncpus; cpu++) {
 		const struct pcp *p = &pcps[cpu];
 		u64 freed = __atomic_load_n(&p->freed, __ATOMIC_RELAXED);
 		u64 held = 0;

@@ -93,8 +93,14 @@ struct palloc_env {
 	u64 (*now_ns)(void);
 	/* Physical address -> pointer. */
 	u64 phys_offset;
-	/* The calling CPU's index, 0..MAX_CPUS-1; NULL: always 0 (one CPU). */
+	/* The calling CPU's index, 0..ncpus-1; NULL: always 0 (one CPU). */
 	unsigned (*cpu_id)(void);
+	/*
+	 * How many CPU indices cpu_id may return (at most MAX_CPUS; 0: MAX_CPUS, or 1
+	 * without cpu_id). Whatever walks every CPU (draining the caches, the statistics)
+	 * walks these, so a guest pays for the CPUs it has, not for MAX_CPUS.
+	 */
+	unsigned ncpus;
 	/* Blocks of each small order a CPU keeps to itself (0: no per-CPU caches). */
 	unsigned cpu_cache_high;
 };

@@ -39,8 +39,11 @@ void palloc_add_free_locked(u64 start, u64 end);
 
 /* ---- acceptance, for the allocator */
 
-/* palloc_init's part for acceptance: the bitmap, the platform call, the statistics. */
-void accept_init(struct unaccepted_bitmap *bm, const struct palloc_env *env,
+/*
+ * palloc_init's part for acceptance: the bitmap, the platform call (env->ncpus set), the
+ * statistics. `was`: the CPUs an earlier init was told of, whose counts are cleared too.
+ */
+void accept_init(struct unaccepted_bitmap *bm, const struct palloc_env *env, unsigned was,
 		 struct palloc_stats *stats);
 /* Times acceptance's locks were taken. */
 u64 accept_lock_acquisitions(void);

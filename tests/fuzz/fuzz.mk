@@ -21,7 +21,7 @@ FUZZ_MEMMAP_SRCS := tests/fuzz/fuzz_memmap.c mm/memmap.c mm/bitmap.c lib/sort.c
 # fuzz_accept.c includes mm/early.c itself (over its fake physical memory).
 FUZZ_ACCEPT_SRCS := tests/fuzz/fuzz_accept.c mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/accept.c \
 	mm/latency.c mm/series.c mm/policy.c lib/sort.c
-FUZZ_HDRS := $(wildcard mm/*.h include/*.h lib/*.h) mm/early.c tests/fuzz/fuzz.mk
+FUZZ_HDRS := $(wildcard mm/*.h include/*.h lib/*.h) mm/early.c tests/fuzz/fuzz.h tests/fuzz/fuzz.mk
 # -O1 keeps the sanitizers' reports readable; -fno-sanitize-recover makes every UB a crash.
 FUZZ_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter

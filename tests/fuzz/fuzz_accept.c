@@ -15,6 +15,7 @@
 #include "mm/page_alloc.h"
 #include "mm/palloc_internal.h"
 #include "mm/policy.h"
+#include "tests/fuzz/fuzz.h"
 
 /*
  * The kernel's boot-time allocator, built over the fake physical memory below: it writes
@@ -76,26 +77,6 @@ static void *phys_memset(void *p, int c, size_t n);
 #define MAX_LIVE (MODEL_PAGES + 64)
 #define PT_POOL 8
 #define PAGES_PER_UNIT (UNIT_SIZE / PAGE_SIZE)
-
-#define CHECK(cond)                                                               \
-	do {                                                                      \
-		if (!(cond)) {                                                    \
-			fprintf(stderr, "fuzz_accept: %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			__builtin_trap();                                         \
-		}                                                                 \
-	} while (0)
-
-/* A broken invariant in mm/ is a finding. */
-__noreturn void panic(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	__builtin_trap();
-}
 
 /* fatal() is the kernel stopping cleanly (early_alloc: no accepted memory left): not a finding. */
 static jmp_buf stop;
@@ -743,7 +724,7 @@ static void boot_and_run(const u8 *data, size_t size)
 		.accept = mock_accept, .ctx = &mdl,
 		.meta_alloc = meta_alloc, .meta_alloc_uninit = meta_alloc_uninit,
 		.now_ns = sim_now, .phys_offset = (u64)(uintptr_t)arena,
-		.cpu_id = sim_cpu_id, .cpu_cache_high = cache,
+		.cpu_id = sim_cpu_id, .ncpus = ncpus, .cpu_cache_high = cache,
 	};
 	const struct early_reserved *er;
 	struct palloc_reserved res[EARLY_MAX_RESERVED + 1];

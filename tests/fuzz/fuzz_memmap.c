@@ -7,6 +7,7 @@
 #include "include/panic.h"
 #include "mm/bitmap.h"
 #include "mm/memmap.h"
+#include "tests/fuzz/fuzz.h"
 
 /*
  * Input: a 12-byte header, then raw descriptors exactly as firmware would lay them out.
@@ -28,26 +29,6 @@ typedef unsigned __int128 u128;
 #define TWO64 ((u128)1 << 64)
 /* Bigger bitmaps are skipped: they cost time, not coverage. */
 #define MAX_BITMAP_BYTES (1u << 20)
-
-#define CHECK(cond)                                                               \
-	do {                                                                      \
-		if (!(cond)) {                                                    \
-			fprintf(stderr, "fuzz_memmap: %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			__builtin_trap();                                         \
-		}                                                                 \
-	} while (0)
-
-/* bitmap.c panics on misuse; nothing here misuses it, so a panic is a finding. */
-__noreturn void panic(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	__builtin_trap();
-}
 
 static u64 le64(const u8 *p)
 {

@@ -75,6 +75,9 @@ static u32 *accept_state(u64 pa)
 			       : &fx.unit_state[unit_index(pa)];
 }
 
+static void race_hold(void);
+static bool race_armed;	/* atomically: the next accept waits in race_hold() */
+
 static int mock_accept(void *ctx, u64 start, u64 end)
 {
 	/* Partial units go page by page, as TDX and SNP accept them. */
@@ -90,6 +93,8 @@ static int mock_accept(void *ctx, u64 start, u64 end)
 			__atomic_add_fetch(&fx.double_accepts, 1, __ATOMIC_RELAXED);
 	}
 	/* The platform takes its time: other threads run into the same units meanwhile. */
+	if (__atomic_exchange_n(&race_armed, false, __ATOMIC_ACQ_REL))
+		race_hold();
 	usleep(ACCEPT_SLEEP_US);
 	/* Accepted memory reads as zero: one word per page is enough for TSan to see. */
 	for (u64 p = start; p < end; p += PAGE_SIZE)
@@ -139,6 +144,7 @@ static void setup(void)
 		.meta_alloc_uninit = mock_meta_alloc_uninit,
 		.now_ns = mock_now,
 		.cpu_id = mock_cpu_id,
+		.ncpus = THREADS,
 	};
 
 	for (unsigned i = 0; i < fx.nmeta; i++)
@@ -652,4 +658,107 @@ TEST(an_idle_cpus_cache_goes_to_the_cpu_that_runs_out)
 	thread_cpu = 1;
 	give_back(t.block, 0);
 	hog_release(me);
+}
+
+/* ------------------------------------------------------------------ the last unit */
+
+/*
+ * Two CPUs go for the last unaccepted unit. CPU 0 finds nothing free and goes to accept
+ * more; meanwhile CPU 1 claims the last unit and is still accepting it when CPU 0's
+ * refill finds the bitmap empty. That unit is about to be free: CPU 0 must wait for it,
+ * not report out of memory. Threads left to themselves hit that window too rarely to
+ * test (the hog test above never did), so this test holds it open, the same way every
+ * run: CPU 0's refill hook first lets CPU 1 claim the unit, whose accept then blocks in
+ * the mock until CPU 0 waits for it (or has given up), and only then runs the policy's
+ * refill, which finds nothing left to claim.
+ */
+static struct {
+	pthread_t thread;
+	bool started, held, cpu0_done;	/* atomically */
+	bool claimed;			/* CPU 1's palloc_accept_next() */
+	unsigned refills;
+} race;
+
+/*
+ * CPU 1's accept: blocked until CPU 0 waits for an accept to finish, or returned (or
+ * 10 s went by: CPU 0 waiting some other way fails the test instead of hanging it).
+ */
+static void race_hold(void)
+{
+	u64 t0 = mock_now();
+
+	__atomic_store_n(&race.held, true, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&palloc_cpu_stats(0)->accept_waits, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&race.cpu0_done, __ATOMIC_ACQUIRE) &&
+	       mock_now() - t0 < 10 * 1000000000ULL)
+		usleep(10);
+}
+
+static void *race_cpu1(void *arg)
+{
+	(void)arg;
+	thread_cpu = 1;
+	race.claimed = palloc_accept_next(ACCEPT_LAZY);
+	return NULL;
+}
+
+/* CPU 0's refill: CPU 1 claims the last unit first and stays inside its accept. */
+static bool race_refill(unsigned order)
+{
+	if (race.refills++ == 0) {
+		__atomic_store_n(&race_armed, true, __ATOMIC_RELEASE);
+		pthread_create(&race.thread, NULL, race_cpu1, NULL);
+		race.started = true;
+		while (!__atomic_load_n(&race.held, __ATOMIC_ACQUIRE))
+			usleep(10);
+	}
+	return policy_refill(order);
+}
+
+static void last_unit_race(unsigned order)
+{
+	u64 base = FB + ACCEPTED_BYTES, last = base + (UNITS - 1) * UNIT_SIZE, a;
+	u64 *held = calloc(ARENA >> PAGE_SHIFT, sizeof(u64)), nheld = 0;
+
+	ASSERT(held != NULL);
+	setup();
+	memset(&race, 0, sizeof(race));
+	thread_cpu = 0;
+	/* Every unit but the last accepted, and everything free handed out. */
+	palloc_accept_range(base, last, ACCEPT_EXPLICIT);
+	for (int k = PALLOC_MAX_ORDER; k >= 0; k--)
+		while ((a = palloc_alloc_accepted((unsigned)k)))
+			held[nheld++] = a;
+	ASSERT_EQ(palloc_stats()->free_bytes, 0);
+	ASSERT_EQ(bitmap_count(&fx.bm), 1);
+
+	palloc_set_hooks(race_refill, NULL);
+	a = palloc_alloc(order);
+	__atomic_store_n(&race.cpu0_done, true, __ATOMIC_RELEASE);
+	if (race.started)
+		pthread_join(race.thread, NULL);
+	palloc_set_hooks(policy_refill, NULL);
+
+	/* CPU 1 accepted the last unit, and CPU 0 waited for it instead of giving up. */
+	EXPECT(race.claimed);
+	EXPECT_EQ(palloc_cpu_stats(1)->accepted_bytes, UNIT_SIZE);
+	if (!EXPECT(a != 0))
+		printf("  order %u: out of memory while CPU 1 was still accepting the last unit\n", order);
+	EXPECT_EQ(ALIGN_DOWN(a, UNIT_SIZE), last);
+	EXPECT_EQ(palloc_cpu_stats(0)->accept_waits, 1);
+	EXPECT_EQ(palloc_stats()->alloc_failures, 0);
+	EXPECT_EQ(race.refills, 1);
+	EXPECT_EQ(bitmap_count(&fx.bm), 0);
+	if (a)
+		palloc_free(a);
+	while (nheld)
+		palloc_free(held[--nheld]);
+	free(held);
+	check_after();
+}
+
+TEST(last_unit_claimed_by_another_cpu_is_waited_for)
+{
+	last_unit_race(PALLOC_MAX_ORDER);	/* a whole unit: the locked path */
+	last_unit_race(0);			/* a page: through CPU 0's cache */
 }
