@@ -876,6 +876,24 @@ static __always_inline struct pcp *this_pcp(void)
 	return p;
 }
 
+/*
+ * The same for the two fast paths (palloc_alloc, palloc_free), bounded by the array
+ * (a constant) instead of ps.env.ncpus (a load: 2 more instructions per pair). A CPU
+ * beyond ncpus still meets this_cpu's check on its first allocation, as its cache starts
+ * empty and sends it to the slow path, and on every free that does not fit its cache.
+ */
+static __always_inline struct pcp *this_pcp_fast(void)
+{
+	unsigned cpu = ps.env.cpu_id();
+	struct pcp *p;
+
+	if (unlikely(cpu >= MAX_CPUS))
+		panic("palloc: CPU index %u is beyond MAX_CPUS (%d)", cpu, MAX_CPUS);
+	p = &pcps[cpu];
+	__asm__("" : "+r"(p));
+	return p;
+}
+
 static __always_inline u32 pcp_count(const struct pcp *p, unsigned order)
 {
 	return __atomic_load_n(&p->count[order], __ATOMIC_RELAXED);
@@ -1202,7 +1220,7 @@ u64 palloc_alloc(unsigned order)
 {
 	/* The fast path: a hit in this CPU's cache, nothing shared written. */
 	if (likely(order <= PALLOC_PCP_MAX_ORDER)) {
-		struct pcp *p = this_pcp();
+		struct pcp *p = this_pcp_fast();
 		u32 n = pcp_count(p, order);
 
 		if (likely(n && !drain_pending(p))) {
@@ -1327,7 +1345,7 @@ static __noinline void free_slow(u64 addr, u8 *state)
 void palloc_free(u64 addr)
 {
 	/* The fast path: a small block goes to this CPU's cache while it has room. */
-	struct pcp *p = this_pcp();
+	struct pcp *p = this_pcp_fast();
 	u8 *state = block_state(addr);
 
 	if (likely(state && !drain_pending(p))) {
