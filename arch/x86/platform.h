@@ -132,6 +132,13 @@ struct unaccepted_probe {
 	u64 first_accepted;	/* the first page found accepted (if pages[PROBE_ACCEPTED]) */
 };
 
+/* A page of the unit answered "accepted before": counted, and remembered if the first. */
+static inline void unaccepted_probe_found_accepted(struct unaccepted_probe *pr, u64 page)
+{
+	if (!pr->pages[PROBE_ACCEPTED]++)
+		pr->first_accepted = page;
+}
+
 enum platform_kind {
 	PLATFORM_NONE,
 	PLATFORM_SIM,

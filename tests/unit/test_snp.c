@@ -462,6 +462,7 @@ TEST(pvalidate_evicts_every_validated_page_once)
 	EXPECT_EQ(st.evicted_pages, 0);
 }
 
+/* Run the unaccepted-memory probe of one unit; returns false if it ended in the fatal hook. */
 static bool probe_unit(u64 unit, struct snp_pvalidate_stats *st, struct unaccepted_probe *pr)
 {
 	memset(st, 0, sizeof(*st));

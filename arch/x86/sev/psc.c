@@ -226,8 +226,7 @@ void snp_probe_validate_unit(u64 unit, const struct snp_pvalidate_ops *ops,
 				st->evicted_pages++;
 			}
 		} else if (rc == PVALIDATE_OK) {
-			if (!pr->pages[PROBE_ACCEPTED]++)
-				pr->first_accepted = a;
+			unaccepted_probe_found_accepted(pr, a);
 		} else if (rc == PVALIDATE_FAIL_SIZEMISMATCH && a == unit) {
 			pr->pages[PROBE_UNKNOWN] += UNIT_SIZE / PAGE_SIZE;
 			pvalidate_one(unit, PVALIDATE_2M, true, ops, st);

@@ -89,6 +89,30 @@ static void count(unsigned c)
 	count_add(c, 1);
 }
 
+/* Each kind of statistics a Page State Change or a validation left, into the counters. */
+static void count_psc(const struct snp_psc_stats *ps)
+{
+	count_add(C_PSC_EXITS, ps->exits);
+	count_add(C_PSC_ENTRIES, ps->entries);
+	count_add(C_PSC_REISSUES, ps->reissues);
+	count_add(C_PSC_AHEAD_UNITS, ps->ahead_units);
+}
+
+static void count_pvalidate(const struct snp_pvalidate_stats *vs)
+{
+	count_add(C_PVALIDATE_2M, vs->calls_2m);
+	count_add(C_PVALIDATE_4K, vs->calls_4k);
+	count_add(C_PVALIDATE_SIZE_MISMATCH, vs->size_mismatch);
+	count_add(C_EVICTED_PAGES, vs->evicted_pages);
+}
+
+static void count_svsm(const struct svsm_pval_stats *ss)
+{
+	count_add(C_SVSM_ENTRIES, ss->entries);
+	count_add(C_SVSM_SIZE_MISMATCH, ss->size_mismatch);
+	count_add(C_EVICTED_PAGES, ss->evicted_pages);
+}
+
 static u8 *this_ghcb(void)
 {
 	return ghcbs[smp_cpu_index()];
@@ -634,18 +658,13 @@ static void validate_range(u64 start, u64 end, bool validate)
 
 		svsm_pvalidate_range(start, end, validate, (struct svsm_pval_req *)(this_caa() + SVSM_CAA_BUFFER),
 				     &svsm_ops, &ss);
-		count_add(C_SVSM_ENTRIES, ss.entries);
-		count_add(C_SVSM_SIZE_MISMATCH, ss.size_mismatch);
-		count_add(C_EVICTED_PAGES, ss.evicted_pages);
+		count_svsm(&ss);
 		return;
 	}
 	struct snp_pvalidate_stats vs = { 0 };
 
 	snp_pvalidate_range(start, end, validate, &pvalidate_ops, &vs);
-	count_add(C_PVALIDATE_2M, vs.calls_2m);
-	count_add(C_PVALIDATE_4K, vs.calls_4k);
-	count_add(C_PVALIDATE_SIZE_MISMATCH, vs.size_mismatch);
-	count_add(C_EVICTED_PAGES, vs.evicted_pages);
+	count_pvalidate(&vs);
 }
 
 /*
@@ -662,10 +681,7 @@ static int snp_accept(u64 start, u64 end)
 		psc_eager(start, end, &ps);
 	else
 		snp_psc_range(start, end, PSC_OP_PRIVATE, &psc_ops, &ps, NULL);
-	count_add(C_PSC_EXITS, ps.exits);
-	count_add(C_PSC_ENTRIES, ps.entries);
-	count_add(C_PSC_REISSUES, ps.reissues);
-	count_add(C_PSC_AHEAD_UNITS, ps.ahead_units);
+	count_psc(&ps);
 	validate_range(start, end, true);
 	return 0;
 }
@@ -804,15 +820,9 @@ static int snp_probe_unit(u64 unit, struct probe_sink *s, unsigned k, bool *back
 	}
 	*backend = probe_validate(unit, k, &vs, &ss) && !per;
 	probe_sink = NULL;
-	count_add(C_PSC_EXITS, ps.exits);
-	count_add(C_PSC_ENTRIES, ps.entries);
-	count_add(C_PSC_REISSUES, ps.reissues);
-	count_add(C_PVALIDATE_2M, vs.calls_2m);
-	count_add(C_PVALIDATE_4K, vs.calls_4k);
-	count_add(C_PVALIDATE_SIZE_MISMATCH, vs.size_mismatch);
-	count_add(C_SVSM_ENTRIES, ss.entries);
-	count_add(C_SVSM_SIZE_MISMATCH, ss.size_mismatch);
-	count_add(C_EVICTED_PAGES, vs.evicted_pages + ss.evicted_pages);
+	count_psc(&ps);
+	count_pvalidate(&vs);
+	count_svsm(&ss);
 	return 0;
 }
 
@@ -1295,25 +1305,18 @@ static int snp_probe_unaccepted(u64 unit, struct unaccepted_probe *pr)
 	struct snp_psc_stats ps = { 0 };
 
 	snp_psc_range(unit, unit + UNIT_SIZE, PSC_OP_PRIVATE, &psc_ops, &ps, NULL);
-	count_add(C_PSC_EXITS, ps.exits);
-	count_add(C_PSC_ENTRIES, ps.entries);
-	count_add(C_PSC_REISSUES, ps.reissues);
+	count_psc(&ps);
 	if (via_svsm) {
 		struct svsm_pval_stats ss = { 0 };
 
 		svsm_probe_validate_unit(unit, (struct svsm_pval_req *)(this_caa() + SVSM_CAA_BUFFER),
 					 &svsm_ops, &ss, pr);
-		count_add(C_SVSM_ENTRIES, ss.entries);
-		count_add(C_SVSM_SIZE_MISMATCH, ss.size_mismatch);
-		count_add(C_EVICTED_PAGES, ss.evicted_pages);
+		count_svsm(&ss);
 	} else {
 		struct snp_pvalidate_stats vs = { 0 };
 
 		snp_probe_validate_unit(unit, &pvalidate_ops, &vs, pr);
-		count_add(C_PVALIDATE_2M, vs.calls_2m);
-		count_add(C_PVALIDATE_4K, vs.calls_4k);
-		count_add(C_PVALIDATE_SIZE_MISMATCH, vs.size_mismatch);
-		count_add(C_EVICTED_PAGES, vs.evicted_pages);
+		count_pvalidate(&vs);
 	}
 	if (!pr->pages[PROBE_ACCEPTED])
 		return 0;

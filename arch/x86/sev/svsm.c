@@ -186,8 +186,7 @@ void svsm_probe_validate_unit(u64 unit, struct svsm_pval_req *req, const struct 
 			pr->pages[PROBE_NOT_ACCEPTED]++;
 			evict_done(req, 0, 1, true, ops, st);
 		} else if (rc == SVSM_PVALIDATE_FAIL_UNCHANGED && req->cur_index == 0) {
-			if (!pr->pages[PROBE_ACCEPTED]++)
-				pr->first_accepted = a;
+			unaccepted_probe_found_accepted(pr, a);
 		} else {
 			pr->pages[PROBE_UNKNOWN]++;
 			svsm_pvalidate_range(a, a + PAGE_SIZE, true, req, ops, st);

@@ -113,8 +113,7 @@ void tdx_probe_unaccepted_unit(u64 unit, const struct tdx_accept_ops *ops,
 			st->accepted[TDX_LEVEL_4K]++;
 			pr->pages[PROBE_NOT_ACCEPTED]++;
 		} else if (code == TDX_PAGE_ALREADY_ACCEPTED) {
-			if (!pr->pages[PROBE_ACCEPTED]++)
-				pr->first_accepted = a;
+			unaccepted_probe_found_accepted(pr, a);
 			st->already_accepted++;
 			ops->warn("type 15 memory the TDX module says was already accepted (firmware/host "
 				  "inconsistency); zeroing it", a, TDX_LEVEL_4K);
