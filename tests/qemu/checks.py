@@ -65,6 +65,10 @@ def expected_unaccepted(events, fake):
     return merged
 
 
+def ceil_div(a, b):
+    return -(-a // b)
+
+
 def bitmap_matches_map(case, events, text):
     """The bitmap event agrees to the byte with the firmware's map (needs verbose=1)."""
     problems = []
@@ -93,7 +97,7 @@ def bitmap_matches_map(case, events, text):
             segs.append([lo, hi])
     unaccepted = sum(hi - lo for lo, hi in runs)
     units = sum((hi - lo) // UNIT for lo, hi in segs)
-    words = sum(-(-((hi - lo) // UNIT) // 64) for lo, hi in segs)
+    words = sum(ceil_div((hi - lo) // UNIT, 64) for lo, hi in segs)
     want = {
         "unaccepted_bytes": unaccepted,
         "edge_bytes": edge,
@@ -101,7 +105,7 @@ def bitmap_matches_map(case, events, text):
         "segments": len(segs),
         "base": segs[0][0] if segs else 0,
         # The words, a bit per chunk of 64 words (mm/bitmap.h), the segments.
-        "bytes": (words + -(-(-(-words // 64)) // 64)) * 8 + len(segs) * 24,
+        "bytes": (words + ceil_div(ceil_div(words, 64), 64)) * 8 + len(segs) * 24,
         "segment_bases": [lo for lo, _ in segs],
         "segment_units": [(hi - lo) // UNIT for lo, hi in segs],
     }
