@@ -361,15 +361,22 @@ def snp_calls_per_gib_lazy(case, events, text):
 
 def snp_calls_per_gib_eager(case, events, text):
     """Eager on SNP: at most 2.2 PSC exits per GiB (full 253-entry requests across runs),
-    512 2 MiB PVALIDATEs (plus the 4 KiB fallback on a kvm host)."""
+    512 2 MiB PVALIDATEs (plus the 4 KiB fallback on a kvm host). With N vCPUs, each of
+    the N - 1 boundaries between their shares may cost one exit more: a vCPU fills its
+    last request with the units after its share, and when its neighbour has claimed the
+    first of those already, the neighbour converts them itself (which of the two gets
+    there first is timing: snp-smp4-eager gave 3 exits in 8 of 10 boots, 4 in 2)."""
     per, s = _per_gib(events)
     per_tib = _summary_obj(events, "platform_calls_per_tib")[0]
     if s is None:
         return ["no summary"]
     problems = []
     psc = per_tib.get("vmgexit_psc")
-    if psc is None or not 1024 <= psc <= 2.2 * 1024:
-        problems.append("vmgexit_psc per TiB = %s, expected at most %d (2.2 per GiB)" % (psc, 2.2 * 1024))
+    accepted = s.get("accepted_bytes") or 1
+    limit = 2.2 * 1024 + (case.get("smp", 1) - 1) * (1 << 40) / accepted
+    if psc is None or not 1024 <= psc <= limit:
+        problems.append("vmgexit_psc per TiB = %s, expected at most %d (2.2 per GiB, plus one "
+                        "exit per boundary between vCPU shares)" % (psc, limit))
     return problems + _snp_pvalidate_problems(case, per)
 
 
