@@ -104,6 +104,10 @@ GOAL_RATIO = 1.10
 # Time to ready at 1G and at the largest lazy size, and acceptance against first write.
 GOAL_READY_US = 11000
 GOAL_FIRST_WRITE = 0.8
+# A matrix (a) boot whose efi_main_to_ebs phase took more than this times the median of
+# all of matrix (a)'s lazy boots ran while the whole host was slower: that phase does not
+# grow with RAM, and in such boots every phase, firmware included, is 1.4-2x slower.
+SLOWED_HOST = 1.3
 
 
 class Cell:
@@ -436,6 +440,19 @@ def edge_accept_us(boot):
     return s["accept_ns_total"] / 1000.0
 
 
+def slowed_host(cells):
+    """The names of matrix (a)'s boots that ran while the host was slower (SLOWED_HOST),
+    and the threshold in us; ([], None) when no lazy boot reports efi_main_to_ebs."""
+    pre = lambda c: (c.boot.boot_phases or {}).get("efi_main_to_ebs")  # noqa
+    ok = [c for c in cells if c.matrix == "a" and c.status == "ok" and c.boot is not None
+          and c.boot.ready_us is not None]
+    base = [pre(c) for c in ok if c.policy == "lazy" and pre(c) is not None]
+    if not base:
+        return [], None
+    limit = SLOWED_HOST * statistics.median(base)
+    return [c.name for c in ok if pre(c) is not None and pre(c) > limit], limit
+
+
 def ready_matrix(cells):
     """Per (policy, RAM) of matrix (a): the ready times and the median boot phases."""
     groups = {}
@@ -486,7 +503,7 @@ def ready_matrix(cells):
     if base and top and top is not base:
         goal = {"lazy_1g_median_us": base["median_us"], "size": top["mem"],
                 "lazy_1g_min_us": base["min_us"], "lazy_1g_max_us": base["max_us"],
-                "lazy_1g_runs": base["ok_runs"],
+                "lazy_1g_runs": base["ok_runs"], "lazy_runs": top["ok_runs"],
                 "lazy_4g_median_us": next((r["median_us"] for r in rows
                                            if r["policy"] == "lazy" and r["mem"] == "4G"), None),
                 "lazy_median_us": top["median_us"], "ratio": top["ratio_to_lazy_1g"],
@@ -494,6 +511,20 @@ def ready_matrix(cells):
                 "kernel_ratio": top["kernel_ratio_to_lazy_1g"],
                 "ratio_interval": ratio_interval(top["ready_us"], base["ready_us"]),
                 "met": top["ratio_to_lazy_1g"] <= GOAL_RATIO}
+        # The same comparison without the boots that ran on a slowed host: a figure beside
+        # the goal's, not a replacement (the goal is judged on every boot).
+        slow, limit = slowed_host(cells)
+        steady = lambda mem: [c.boot.ready_us for c in cells  # noqa
+                              if c.matrix == "a" and c.policy == "lazy" and c.mem == mem and
+                              c.status == "ok" and c.boot is not None and
+                              c.boot.ready_us is not None and c.name not in slow]
+        s1, st = steady("1G"), steady(top["mem"])
+        if limit is not None and s1 and st:
+            goal["steady"] = {"limit_us": limit, "lazy_1g_runs": len(s1), "lazy_runs": len(st),
+                              "lazy_1g_median_us": statistics.median(s1),
+                              "lazy_median_us": statistics.median(st),
+                              "ratio": statistics.median(st) / statistics.median(s1),
+                              "ratio_interval": ratio_interval(st, s1)}
     return rows, goal
 
 
@@ -625,11 +656,23 @@ def goal_text(goal):
                 "full); the 10%% allowance is %s ms." % (
                     goal["size"], ms(goal["edge_accept_median_us"]),
                     ms(goal["lazy_1g_median_us"] * (GOAL_RATIO - 1))))
+    steady = ""
+    st = goal.get("steady")
+    if st and (st["lazy_1g_runs"] < goal.get("lazy_1g_runs", 0) or
+               st["lazy_runs"] < goal.get("lazy_runs", 0)):
+        steady = (" Without the boots that ran while the host was slower (efi_main_to_ebs, "
+                  "which does not grow with RAM, above %s ms, %.1fx the lazy boots' median): "
+                  "lazy %s %s ms (%d boots) against lazy 1G %s ms (%d boots), %+.1f%%%s." % (
+                      ms(st["limit_us"], 2), SLOWED_HOST, goal["size"], ms(st["lazy_median_us"]),
+                      st["lazy_runs"], ms(st["lazy_1g_median_us"]), st["lazy_1g_runs"],
+                      (st["ratio"] - 1) * 100,
+                      " (interval %.2f-%.2f)" % tuple(st["ratio_interval"])
+                      if st.get("ratio_interval") else ""))
     return ("Goal: lazy %s within 10%% of lazy 1G. Measured: %s ms against %s ms median, "
-            "%+.1f%%: %s.%s%s%s%s%s" % (goal["size"], ms(goal["lazy_median_us"]),
-                                        ms(goal["lazy_1g_median_us"]), pct,
-                                        "MET" if goal["met"] else "NOT MET", ci, kern, edge,
-                                        vs4, noise))
+            "%+.1f%%: %s.%s%s%s%s%s%s" % (goal["size"], ms(goal["lazy_median_us"]),
+                                          ms(goal["lazy_1g_median_us"]), pct,
+                                          "MET" if goal["met"] else "NOT MET", ci, kern, edge,
+                                          vs4, steady, noise))
 
 
 # ---------------------------------------------------------------- more than one vCPU
