@@ -342,8 +342,15 @@ static double threads_mpairs(unsigned threads, u64 n, u64 *locks)
 	return (double)threads * (double)n / (double)wall * 1e3;
 }
 
-/* Median over RUNS of 1-thread and THREADS_MAX-thread throughput, alternating. */
-static void time_threads(u64 n, double *one, double *many, u64 *locks)
+/*
+ * Median over RUNS of 1-thread and THREADS_MAX-thread throughput, alternating, and the
+ * best run of each. The host's cores are themselves shared: when the second one is taken
+ * away for part of the runs, the medians' ratio falls while the best runs still show
+ * what the allocator does with two cores (2026-12-05, three runs in a row on an idle
+ * guest: 2.00, 1.13 and 1.91 by the medians).
+ */
+static void time_threads(u64 n, double *one, double *many, double *one_best, double *many_best,
+			 u64 *locks)
 {
 	double a[RUNS], b[RUNS];
 	u64 l;
@@ -365,6 +372,8 @@ static void time_threads(u64 n, double *one, double *many, u64 *locks)
 	qsort(b, RUNS, sizeof(b[0]), cmp_double);
 	*one = a[RUNS / 2];
 	*many = b[RUNS / 2];
+	*one_best = a[RUNS - 1];
+	*many_best = b[RUNS - 1];
 }
 
 /*
@@ -415,7 +424,7 @@ int main(int argc, char **argv)
 	char self[4096];
 	ssize_t len;
 	double ns[ARRAY_SIZE(patterns)], ns_min[ARRAY_SIZE(patterns)], locks[ARRAY_SIZE(patterns)];
-	double ipp[ARRAY_SIZE(patterns)], one, many;
+	double ipp[ARRAY_SIZE(patterns)], one, many, one_best, many_best;
 	u64 thread_locks;
 
 	/* Under callgrind: set up, warm up, run the pairs, nothing else. */
@@ -435,7 +444,7 @@ int main(int argc, char **argv)
 	setup(true);
 	for (unsigned p = 0; p < ARRAY_SIZE(patterns); p++)
 		ns[p] = time_pattern(&patterns[p], n, &ns_min[p], &locks[p]);
-	time_threads(n, &one, &many, &thread_locks);
+	time_threads(n, &one, &many, &one_best, &many_best, &thread_locks);
 
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len <= 0)
@@ -465,8 +474,9 @@ int main(int argc, char **argv)
 		       locks[p]);
 	}
 	printf("order0 on %d threads (own CPU index each): %.1f M pairs/s against %.1f M pairs/s "
-	       "on 1 thread, %.2fx (median of %d each, alternating); %llu lock acquisitions\n",
-	       THREADS_MAX, many, one, many / one, RUNS, thread_locks);
+	       "on 1 thread, %.2fx (median of %d each, alternating; best runs %.2fx); %llu lock "
+	       "acquisitions\n", THREADS_MAX, many, one, many / one, RUNS, many_best / one_best,
+	       thread_locks);
 	if (!use_cg)
 		printf("(instruction counts need valgrind; install it, or unset BENCH_PALLOC_NO_CALLGRIND)\n");
 	for (unsigned p = 0; p < ARRAY_SIZE(patterns); p++) {
@@ -482,7 +492,8 @@ int main(int argc, char **argv)
 	}
 	printf("{\"bench\": \"palloc_threads\", \"pattern\": \"order0\", \"threads\": %d, "
 	       "\"pairs_per_thread\": %llu, \"runs\": %d, \"mpairs_per_s_1\": %.2f, "
-	       "\"mpairs_per_s_n\": %.2f, \"scaling\": %.3f, \"lock_acquisitions\": %llu}\n",
-	       THREADS_MAX, n, RUNS, one, many, many / one, thread_locks);
+	       "\"mpairs_per_s_n\": %.2f, \"scaling\": %.3f, \"scaling_best\": %.3f, "
+	       "\"lock_acquisitions\": %llu}\n",
+	       THREADS_MAX, n, RUNS, one, many, many / one, many_best / one_best, thread_locks);
 	return 0;
 }
