@@ -286,11 +286,9 @@ void bitmap_clear(struct unaccepted_bitmap *b, u64 unit)
 
 u64 bitmap_word(const struct unaccepted_bitmap *b, unsigned seg, u64 i)
 {
-	const struct bitmap_segment *s = &b->segs[seg];
-
-	if (seg >= b->nsegs || i >= (s->units + WORD_BITS - 1) / WORD_BITS)
+	if (seg >= b->nsegs || i >= (b->segs[seg].units + WORD_BITS - 1) / WORD_BITS)
 		panic("bitmap_word: word %llu of segment %u is outside the bitmap", i, seg);
-	return word_at(b, s, i);
+	return word_at(b, &b->segs[seg], i);
 }
 
 u64 bitmap_recount(const struct unaccepted_bitmap *b)
