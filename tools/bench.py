@@ -459,6 +459,7 @@ def ready_matrix(cells):
     for c in cells:
         if c.matrix == "a":
             groups.setdefault((c.policy, c.mem_bytes, c.mem), []).append(c)
+    slow, limit = slowed_host(cells)
     base = None
     rows = []
     for (policy, mb, mem), cs in sorted(groups.items(),
@@ -479,6 +480,8 @@ def ready_matrix(cells):
               if "firmware_us" in (c.boot.boot_steps or {})]
         row = {"policy": policy, "mem": mem, "mem_bytes": mb, "runs": len(cs),
                "ok_runs": len(ok), "ready_us": us,
+               # The boots that did not run on a slowed host (slowed_host).
+               "steady_us": [c.boot.ready_us for c in ok if c.name not in slow],
                "median_us": statistics.median(us) if us else None,
                "min_us": min(us) if us else None, "max_us": max(us) if us else None,
                "kernel_median_us": statistics.median(kern) if kern else None,
@@ -513,12 +516,7 @@ def ready_matrix(cells):
                 "met": top["ratio_to_lazy_1g"] <= GOAL_RATIO}
         # The same comparison without the boots that ran on a slowed host: a figure beside
         # the goal's, not a replacement (the goal is judged on every boot).
-        slow, limit = slowed_host(cells)
-        steady = lambda mem: [c.boot.ready_us for c in cells  # noqa
-                              if c.matrix == "a" and c.policy == "lazy" and c.mem == mem and
-                              c.status == "ok" and c.boot is not None and
-                              c.boot.ready_us is not None and c.name not in slow]
-        s1, st = steady("1G"), steady(top["mem"])
+        s1, st = base["steady_us"], top["steady_us"]
         if limit is not None and s1 and st:
             goal["steady"] = {"limit_us": limit, "lazy_1g_runs": len(s1), "lazy_runs": len(st),
                               "lazy_1g_median_us": statistics.median(s1),
