@@ -225,6 +225,7 @@ __noreturn void kernel_main(struct boot_info *bi)
 #ifdef CONFIG_TEST_IMAGE
 	/* test=early_*: console output or a panic right after the IDT is loaded. */
 	testcase_early(bi->config.test);
+	testcase_window(bi, false);
 #endif
 	memory_trap_init();
 #ifdef CONFIG_EMULATOR
@@ -243,6 +244,9 @@ __noreturn void kernel_main(struct boot_info *bi)
 	early_init(&kernel_memmap);
 #ifdef CONFIG_EMULATOR
 	emu_setup_model(&kernel_memmap);
+#endif
+#ifdef CONFIG_TEST_IMAGE
+	testcase_window(bi, true);
 #endif
 	/* Our identity map: OVMF's page tables live in boot-services memory. Unaccepted
 	 * units stay unmapped. */

@@ -31,6 +31,13 @@ int testcase_run(const char *name);
  * platform set-up: runs the early part of test=early_console and test=early_panic.
  */
 void testcase_early(const char *name);
+struct boot_info;
+/*
+ * Called by kernel_main between ExitBootServices and memory_build_page_tables, before
+ * the memory map is parsed (map_known false) and after the page model exists (true):
+ * the planted reads of test=window_read_early and test=window_read.
+ */
+void testcase_window(const struct boot_info *bi, bool map_known);
 
 /* Inside a test case: report a failed check with its location and return. */
 #define CHECK(cond)                                                                   \

@@ -128,7 +128,7 @@ class Symbols:
     """Function names for addresses in a loaded image, from the ELF kept beside the .efi
     (the .elf is linked at 0, so an image offset is an ELF address)."""
 
-    ARM_SITES = {"tdx": "emu_obs_arm_tdx", "snp": "emu_obs_arm_snp"}
+    ARM_SITES = {"tdx": "emu_obs_arm_tdx", "snp": "emu_obs_arm_snp", "sim": "emu_obs_arm_sim"}
 
     def __init__(self, elf_path):
         with open(elf_path, "rb") as f:

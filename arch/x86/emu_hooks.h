@@ -25,6 +25,13 @@ bool emu_play_wrmsr(u32 msr, u64 val);
 bool emu_play_halt(void);
 void emu_observe_accept(u64 start, u64 end);
 /*
+ * The kernel's page tables now map [start, end) as `how` (OBS_MAP_*, arch/x86/observer.h):
+ * the page-state sanitizer checks each access's private/shared choice against the page.
+ */
+void emu_note_mapping(u64 start, u64 end, u32 how);
+/* An AP the kernel started itself (INIT-SIPI on a normal VM) reached the kernel's code. */
+void emu_note_ap_entry(void);
+/*
  * An IN or OUT the guest executes: in an emulated TD (SNP guest) the real CPU raises #VE
  * (#VC) instead, so the emulator delivers that exception and returns true (*val holds
  * what an IN read); false: let the instruction run.
@@ -55,6 +62,13 @@ static inline bool emu_play_halt(void)
 static inline void emu_observe_accept(u64 start, u64 end)
 {
 	(void)start, (void)end;
+}
+static inline void emu_note_mapping(u64 start, u64 end, u32 how)
+{
+	(void)start, (void)end, (void)how;
+}
+static inline void emu_note_ap_entry(void)
+{
 }
 static inline bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
 {

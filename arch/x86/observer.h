@@ -21,6 +21,8 @@
 #define OBS_KIND_ARM 0xa1
 #define OBS_ARM_TDX 1
 #define OBS_ARM_SNP 2
+/* A normal VM with software-accepted memory (platform sim, fake_unaccepted_start): memory is checked, instructions are not. */
+#define OBS_ARM_SIM 3
 /* This vCPU enters / leaves the emulated host (emulator code, playing firmware, KVM, CPU). */
 #define OBS_KIND_HOST_ENTER 0xa2
 #define OBS_KIND_HOST_LEAVE 0xa3
@@ -36,6 +38,48 @@
  */
 #define OBS_KIND_DECL_RDMSR 0xa5
 #define OBS_KIND_DECL_WRMSR 0xa6
+
+/*
+ * The page-state sanitizer's channel. A marker's immediate is fixed when the image is
+ * built, so a run-time value (an address, a length) travels as eight OBS_KIND_ARG
+ * markers, most significant byte first, each with one byte as its immediate: the
+ * emulator jumps into a table with one marker per byte value (emu/observer.asm). The
+ * observer collects up to OBS_MAX_ARGS values per vCPU; the next command takes them.
+ */
+#define OBS_KIND_ARG 0xa7
+#define OBS_MAX_ARGS 3
+/*
+ * args (start, end, state): the platform (the emulated host) set every 4 KiB page in
+ * [start, end) to state (OBS_PS_*). Only the emulated host may send it.
+ */
+#define OBS_KIND_PAGES 0xa8
+/*
+ * args (start, end, shared): the kernel's own page tables map [start, end) (identity)
+ * shared (1: without the C-bit) or private (0), or no longer map it (2).
+ */
+#define OBS_KIND_MAPPED 0xa9
+/*
+ * The emulated host has sent the state it started the guest's kernel with: the
+ * accesses made since the arm, held until now, are judged.
+ */
+#define OBS_KIND_SHADOW_READY 0xaa
+#define OBS_KIND_LAST OBS_KIND_SHADOW_READY
+
+#define OBS_MAP_PRIVATE 0
+#define OBS_MAP_SHARED 1
+#define OBS_MAP_NONE 2
+
+/*
+ * A 4 KiB page's state as the platform holds it (the sanitizer's shadow). UNTRACKED is
+ * memory the platform does not manage as guest RAM (MMIO, holes, reserved ranges).
+ */
+#define OBS_PS_UNTRACKED 0
+#define OBS_PS_OK 1		/* TDX accepted, SNP private and validated, sim accepted */
+#define OBS_PS_PENDING 2	/* TDX: private, not yet accepted (TDX module: PENDING) */
+#define OBS_PS_UNACCEPTED 3	/* sim: unaccepted (fake_unaccepted_start) */
+#define OBS_PS_NOT_VALIDATED 4	/* SNP: assigned to the guest in the RMP, not validated */
+#define OBS_PS_SHARED 5		/* SNP: owned by the hypervisor (shared) */
+#define OBS_PS_COUNT 6
 
 #define OBS_MAGIC 0x4d410000	/* imm of the markers without an argument: "MA" */
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: four-level identity map; 1 GiB, 2 MiB and 4 KiB leaves. */
 #include "arch/x86/cpu.h"
+#include "arch/x86/emu_hooks.h"
+#include "arch/x86/observer.h"
 #include "arch/x86/paging.h"
 #include "include/panic.h"
 #include "lib/string.h"
@@ -124,7 +126,12 @@ int paging_map(u64 start, u64 end, enum map_kind kind)
 	if (!IS_ALIGNED(start, PAGE_SIZE) || !IS_ALIGNED(end, PAGE_SIZE) || start >= end)
 		panic("paging_map: bad range [%llx, %llx)", (unsigned long long)start,
 		      (unsigned long long)end);
-	return walk(root, LEVELS, start, end, leaf, false);
+	if (walk(root, LEVELS, start, end, leaf, false))
+		return -1;
+	/* Test image: what the leaves say, private (encrypted) or shared, for the sanitizer. */
+	emu_note_mapping(start, end, private_bits && kind == MAP_SHARED ? OBS_MAP_SHARED
+									 : OBS_MAP_PRIVATE);
+	return 0;
 }
 
 static bool shared;
@@ -150,6 +157,7 @@ int paging_unmap(u64 start, u64 end)
 		      "flush their TLBs", (unsigned long long)start, (unsigned long long)end);
 	if (walk(root, LEVELS, start, end, 0, true))
 		return -1;
+	emu_note_mapping(start, end, OBS_MAP_NONE);
 	/* A reload of CR3 is simpler than invlpg per page and happens rarely. */
 	write_cr3(read_cr3());
 	return 0;

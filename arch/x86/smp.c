@@ -3,6 +3,7 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
+#include "arch/x86/emu_hooks.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/smp.h"
@@ -291,6 +292,7 @@ unsigned smp_arch_wait_checkins(const struct smp_start *s, const bool *asked, bo
 /* The trampoline's first C code for an AP: on its own stack, still with the trampoline's GDT. */
 static __noreturn void ap_entry(struct ap_slot *slot)
 {
+	emu_note_ap_entry();
 	smp_arch_ap_checkin((struct percpu *)(uintptr_t)slot->percpu);
 }
 

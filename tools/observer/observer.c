@@ -16,11 +16,22 @@
  * observer, after ExitBootServices: until then the firmware's own #VE/#VC handlers
  * serve the boot loader. From the arm on, every load and store is also checked for MMIO.
  *
+ * The page-state sanitizer: from the arm on, every load and store the guest's own code
+ * makes is also checked against a shadow of each 4 KiB page's state as the real platform
+ * holds it (TDX: pending or accepted; SNP: shared or private, validated or not; sim:
+ * unaccepted or accepted), which only the emulated host changes (OBS_KIND_PAGES, sent
+ * from its page model), and against the private/shared choice of the kernel's own
+ * mapping of the page (OBS_KIND_MAPPED, sent by its page-table code). The emulated host
+ * sends the state the kernel started with once it knows the final memory map
+ * (OBS_KIND_SHADOW_READY); the accesses made before that are held, one per page, and
+ * judged then, so the window from ExitBootServices on is covered. A violation stops the
+ * VM, naming the access, its address, the page's state and the real platform's reaction.
+ *
  * Output (one JSON object per line, to the file named by out=, else stderr):
  * {"event":"observer_stop",...} at a violation, after which QEMU exits with status
  * (OBS_EXIT_STOPPED << 1) | 1; {"event":"observer",...} with counts when QEMU exits.
  *
- * Arguments: out=FILE, mmio=off (skip the MMIO check).
+ * Arguments: out=FILE, mmio=off (skip the MMIO check and the page-state sanitizer).
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -56,6 +67,8 @@ struct qemu_plugin_tb;
 struct qemu_plugin_insn;
 struct qemu_plugin_hwaddr;
 typedef uint32_t qemu_plugin_meminfo_t;
+unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
+bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
 enum { QEMU_PLUGIN_CB_NO_REGS = 0 };
 enum { QEMU_PLUGIN_MEM_RW = 3 };
 
@@ -96,13 +109,45 @@ struct site {
 	uint8_t bytes[16];
 };
 
-/* Per vCPU: inside the emulated host (depth > 0)? A declared MSR for the next instruction? */
+/*
+ * Per vCPU: inside the emulated host (depth > 0)? A declared MSR for the next
+ * instruction? The sanitizer's arguments being received, and its count of checked
+ * accesses (each vCPU thread writes only its own).
+ */
 struct vcpu {
 	int depth;
 	unsigned decl_kind;
 	uint32_t decl_msr;
 	uint64_t decl_next;
+	uint64_t acc;
+	unsigned acc_bytes, nargs;
+	uint64_t args[OBS_MAX_ARGS];
+	uint64_t checked;
 };
+
+/* The shadow: one byte per 4 KiB page, in 1 GiB chunks made when first set. */
+#define SH_CHUNK_SHIFT 30
+#define SH_CHUNK_PAGES (1u << (SH_CHUNK_SHIFT - 12))
+#define SH_CHUNKS (1u << 16)		/* 64 TiB of guest-physical address space */
+#define SH_STATE_MASK 0x0f
+#define SH_MAPPED_SHARED 0x10		/* the kernel's own mapping has no C-bit */
+
+static uint8_t *shadow[SH_CHUNKS];
+static volatile int shadow_ready;	/* the emulated host sent the starting state */
+
+/* Before shadow_ready: the first access to each page, judged when the state arrives. */
+struct held {
+	uint64_t pfn1;			/* page frame number + 1; 0 = free slot */
+	uint64_t rip, vaddr, pa;
+	unsigned vcpu;
+	bool store;
+};
+#define HELD_SLOTS 65536
+static struct held *held;
+static uint64_t held_pages, held_dropped;
+static volatile int held_lock;
+
+static uint64_t page_commands, map_commands;
 
 static qemu_plugin_id_t self_id;
 static struct vcpu *vcpus;
@@ -148,7 +193,8 @@ static void emit(const char *fmt, ...)
 
 static const char *mode_name(void)
 {
-	return mode == OBS_ARM_TDX ? "tdx" : mode == OBS_ARM_SNP ? "snp" : "none";
+	return mode == OBS_ARM_TDX ? "tdx" : mode == OBS_ARM_SNP ? "snp" : mode == OBS_ARM_SIM ? "sim"
+											 : "none";
 }
 
 static const char *bytes_hex(const struct site *s, char *buf)
@@ -165,20 +211,29 @@ static const char *bytes_hex(const struct site *s, char *buf)
  * Stop the VM: the guest ran, natively, something the platform it plays would have
  * trapped. The first vCPU to get here reports; any other waits for the exit.
  */
-static void stop(unsigned vcpu, const struct site *s, uint64_t rip, const char *insn, int trap,
-		 const char *why, const char *extra)
+static __attribute__((noreturn)) void stop_raw(unsigned vcpu, uint64_t rip, const char *insn,
+					       const char *trap, const char *why, const char *extra)
 {
-	char hex[64] = "";
-
 	if (__atomic_exchange_n(&stopping, 1, __ATOMIC_ACQ_REL)) {
 		for (;;)
 			pause();
 	}
 	emit("{\"event\":\"observer_stop\",\"platform\":\"%s\",\"insn\":\"%s\",\"rip\":%llu,"
-	     "\"vcpu\":%u,\"trap\":\"%s\",\"bytes\":\"%s\",\"arm_rip\":%llu%s,\"why\":\"%s\"}",
-	     mode_name(), insn, (unsigned long long)rip, vcpu, trap_kind_name(trap),
-	     s ? bytes_hex(s, hex) : "", (unsigned long long)arm_vaddr, extra ? extra : "", why);
+	     "\"vcpu\":%u,\"trap\":\"%s\",\"arm_rip\":%llu%s,\"why\":\"%s\"}",
+	     mode_name(), insn, (unsigned long long)rip, vcpu, trap, (unsigned long long)arm_vaddr,
+	     extra ? extra : "", why);
 	_exit((OBS_EXIT_STOPPED << 1) | 1);
+}
+
+static __attribute__((noreturn)) void stop(unsigned vcpu, const struct site *s, uint64_t rip,
+					   const char *insn, int trap, const char *why,
+					   const char *extra)
+{
+	char hex[64] = "", more[256];
+
+	snprintf(more, sizeof(more), ",\"bytes\":\"%s\"%s", s ? bytes_hex(s, hex) : "",
+		 extra ? extra : "");
+	stop_raw(vcpu, rip, insn, trap_kind_name(trap), why, more);
 }
 
 /* ------------------------------------------------------------------ decoding */
@@ -243,7 +298,7 @@ static int classify(const uint8_t *b, size_t n, struct site *s)
 	case 0x1f:
 		/* The marker: 0F 1F 84 <kind> <imm32>, nothing before it. */
 		if (!prefixed && i == 2 && n == OBS_MARK_LEN && b[2] == 0x84 && b[3] >= OBS_KIND_ARM &&
-		    b[3] <= OBS_KIND_DECL_WRMSR) {
+		    b[3] <= OBS_KIND_LAST) {
 			s->kind = b[3];
 			s->imm = (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 |
 				 (uint32_t)b[7] << 24;
@@ -275,6 +330,228 @@ static int classify(const uint8_t *b, size_t n, struct site *s)
 		return TC_SVM;
 	default:
 		return -2;
+	}
+}
+
+/* ------------------------------------------------------------------ page-state sanitizer */
+
+static const char *const state_names[OBS_PS_COUNT] = {
+	[OBS_PS_UNTRACKED] = "untracked", [OBS_PS_OK] = "accepted",
+	[OBS_PS_PENDING] = "pending", [OBS_PS_UNACCEPTED] = "unaccepted",
+	[OBS_PS_NOT_VALIDATED] = "private, not validated", [OBS_PS_SHARED] = "shared",
+};
+
+static uint8_t shadow_get(uint64_t pa)
+{
+	uint64_t c = pa >> SH_CHUNK_SHIFT;
+	uint8_t *chunk;
+
+	if (c >= SH_CHUNKS)
+		return 0;
+	chunk = __atomic_load_n(&shadow[c], __ATOMIC_ACQUIRE);
+	return chunk ? chunk[(pa >> 12) & (SH_CHUNK_PAGES - 1)] : 0;
+}
+
+/* The chunk holding pa; made (all untracked, mapped private) when make is set. */
+static uint8_t *shadow_chunk(uint64_t pa, bool make)
+{
+	uint64_t c = pa >> SH_CHUNK_SHIFT;
+	uint8_t *chunk, *none = NULL;
+
+	if (c >= SH_CHUNKS)
+		return NULL;
+	chunk = __atomic_load_n(&shadow[c], __ATOMIC_ACQUIRE);
+	if (chunk || !make)
+		return chunk;
+	chunk = calloc(SH_CHUNK_PAGES, 1);
+	if (!chunk) {
+		fprintf(stderr, "observer: out of memory for the page-state shadow\n");
+		_exit((OBS_EXIT_STOPPED << 1) | 1);
+	}
+	if (!__atomic_compare_exchange_n(&shadow[c], &none, chunk, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		free(chunk);
+		chunk = none;
+	}
+	return chunk;
+}
+
+/*
+ * Set [start, end) to a state (mask SH_STATE_MASK) or a mapping (SH_MAPPED_SHARED):
+ * bits under mask become val. A chunk is made only for a value other than the default.
+ */
+static void shadow_set(uint64_t start, uint64_t end, uint8_t mask, uint8_t val)
+{
+	for (uint64_t pa = start & ~0xfffULL; pa < end;) {
+		uint64_t next = ((pa >> SH_CHUNK_SHIFT) + 1) << SH_CHUNK_SHIFT;
+		uint8_t *chunk = shadow_chunk(pa, val != 0);
+
+		if (next > end || next == 0)
+			next = end;
+		if (chunk)
+			for (uint64_t a = pa; a < next; a += 4096) {
+				uint8_t *b = &chunk[(a >> 12) & (SH_CHUNK_PAGES - 1)];
+
+				__atomic_store_n(b, (uint8_t)((*b & ~mask) | val), __ATOMIC_RELAXED);
+			}
+		if (next == end || pa >= (uint64_t)SH_CHUNKS << SH_CHUNK_SHIFT)
+			break;
+		pa = next;
+	}
+}
+
+/*
+ * What the real platform does to this access, or NULL if it lets it through. io: the
+ * address is not RAM. Sources: TDX, the TDX module's secure EPT (a PENDING page is an
+ * EPT violation; KVM's TDX support ends the TD, Linux arch/x86/kvm/vmx/tdx.c "Guest
+ * access before accepting"); SNP, AMD APM vol. 2, 15.36.10 (a private access to a page
+ * not validated is #VC with error code 0x404, VMM_PAGE_NOT_VALIDATED) and KVM's
+ * implicit conversion (a private access to a shared page, or a shared access to a
+ * private one, exits to QEMU with KVM_EXIT_MEMORY_FAULT and QEMU converts the page,
+ * discarding its contents: QEMU accel/kvm/kvm-all.c kvm_convert_memory).
+ */
+static const char *judge(uint8_t sh, bool io, const char **trap)
+{
+	unsigned st = sh & SH_STATE_MASK;
+	bool shared = sh & SH_MAPPED_SHARED;
+
+	switch (mode) {
+	case OBS_ARM_TDX:
+		*trap = "ept-violation";
+		return st == OBS_PS_PENDING ? "a load or store to a private page the TD has not "
+					      "accepted (PENDING): the TDX module exits to KVM, which "
+					      "ends the TD" : NULL;
+	case OBS_ARM_SIM:
+		*trap = "unaccepted";
+		return st == OBS_PS_UNACCEPTED ? "a load or store to memory not yet accepted: on "
+						 "a TD that ends the TD, on SNP it is a #VC 0x404"
+					       : NULL;
+	case OBS_ARM_SNP:
+		if (shared) {
+			*trap = "conversion";
+			if (st == OBS_PS_OK || st == OBS_PS_NOT_VALIDATED ||
+			    (st == OBS_PS_UNTRACKED && !io))
+				return "a shared access (mapping without the C-bit) to a private page: "
+				       "KVM converts the page to shared and its contents are lost";
+			return NULL;
+		}
+		if (st == OBS_PS_NOT_VALIDATED) {
+			*trap = "#VC 0x404";
+			return "a private access to a page that is not validated: #VC with error "
+			       "code 0x404, which no handler serves";
+		}
+		if (st == OBS_PS_SHARED) {
+			*trap = "conversion";
+			return "a private access to a page the hypervisor owns (shared): KVM converts "
+			       "it to private, not validated, and the access then takes #VC 0x404";
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+static __attribute__((noreturn)) void stop_access(unsigned vcpu, uint64_t rip, uint64_t vaddr,
+						   uint64_t pa, bool store, uint8_t sh,
+						   const char *trap, const char *why, bool held_access)
+{
+	char extra[384];
+
+	snprintf(extra, sizeof(extra),
+		 ",\"address\":%llu,\"vaddr\":%llu,\"state\":\"%s\",\"mapping\":\"%s\","
+		 "\"sanitizer\":\"page_state\",\"held\":%s",
+		 (unsigned long long)pa, (unsigned long long)vaddr,
+		 state_names[sh & SH_STATE_MASK], sh & SH_MAPPED_SHARED ? "shared" : "private",
+		 held_access ? "true" : "false");
+	stop_raw(vcpu, rip, store ? "store" : "load", trap, why, extra);
+}
+
+static void spin_acquire(volatile int *l)
+{
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void spin_release(volatile int *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+/* Before the starting state is known: keep the first access to this page. */
+static void hold(unsigned vcpu, uint64_t rip, uint64_t vaddr, uint64_t pa, bool store)
+{
+	uint64_t pfn1 = (pa >> 12) + 1;
+
+	spin_acquire(&held_lock);
+	for (uint64_t i = 0, h = (pfn1 * 0x9e3779b97f4a7c15ULL) >> 48; i < HELD_SLOTS; i++) {
+		struct held *e = &held[(h + i) & (HELD_SLOTS - 1)];
+
+		if (e->pfn1 == pfn1)
+			break;
+		if (!e->pfn1) {
+			*e = (struct held){ pfn1, rip, vaddr, pa, vcpu, store };
+			held_pages++;
+			break;
+		}
+		if (i + 1 == HELD_SLOTS)
+			held_dropped++;
+	}
+	spin_release(&held_lock);
+}
+
+/* The starting state is here: judge what was held, in no particular order. */
+static void judge_held(void)
+{
+	spin_acquire(&held_lock);
+	for (unsigned i = 0; i < HELD_SLOTS; i++) {
+		struct held *e = &held[i];
+		const char *trap = "", *why;
+		uint8_t sh;
+
+		if (!e->pfn1)
+			continue;
+		sh = shadow_get(e->pa);
+		why = judge(sh, false, &trap);
+		if (why)
+			stop_access(e->vcpu, e->rip, e->vaddr, e->pa, e->store, sh, trap, why, true);
+	}
+	__atomic_store_n(&shadow_ready, 1, __ATOMIC_RELEASE);
+	spin_release(&held_lock);
+}
+
+/* One value of a command, a byte at a time (arch/x86/observer.h, OBS_KIND_ARG). */
+static void take_arg(struct vcpu *v, uint32_t byte)
+{
+	v->acc = v->acc << 8 | (byte & 0xff);
+	if (++v->acc_bytes < 8)
+		return;
+	if (v->nargs < OBS_MAX_ARGS)
+		v->args[v->nargs] = v->acc;
+	v->nargs++;
+	v->acc = 0;
+	v->acc_bytes = 0;
+}
+
+static void command(unsigned vcpu, struct vcpu *v, const struct site *s)
+{
+	uint64_t start = v->args[0], end = v->args[1], val = v->args[2];
+	bool ok = v->nargs == 3 && v->acc_bytes == 0 && start <= end;
+
+	v->nargs = 0;
+	if (!ok)
+		stop(vcpu, s, s->vaddr, "marker", TRAP_NONE,
+		     "a page-state command without its three values", NULL);
+	if (s->kind == OBS_KIND_PAGES) {
+		/* Page states are the platform's: only the emulated host changes them. */
+		if (v->depth == 0 || val >= OBS_PS_COUNT)
+			stop(vcpu, s, s->vaddr, "marker", TRAP_NONE,
+			     "a page-state change from the guest's own code, or an unknown state", NULL);
+		add(&page_commands);
+		shadow_set(start, end, SH_STATE_MASK, (uint8_t)val);
+	} else {
+		if (val > OBS_MAP_NONE)
+			stop(vcpu, s, s->vaddr, "marker", TRAP_NONE, "an unknown mapping", NULL);
+		add(&map_commands);
+		shadow_set(start, end, SH_MAPPED_SHARED, val == OBS_MAP_SHARED ? SH_MAPPED_SHARED : 0);
 	}
 }
 
@@ -325,6 +602,19 @@ static void on_marker(unsigned int vcpu, void *udata)
 		v->decl_msr = s->imm;
 		v->decl_next = s->vaddr + OBS_MARK_LEN;
 		break;
+	case OBS_KIND_ARG:
+		take_arg(v, s->imm);
+		break;
+	case OBS_KIND_PAGES:
+	case OBS_KIND_MAPPED:
+		command(vcpu, v, s);
+		break;
+	case OBS_KIND_SHADOW_READY:
+		if (armed && watch_mmio)
+			judge_held();
+		else
+			__atomic_store_n(&shadow_ready, 1, __ATOMIC_RELEASE);
+		break;
 	}
 }
 
@@ -349,6 +639,9 @@ static void on_sensitive(unsigned int vcpu, void *udata)
 		return;
 	}
 	add(&guest_runs[s->cls]);
+	/* A normal VM (sim): nothing traps; only memory is checked. */
+	if (mode == OBS_ARM_SIM)
+		return;
 	trap = platform_trap(s->cls);
 	if (trap == TRAP_OPERAND && (s->cls == TC_RDMSR || s->cls == TC_WRMSR)) {
 		if (!declared_here)
@@ -374,24 +667,47 @@ static void on_sensitive(unsigned int vcpu, void *udata)
 		     "emulator saw it", NULL);
 }
 
+/*
+ * Every load and store, once armed: MMIO (a real TD or SNP guest traps it), then the
+ * page-state sanitizer. Kept short: it runs for every access the guest makes. Only the
+ * page of an access's first byte is judged.
+ */
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
 	struct vcpu *v = vc(vcpu);
 	struct qemu_plugin_hwaddr *h;
-	char extra[96];
+	const char *trap = "", *why;
+	uint64_t pa;
+	bool io;
+	uint8_t sh;
 
-	if (!armed || !v)
-		return;
-	if (v->depth > 0)
+	if (!armed || !v || v->depth > 0)
 		return;
 	h = qemu_plugin_get_hwaddr(info, vaddr);
-	if (!h || !qemu_plugin_hwaddr_is_io(h))
+	if (!h)
 		return;
-	snprintf(extra, sizeof(extra), ",\"address\":%llu",
-		 (unsigned long long)qemu_plugin_hwaddr_phys_addr(h));
-	stop(vcpu, NULL, (uint64_t)(uintptr_t)udata, "mmio", platform_trap(TC_MMIO),
-	     "a load or store reached a device: on a real TD or SNP guest MMIO traps, and "
-	     "memaccept has no MMIO path there", extra);
+	io = qemu_plugin_hwaddr_is_io(h);
+	pa = qemu_plugin_hwaddr_phys_addr(h);
+	if (io && mode != OBS_ARM_SIM) {
+		char extra[96];
+
+		snprintf(extra, sizeof(extra), ",\"address\":%llu", (unsigned long long)pa);
+		stop(vcpu, NULL, (uint64_t)(uintptr_t)udata, "mmio", platform_trap(TC_MMIO),
+		     "a load or store reached a device: on a real TD or SNP guest MMIO traps, and "
+		     "memaccept has no MMIO path there", extra);
+	}
+	v->checked++;
+	if (!__atomic_load_n(&shadow_ready, __ATOMIC_ACQUIRE)) {
+		hold(vcpu, (uint64_t)(uintptr_t)udata, vaddr, pa, qemu_plugin_mem_is_store(info));
+		return;
+	}
+	sh = shadow_get(pa);
+	if (sh == 0 && mode != OBS_ARM_SNP)
+		return;
+	why = judge(sh, io, &trap);
+	if (why)
+		stop_access(vcpu, (uint64_t)(uintptr_t)udata, vaddr, pa, qemu_plugin_mem_is_store(info),
+			    sh, trap, why, false);
 }
 
 /* ------------------------------------------------------------------ translation */
@@ -429,6 +745,43 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	}
 }
 
+/*
+ * The sanitizer's summary: pages whose state the platform reported (by state), the
+ * loads and stores checked, the pages held until the starting state was known.
+ */
+static void report_sanitizer(void)
+{
+	uint64_t by_state[OBS_PS_COUNT] = { 0 }, tracked = 0, checked = 0, mapped_shared = 0;
+	char states[256];
+	size_t n = 0;
+
+	for (unsigned c = 0; c < SH_CHUNKS; c++) {
+		const uint8_t *chunk = shadow[c];
+
+		for (unsigned i = 0; chunk && i < SH_CHUNK_PAGES; i++) {
+			unsigned st = chunk[i] & SH_STATE_MASK;
+
+			by_state[st < OBS_PS_COUNT ? st : 0]++;
+			tracked += st != OBS_PS_UNTRACKED;
+			mapped_shared += !!(chunk[i] & SH_MAPPED_SHARED);
+		}
+	}
+	for (unsigned i = 0; i < nvcpus; i++)
+		checked += vcpus[i].checked;
+	for (unsigned st = 1; st < OBS_PS_COUNT; st++)
+		n += (size_t)snprintf(states + n, sizeof(states) - n, "%s\"%s\":%llu", st > 1 ? "," : "",
+				      state_names[st], (unsigned long long)by_state[st]);
+	emit("{\"event\":\"sanitizer\",\"on\":%s,\"platform\":\"%s\",\"ready\":%s,"
+	     "\"pages_tracked\":%llu,\"accesses_checked\":%llu,\"pages_held\":%llu,"
+	     "\"held_dropped\":%llu,\"page_commands\":%llu,\"map_commands\":%llu,"
+	     "\"pages_mapped_shared\":%llu,\"final\":{%s}}",
+	     armed && mmio_on ? "true" : "false", mode_name(), shadow_ready ? "true" : "false",
+	     (unsigned long long)tracked, (unsigned long long)checked,
+	     (unsigned long long)held_pages, (unsigned long long)held_dropped,
+	     (unsigned long long)page_commands, (unsigned long long)map_commands,
+	     (unsigned long long)mapped_shared, states);
+}
+
 static void report(qemu_plugin_id_t id, void *udata)
 {
 	char guest[512], host[512];
@@ -447,6 +800,7 @@ static void report(qemu_plugin_id_t id, void *udata)
 	     "\"markers\":%llu,\"declared_msr\":%llu,\"guest\":{%s},\"host\":{%s}}",
 	     armed ? "true" : "false", mode_name(), mmio_on ? "true" : "false",
 	     (unsigned long long)markers, (unsigned long long)declared, guest, host);
+	report_sanitizer();
 }
 
 /* After the arm: every block is translated again, now with memory callbacks. */
@@ -480,7 +834,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 	self_id = id;
 	nvcpus = (unsigned)(info->system.max_vcpus > 0 ? info->system.max_vcpus : 1);
 	vcpus = calloc(nvcpus, sizeof(*vcpus));
-	if (!vcpus)
+	held = calloc(HELD_SLOTS, sizeof(*held));
+	if (!vcpus || !held)
 		return -1;
 	/* The boot vCPU runs the guest from the start; the others run firmware until the
 	 * emulated host hands them over (OBS_KIND_HOST_LEAVE). */

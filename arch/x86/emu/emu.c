@@ -268,6 +268,62 @@ void emu_announce(void)
 
 /* ------------------------------------------------------------------ page model */
 
+/*
+ * What a load or store by the guest's kernel meets on the real platform (the
+ * sanitizer's OBS_PS_* states): TDX, a page still PENDING ends the TD; SNP, a page the
+ * hypervisor owns or one not validated; sim, a page not yet accepted in software.
+ */
+u32 emu_obs_page_state(u32 mode, u8 page)
+{
+	if (!(page & EMU_PG_RAM))
+		return OBS_PS_UNTRACKED;
+	if (mode == EMU_SNP)
+		return !(page & EMU_PG_PRIVATE) ? OBS_PS_SHARED
+		       : page & EMU_PG_ACCEPTED ? OBS_PS_OK : OBS_PS_NOT_VALIDATED;
+	if (page & EMU_PG_ACCEPTED)
+		return OBS_PS_OK;
+	return mode == EMU_TDX ? OBS_PS_PENDING : OBS_PS_UNACCEPTED;
+}
+
+void emu_note_mapping(u64 start, u64 end, u32 how)
+{
+	emu_obs_arg(start);
+	emu_obs_arg(end);
+	emu_obs_arg(how);
+	__asm__ volatile(OBS_MARK_ASM(OBS_KIND_MAPPED, OBS_MAGIC) : : : "memory");
+}
+
+/*
+ * Observe mode: the kernel started this AP itself (INIT-SIPI on a normal VM), so no
+ * emulated host hands it over; from here the observer checks its accesses too. In an
+ * emulated TD or SNP guest the emulated host has already handed the vCPU over.
+ */
+void emu_note_ap_entry(void)
+{
+	if (emu.mode == EMU_OBSERVE)
+		emu_obs_hand_over();
+}
+
+/* The model changed [start, end): tell the sanitizer, one command per run of equal state. */
+void emu_model_changed(struct emu_model *m, u64 start, u64 end)
+{
+	u64 run = start;
+	u32 state = 0;
+
+	end = MIN(end, m->end);
+	for (u64 a = start; a < end; a += PAGE_SIZE) {
+		u32 st = emu_obs_page_state(emu.mode, *emu_model_page(m, a));
+
+		if (a != run && st != state) {
+			emu_obs_pages(run, a, state);
+			run = a;
+		}
+		state = st;
+	}
+	if (run < end)
+		emu_obs_pages(run, end, state);
+}
+
 void emu_setup_model(const struct memmap *m)
 {
 	u64 end = 0;
@@ -288,6 +344,8 @@ void emu_setup_model(const struct memmap *m)
 		       &emu.faults, emu.host == EMU_HOST_HUGE);
 	kprintf("emu: page model covers %llu MiB (%llu KiB of state)\n", end >> 20,
 		end >> PAGE_SHIFT >> 10);
+	/* The sanitizer now knows the state the kernel started with (emu_model_init told it). */
+	emu_obs_shadow_ready();
 	/* A TD's APs wait in the firmware's mailbox loop before the OS runs. */
 	if (emu.mode == EMU_TDX)
 		emu_tdvf_start_aps();

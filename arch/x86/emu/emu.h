@@ -188,6 +188,30 @@ void emu_obs_arm_tdx(void);
 void emu_obs_arm_snp(void);
 void emu_obs_adopt(u32 vcpu);
 void emu_obs_hand_over(void);
+void emu_obs_arm_sim(void);
+/* One run-time value for the page-state sanitizer's next command (arch/x86/observer.h). */
+void emu_obs_arg(u64 value);
+
+/*
+ * The page-state sanitizer (tools/observer): the emulated host tells it each page's
+ * state as the platform holds it (OBS_PS_*), and when the state it started the
+ * kernel with is complete.
+ */
+static inline void emu_obs_pages(u64 start, u64 end, u32 state)
+{
+	emu_obs_arg(start);
+	emu_obs_arg(end);
+	emu_obs_arg(state);
+	__asm__ volatile(OBS_MARK_ASM(OBS_KIND_PAGES, OBS_MAGIC) : : : "memory");
+}
+
+static inline void emu_obs_shadow_ready(void)
+{
+	__asm__ volatile(OBS_MARK_ASM(OBS_KIND_SHADOW_READY, OBS_MAGIC) : : : "memory");
+}
+
+/* The state of one model page (EMU_PG_*) as the sanitizer tracks it in this mode (OBS_PS_*). */
+u32 emu_obs_page_state(u32 mode, u8 page);
 /* efi_main, after ExitBootServices: the firmware's #VE/#VC handlers are gone (emu/play.c). */
 void boot_test_after_ebs(void);
 /* emu/ipi.c: INIT and STARTUP to one of QEMU's vCPUs (its xAPIC), from the emulated host. */

@@ -70,6 +70,7 @@ void emu_model_init(struct emu_model *m, const struct memmap *map, u8 *storage, 
 			set_unit_small(m, f->addr);
 		}
 	}
+	emu_model_changed(m, 0, end);
 }
 
 u8 *emu_model_page(struct emu_model *m, u64 pa)
@@ -154,6 +155,7 @@ u64 emu_model_tdx_accept(struct emu_model *m, u64 rcx)
 		*p = (u8)((*p & ~EMU_PG_LEVEL_MASK) | EMU_PG_ACCEPTED | EMU_PG_PRIVATE |
 			  (level << EMU_PG_LEVEL_SHIFT));
 	}
+	emu_model_changed(m, gpa, end);
 	emu_count(level == TDX_LEVEL_2M ? "tdx_accepted_2m" : "tdx_accepted_4k");
 	return 0;
 }
@@ -172,6 +174,7 @@ void emu_model_rmp_set(struct emu_model *m, u64 start, u64 end, bool private)
 		else	/* a page given back to the hypervisor loses its validation */
 			*p &= (u8) ~(EMU_PG_PRIVATE | EMU_PG_ACCEPTED | EMU_PG_LEVEL_MASK | EMU_PG_VMSA);
 	}
+	emu_model_changed(m, start, end);
 }
 
 /*
@@ -213,6 +216,7 @@ u32 emu_model_pvalidate(struct emu_model *m, u64 va, u32 size, u32 validate, boo
 		*p = (u8)((*p & ~(EMU_PG_ACCEPTED | EMU_PG_LEVEL_MASK)) |
 			  (validate ? EMU_PG_ACCEPTED | (size << EMU_PG_LEVEL_SHIFT) : 0));
 	}
+	emu_model_changed(m, va, end);
 	return PVALIDATE_OK;
 }
 
@@ -337,5 +341,6 @@ bool emu_model_observe_accept(struct emu_model *m, u64 start, u64 end, u64 *bad)
 		}
 		*p |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;
 	}
+	emu_model_changed(m, start, end);
 	return true;
 }

@@ -90,5 +90,11 @@ bool emu_model_observe_accept(struct emu_model *m, u64 start, u64 end, u64 *bad)
 
 /* Provided by the emulator (and by the host tests): count a named event. */
 void emu_count(const char *name);
+/*
+ * Provided by the emulator (and by the host tests): the pages in [start, end) may have
+ * changed state. Every change the model makes is reported through it, so that the
+ * instruction observer's page-state sanitizer holds what the model holds.
+ */
+void emu_model_changed(struct emu_model *m, u64 start, u64 end);
 
 #endif

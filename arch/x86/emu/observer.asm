@@ -13,6 +13,8 @@ section .text
 %define OBS_KIND_HOST_ADOPT 0xa4
 %define OBS_ARM_TDX 1
 %define OBS_ARM_SNP 2
+%define OBS_ARM_SIM 3
+%define OBS_KIND_ARG 0xa7
 %define OBS_MAGIC 0x4d410000
 %define ADOPT_ENTRY 9			; marker and RET
 %define ADOPT_ENTRIES 256		; EMU_MAX_VCPUS
@@ -22,7 +24,8 @@ section .text
 	dd %2
 %endmacro
 
-global emu_obs_arm_tdx, emu_obs_arm_snp, emu_obs_adopt, emu_obs_hand_over
+global emu_obs_arm_tdx, emu_obs_arm_snp, emu_obs_arm_sim, emu_obs_adopt, emu_obs_hand_over
+global emu_obs_arg
 
 ; void emu_obs_arm_tdx(void), emu_obs_arm_snp(void): check from here, as this platform.
 emu_obs_arm_tdx:
@@ -30,6 +33,9 @@ emu_obs_arm_tdx:
 	ret
 emu_obs_arm_snp:
 	MARK OBS_KIND_ARM, OBS_ARM_SNP
+	ret
+emu_obs_arm_sim:
+	MARK OBS_KIND_ARM, OBS_ARM_SIM
 	ret
 
 ; void emu_obs_hand_over(void): this vCPU leaves the emulated host for the guest's code.
@@ -54,6 +60,31 @@ adopt_table:
 %assign i 0
 %rep ADOPT_ENTRIES
 	MARK OBS_KIND_HOST_ADOPT, i
+	ret
+%assign i i + 1
+%endrep
+
+; void emu_obs_arg(u64 value): one value for the page-state sanitizer's next command, as
+; eight markers, most significant byte first, each the entry of a table with one marker
+; per byte value. Uses only RAX, RCX, RDX and RDI (the entries touch nothing).
+%define ARG_ENTRY 9			; marker and RET
+emu_obs_arg:
+	mov ecx, 8
+	lea rdx, [arg_table]
+.byte:
+	rol rdi, 8
+	movzx eax, dil
+	imul eax, eax, ARG_ENTRY
+	add rax, rdx
+	call rax
+	dec ecx
+	jnz .byte
+	ret
+
+arg_table:
+%assign i 0
+%rep 256
+	MARK OBS_KIND_ARG, i
 	ret
 %assign i i + 1
 %endrep

@@ -333,4 +333,6 @@ void boot_test_after_ebs(void)
 		emu_obs_arm_tdx();
 	else if (emu.mode == EMU_SNP)
 		emu_obs_arm_snp();
+	else if (emu.bi->config.fake_set || emu.bi->config.platform == PLAT_SIM)
+		emu_obs_arm_sim();	/* memory only: on a normal VM no instruction traps */
 }
