@@ -287,6 +287,74 @@ TEST(model_observe_catches_double_accept)
 	EXPECT_EQ(bad, 12 * MiB);
 }
 
+/*
+ * The page-state sanitizer (tools/observer) holds what the model reports through
+ * emu_model_changed, and nothing else: every page whose RAM, accepted or private bit
+ * an operation changes must lie in a range the operation reported.
+ */
+static u8 before[END >> PAGE_SHIFT];
+
+static void snapshot(void)
+{
+	memcpy(before, storage, sizeof(before));
+	unit_model_changes_reset();
+}
+
+static unsigned unreported_changes(void)
+{
+	const u8 bits = EMU_PG_RAM | EMU_PG_ACCEPTED | EMU_PG_PRIVATE;
+	unsigned n = 0;
+
+	for (u64 i = 0; i < END >> PAGE_SHIFT; i++)
+		if (((before[i] ^ storage[i]) & bits) && !unit_model_change_reported(i << PAGE_SHIFT))
+			n++;
+	return n;
+}
+
+TEST(model_reports_every_state_change)
+{
+	static struct psc_desc d;
+	bool no_update;
+	u64 bad;
+
+	unit_srand(34);
+	for (int host = 0; host < 2; host++) {
+		unit_model_changes_reset();
+		setup_host("already@0xe01000", host);
+		/* The starting state: all of the model. */
+		for (u64 a = 0; a < END; a += PAGE_SIZE)
+			EXPECT(unit_model_change_reported(a));
+		for (int i = 0; i < 2000; i++) {
+			u64 pa = (unit_rand() % (END >> PAGE_SHIFT)) << PAGE_SHIFT;
+			u64 unit = ALIGN_DOWN(pa, UNIT_SIZE);
+			bool big = unit_rand() & 1;
+
+			snapshot();
+			switch (unit_rand() % 5) {
+			case 0:
+				emu_model_tdx_accept(&m, big ? unit | TDX_LEVEL_2M : pa);
+				break;
+			case 1:
+				emu_model_pvalidate(&m, big ? unit : pa, big, unit_rand() & 1, &no_update);
+				break;
+			case 2:
+				emu_model_rmp_set(&m, pa, MIN(pa + (unit_rand() % 600) * PAGE_SIZE, END),
+						  unit_rand() & 1);
+				break;
+			case 3:
+				psc_desc(&d, 1 + (unsigned)(unit_rand() % 3),
+					 MIN(unit, END - 3 * UNIT_SIZE), unit_rand() & 1);
+				emu_model_psc(&m, &d);
+				break;
+			case 4:
+				emu_model_observe_accept(&m, pa, MIN(pa + 4 * PAGE_SIZE, END), &bad);
+				break;
+			}
+			EXPECT_EQ(unreported_changes(), 0);
+		}
+	}
+}
+
 TEST(model_snp_psc_resumes_at_cur_page)
 {
 	static struct psc_desc d;

@@ -78,6 +78,40 @@ u64 unit_emu_count(const char *name)
 	return 0;
 }
 
+/* emu_model_changed (arch/x86/emu/model.h): the ranges the model reported, kept for the tests. */
+static struct {
+	u64 start, end;
+} model_changes[1 << 14];
+static unsigned nmodel_changes;
+static bool model_changes_overflowed;
+
+void emu_model_changed(struct emu_model *m, u64 start, u64 end)
+{
+	(void)m;
+	if (nmodel_changes == ARRAY_SIZE(model_changes)) {
+		model_changes_overflowed = true;
+		return;
+	}
+	model_changes[nmodel_changes].start = start;
+	model_changes[nmodel_changes++].end = end;
+}
+
+void unit_model_changes_reset(void)
+{
+	nmodel_changes = 0;
+	model_changes_overflowed = false;
+}
+
+bool unit_model_change_reported(u64 pa)
+{
+	if (model_changes_overflowed)
+		return true;	/* cannot tell: the caller asked too much between resets */
+	for (unsigned i = 0; i < nmodel_changes; i++)
+		if (pa >= model_changes[i].start && pa < model_changes[i].end)
+			return true;
+	return false;
+}
+
 u64 unit_rand(void)
 {
 	rng ^= rng >> 12;

@@ -59,6 +59,15 @@ void unit_catch_check(const char *needle, const char *file, int line);
 /* How often the emulator model counted `name` (arch/x86/emu/model.h) in this binary. */
 u64 unit_emu_count(const char *name);
 
+/*
+ * What the emulator model reported through emu_model_changed since the last reset: is
+ * pa inside one of the reported ranges?
+ */
+struct emu_model;
+void emu_model_changed(struct emu_model *m, u64 start, u64 end);
+void unit_model_changes_reset(void);
+bool unit_model_change_reported(u64 pa);
+
 /* Deterministic pseudo-random numbers for tests (xorshift64*). */
 u64 unit_rand(void);
 void unit_srand(u64 seed);

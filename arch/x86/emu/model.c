@@ -337,6 +337,7 @@ bool emu_model_observe_accept(struct emu_model *m, u64 start, u64 end, u64 *bad)
 			continue;
 		if (!(*p & EMU_PG_RAM) || (*p & EMU_PG_ACCEPTED)) {
 			*bad = a;
+			emu_model_changed(m, start, a);	/* the pages before it were accepted */
 			return false;
 		}
 		*p |= EMU_PG_ACCEPTED | EMU_PG_PRIVATE;
