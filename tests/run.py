@@ -165,6 +165,15 @@ def emulated_platform(case):
     return platform if platform in ("tdx-emu", "snp-emu") else None
 
 
+def sanitized(case):
+    """Test-image boots whose memory the page-state sanitizer checks: the emulated
+    platforms, and sim (platform=sim or fake_unaccepted_start on a normal VM)."""
+    opts = memaccept_log.parse_options(case.get("args", ""))
+    return case.get("image", "test") == "test" and case.get("observer", True) and (
+        emulated_platform(case) is not None or opts.get("platform") == "sim" or
+        "fake_unaccepted_start" in opts)
+
+
 def check_observer(case, res, events):
     """An emulated TD or SNP boot must have run under an armed observer, and the observer
     stops it only where the case expects it to."""
@@ -177,6 +186,13 @@ def check_observer(case, res, events):
             s.get("insn"), s.get("trap"), s.get("function", s.get("rip")), s.get("why")))
     if want_stop and not stops:
         problems.append("the case expects the instruction observer to stop the VM; it did not")
+    # A boot that reached `ready` ran under the sanitizer from ExitBootServices on.
+    sane = [e for e in events if e.get("event") == "sanitizer"]
+    if sanitized(case) and not stops and any(e.get("event") == "ready" for e in events):
+        if not sane or not sane[-1].get("on") or not sane[-1].get("ready"):
+            problems.append("no page-state sanitizer: every emulated and sim boot runs under it")
+        elif not sane[-1].get("pages_tracked") or not sane[-1].get("accesses_checked"):
+            problems.append("the page-state sanitizer tracked no page or checked no access")
     if not emulated_platform(case) or not case.get("observer", True) or \
             case.get("image", "test") != "test":
         return problems

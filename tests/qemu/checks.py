@@ -848,3 +848,25 @@ def probe_consistent(case, events, text):
         problems.append("within_spread %s, but the median %d against the probe units' p10-p90 %s-%s"
                         % (m.get("within_spread"), p["unit"]["p50"], spread.get("p10"), spread.get("p90")))
     return problems
+
+
+_PLANTED_ADDRESS = re.compile(r"^(?:window: one-byte read of|planted: the allocator handed out) "
+                              r"([0-9a-f]+)", re.M)
+
+
+def sanitizer_names_planted_access(case, events, text):
+    """The page-state sanitizer stopped the boot at the access the guest said it planted:
+    the same physical address (identity map), in a page it judged not usable."""
+    planted = _PLANTED_ADDRESS.findall(text)
+    stop = ml.first(events, "observer_stop")
+    if not planted:
+        return ["the guest never printed the planted access's address"]
+    if not stop or stop.get("sanitizer") != "page_state":
+        return ["no page-state sanitizer stop"]
+    want = int(planted[-1], 16)
+    problems = []
+    if stop.get("address") != want:
+        problems.append("the stop names address %s, the guest planted %#x" % (stop.get("address"), want))
+    if stop.get("state") in (None, "accepted", "untracked"):
+        problems.append("the stop names a page in state %r" % stop.get("state"))
+    return problems

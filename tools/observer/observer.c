@@ -671,6 +671,14 @@ static void on_sensitive(unsigned int vcpu, void *udata)
  * Every load and store, once armed: MMIO (a real TD or SNP guest traps it), then the
  * page-state sanitizer. Kept short: it runs for every access the guest makes. Only the
  * page of an access's first byte is judged.
+ *
+ * The guest-physical address is the virtual one: memaccept runs on identity maps only
+ * (the firmware's until its own, arch/x86/paging.c). QEMU's own answer cannot be used
+ * for RAM: qemu_plugin_hwaddr_phys_addr gives the offset in the RAM block (QEMU 7.2
+ * plugins/api.c), and q35 maps the RAM above its low part at 4 GiB through an alias
+ * (hw/i386/pc_q35.c, pc_memory_init), so above 4 GiB the two differ. That offset is
+ * never above the guest-physical address: an access where it is came through a
+ * mapping that is not the identity, which the sanitizer could not judge.
  */
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
@@ -697,6 +705,16 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 		     "memaccept has no MMIO path there", extra);
 	}
 	v->checked++;
+	if (!io && pa > vaddr) {
+		char extra[96];
+
+		snprintf(extra, sizeof(extra), ",\"address\":%llu,\"vaddr\":%llu",
+			 (unsigned long long)pa, (unsigned long long)vaddr);
+		stop_raw(vcpu, (uint64_t)(uintptr_t)udata, qemu_plugin_mem_is_store(info) ? "store" : "load",
+			 "none", "an access through a mapping that is not the identity: the "
+			 "page-state sanitizer cannot tell which guest-physical page it reached", extra);
+	}
+	pa = vaddr;
 	if (!__atomic_load_n(&shadow_ready, __ATOMIC_ACQUIRE)) {
 		hold(vcpu, (uint64_t)(uintptr_t)udata, vaddr, pa, qemu_plugin_mem_is_store(info));
 		return;
