@@ -57,7 +57,9 @@ struct tramp_data {
 	u32 nslots;
 	u32 pad2;
 	u64 gdt[3];
-	u64 pad3;
+	u32 wake_ljmp_offset;	/* tramp_wakeup64's far jump (m16:32) to its own code segment */
+	u16 wake_ljmp_selector;
+	u16 pad3;
 	u64 slots;		/* struct ap_slot[nslots], mapped by kernel_cr3 */
 	u64 pad4;
 	u8 gdtr64[16];		/* u16 limit, u64 base: for LGDT in 64-bit mode */
@@ -73,6 +75,7 @@ _Static_assert(__builtin_offsetof(struct tramp_data, cr4) == 32, "D_CR4");
 _Static_assert(__builtin_offsetof(struct tramp_data, entry) == 48, "D_ENTRY");
 _Static_assert(__builtin_offsetof(struct tramp_data, nslots) == 56, "D_NSLOTS");
 _Static_assert(__builtin_offsetof(struct tramp_data, gdt) == 64, "D_GDT");
+_Static_assert(__builtin_offsetof(struct tramp_data, wake_ljmp_offset) == 88, "D_WAKE_LJMP");
 _Static_assert(__builtin_offsetof(struct tramp_data, slots) == 96, "D_SLOTS");
 _Static_assert(sizeof(struct ap_slot) == 32, "SLOT_SIZE");
 _Static_assert(__builtin_offsetof(struct ap_slot, taken) == 24, "SLOT_TAKEN");
@@ -89,7 +92,7 @@ _Static_assert(sizeof(struct tramp_data) == 168, "D_SIZE");
 static struct ap_slot kernel_slots[MAX_CPUS], install_slots[MAX_CPUS];
 
 extern const u8 tramp_start[], tramp_end[], tramp_data[], tramp_long_mode[], tramp_wake_stubs[],
-	tramp_wake_stubs_end[];
+	tramp_wake_stubs_end[], tramp_wakeup64_cs[];
 
 static void (*ap_main_fn)(struct percpu *self) __noreturn;
 static void (*ap_platform_fn)(struct percpu *self);
@@ -373,6 +376,8 @@ static struct tramp_data *tramp_fill(u64 tramp, u32 cr3_temp, u64 cr3, u64 entry
 	d->efer = (u32)(EFER_LME | (msr_read(MSR_EFER) & EFER_NXE));
 	d->ljmp_offset = (u32)(tramp + (u64)(tramp_long_mode - tramp_start));
 	d->ljmp_selector = KERNEL_CS;
+	d->wake_ljmp_offset = (u32)(tramp + (u64)(tramp_wakeup64_cs - tramp_start));
+	d->wake_ljmp_selector = KERNEL_CS;
 	d->cr4 = read_cr4();
 	d->kernel_cr3 = cr3;
 	d->entry = entry;

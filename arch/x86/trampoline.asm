@@ -21,8 +21,9 @@
 ; boot CPU posted with the AP's APIC ID in the ACPI multiprocessor wakeup mailbox (ACPI
 ; 6.5 section 5.2.12.19). The AP then is in 64-bit mode on the firmware's identity-mapped
 ; page tables and GDT (edk2 OvmfPkg/TdxDxe/X64/ApRunLoop.nasm, MailBoxWakeUp: a plain
-; `jmp rax`), interrupts off, with no stack of its own and no IDT; in a TD reading its
-; own APIC ID (CPUID, the x2APIC ID MSR) may be a #VE, which nothing could handle yet.
+; `jmp rax`), interrupts off, with no IDT and no stack of its own: its RSP is the
+; firmware's, the same on every AP (so tramp_wakeup64 never uses it). In a TD reading
+; its own APIC ID (CPUID, the x2APIC ID MSR) may be a #VE, which nothing could handle yet.
 ; So each slot has its own wakeup vector (tramp_wake_stubs: slot i's sets ESI = i): the
 ; AP knows its slot from where it was sent, and the boot CPU can post the next wakeup
 ; as soon as the firmware took the last, without waiting for that AP to arrive. In a
@@ -48,6 +49,7 @@
 %define D_ENTRY 48		; u64: ap_entry(struct ap_slot *)
 %define D_NSLOTS 56		; u32: entries in the slots
 %define D_GDT 64		; 3 descriptors: null, 64-bit code (0x08), data (0x10)
+%define D_WAKE_LJMP 88		; u32 offset, u16 selector: far pointer to tramp_wakeup64_cs
 %define D_SLOTS 96		; u64: the slots, mapped by D_KERNEL_CR3
 %define SLOT_SIZE 32		; {u32 apic_id, u32, u64 stack_top, u64 percpu, u32 taken, u32}
 %define SLOT_STACK 8
@@ -96,6 +98,7 @@
 
 section .text
 global tramp_start, tramp_end, tramp_data, tramp_long_mode, tramp_wake_stubs, tramp_wake_stubs_end
+global tramp_wakeup64_cs
 
 bits 16
 tramp_start:
@@ -190,15 +193,24 @@ tramp_wake_stubs_end:
 tramp_wakeup64:			; ESI = the slot
 	cli
 	cld
+	; Nothing here touches the stack until the AP has its slot's. RSP is the firmware's,
+	; and TDVF gives every AP the same one: 0x80C000, its SEC mailbox
+	; (PcdOvmfSecGhcbBackupBase, edk2 OvmfPkg/IntelTdx/IntelTdxX64.fdf), whose address
+	; its SEC loop keeps in RSP (OvmfPkg/IntelTdx/Sec/X64/SecEntry.nasm, ParkAp) and
+	; which the relocated loop (OvmfPkg/TdxDxe/X64/ApRunLoop.nasm) leaves as it is. Two
+	; APs woken back to back would write the same bytes. LGDT, segment loads, CR
+	; accesses and XCHG need no stack.
+	;
 	; Our GDT and our code segment first (the firmware's selectors may differ: TDVF's
 	; mailbox GDT has its 64-bit code at 0x10, and an AP woken from its loop may still run
-	; on its SEC-phase selectors), then our data segments.
+	; on its SEC-phase selectors), then our data segments. The far jump takes its target
+	; from the data block (a far return would need the stack). Its operand is m16:32 (FF /5
+	; without REX.W; NASM needs the `dword`, or it emits REX.W): the offset is zero-extended
+	; and this page is below 1 MiB. The m16:64 form is Intel's only (SDM vol. 2A, JMP; the
+	; AMD APM vol. 3, JMP (Far), takes a 16- or 32-bit offset).
 	lgdt [rel tramp_data + D_GDTR64]
-	push qword CODE64
-	lea rax, [rel .cs_loaded]
-	push rax
-	o64 retf
-.cs_loaded:
+	jmp dword far [rel tramp_data + D_WAKE_LJMP]
+tramp_wakeup64_cs:
 	LOAD_DATA_SEGMENTS
 	; Four- and five-level paging cannot be switched in long mode: the kernel's tables
 	; must match what the firmware runs.

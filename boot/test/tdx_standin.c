@@ -172,6 +172,29 @@ static bool alloc(EFI_SYSTEM_TABLE *st, EFI_MEMORY_TYPE type, u64 max, u64 pages
 	return true;
 }
 
+/*
+ * The APs' one stack (tdvf.h, TDVF_AP_RSP): at TDVF's address, reserved as TDVF reserves
+ * it, when the map leaves those pages free (QEMU's OVMF, as the tests run it, does); else
+ * one ACPI NVS page elsewhere, shared all the same. Its top is filled with the pattern the
+ * emulator checks at the end. Returns the stack pointer, 0 if there is no memory for it.
+ */
+static u64 ap_stack(EFI_SYSTEM_TABLE *st)
+{
+	EFI_PHYSICAL_ADDRESS at = TDVF_AP_RSP - PAGE_SIZE;
+	u64 page, rsp;
+
+	if (!EFI_ERROR(st->BootServices->AllocatePages(AllocateAddress, EfiACPIMemoryNVS,
+							TDVF_AP_STACK_PAGES, &at)))
+		rsp = TDVF_AP_RSP;
+	else if (alloc(st, EfiACPIMemoryNVS, BELOW_4G, 1, &page))
+		rsp = page + PAGE_SIZE;
+	else
+		return 0;
+	memset((void *)(uintptr_t)(rsp - TDVF_AP_STACK_CHECK), TDVF_AP_STACK_PATTERN,
+	       TDVF_AP_STACK_CHECK);
+	return rsp;
+}
+
 /* The loop area's GDT and identity tables (4 GiB in 2 MiB pages, as TDVF's SEC tables). */
 static void build_loop_area(u64 area)
 {
@@ -211,7 +234,7 @@ void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 	struct acpi_reader r = { fw_read, NULL };
 	struct acpi_facts f;
 	struct cpuid_regs c;
-	u64 area, sipi, madt, mailbox;
+	u64 area, sipi, madt, mailbox, ap_rsp;
 	u32 len;
 	u8 *e;
 
@@ -242,6 +265,11 @@ void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 		kprintf("boot: (test) no memory for the stand-in TD firmware's mailbox\n");
 		return;
 	}
+	ap_rsp = ap_stack(st);
+	if (!ap_rsp) {
+		kprintf("boot: (test) no memory for the stand-in TD firmware's AP stack\n");
+		return;
+	}
 	build_loop_area(area);
 	mailbox = area + TDVF_PAGE_MAILBOX * PAGE_SIZE;
 	/* RelocateMailbox: Command noop, ApicId invalid, WakeUpVector 0. */
@@ -266,6 +294,8 @@ void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 	emu_tdvf.area = area;
 	emu_tdvf.mailbox = area + TDVF_PAGE_MAILBOX * PAGE_SIZE;
 	emu_tdvf.sipi_page = sipi;
+	emu_tdvf.ap_rsp = ap_rsp;
 	kprintf("boot: (test) stand-in TD firmware: MADT with a wakeup structure at %#llx, mailbox "
-		"%#llx, %u AP(s)\n", madt, mailbox, emu_tdvf.naps);
+		"%#llx, %u AP(s), their one stack at %#llx%s\n", madt, mailbox, emu_tdvf.naps, ap_rsp,
+		ap_rsp == TDVF_AP_RSP ? " (TDVF's)" : " (not TDVF's: that memory is taken)");
 }

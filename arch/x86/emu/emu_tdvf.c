@@ -36,9 +36,10 @@ u32 emu_tdvf_vcpus(void)
 /*
  * TDVF's MailBoxWakeUp: the vector, then the acknowledgement (a 64-bit store of 0 at the
  * command, which also clears ApicId), then `jmp rax` with RBX = the mailbox and R8 = its
- * APIC ID, in 64-bit mode on the firmware's page tables and GDT, interrupts off.
+ * APIC ID, in 64-bit mode on the firmware's page tables and GDT, interrupts off, and RSP
+ * the same on every AP (tdvf.h, TDVF_AP_RSP): the emulator's own stack is left last.
  */
-static __noreturn void jump_to_os(u64 vector, u64 mailbox, u32 apic_id)
+static __noreturn void jump_to_os(u64 vector, u64 mailbox, u32 apic_id, u64 rsp)
 {
 	const u8 *gdtr = (const u8 *)(uintptr_t)(emu_tdvf.area + TDVF_PAGE_GDT * PAGE_SIZE);
 
@@ -59,10 +60,11 @@ static __noreturn void jump_to_os(u64 vector, u64 mailbox, u32 apic_id)
 			 "movq %3, %%rax\n\t"
 			 "movq %4, %%rbx\n\t"
 			 "movl %5, %%r8d\n\t"
+			 "movq %6, %%rsp\n\t"
 			 "jmp *%%rax"
 			 :
 			 : "r"(gdtr), "i"(TDVF_CS64), "i"(TDVF_DS), "m"(vector), "m"(mailbox),
-			   "m"(apic_id)
+			   "m"(apic_id), "m"(rsp)
 			 : "rax", "rbx", "r8", "memory");
 	__builtin_unreachable();
 }
@@ -152,7 +154,7 @@ static __noreturn void tdvf_ap_loop(const u32 *slot)
 
 		if (late_ms)
 			delay_ns(late_ms * 1000000ULL);
-		jump_to_os(vector, emu_tdvf.mailbox, me);
+		jump_to_os(vector, emu_tdvf.mailbox, me, emu_tdvf.ap_rsp);
 	}
 }
 
@@ -205,8 +207,21 @@ static u32 build_old_tables(void)
 	return (u32)OLD_TABLES;
 }
 
+/* Bytes of the checked top of the APs' shared stack that no longer hold the pattern. */
+static u64 ap_stack_written(void)
+{
+	const u8 *p = (const u8 *)(uintptr_t)(emu_tdvf.ap_rsp - TDVF_AP_STACK_CHECK);
+	u64 n = 0;
+
+	for (u64 i = 0; i < TDVF_AP_STACK_CHECK; i++)
+		n += p[i] != TDVF_AP_STACK_PATTERN;
+	return n;
+}
+
 void emu_tdvf_report(void)
 {
+	if (emu_tdvf.ap_rsp)
+		ev_u64("tdvf_ap_stack_written", ap_stack_written());
 	if (emu_tdvf.old_tables_sum)
 		ev_u64("tdvf_old_tables_intact", old_tables_sum() == emu_tdvf.old_tables_sum);
 }

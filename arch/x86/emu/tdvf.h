@@ -24,14 +24,38 @@ enum {
 	TDVF_PAGE_PML4,		/* identity map of the first 4 GiB, 2 MiB pages, as TDVF's: */
 	TDVF_PAGE_PDPT,		/* emu_tdvf_identity_tables lays them out in this order */
 	TDVF_PAGE_PD,		/* four of them */
-	TDVF_PAGE_STACKS = TDVF_PAGE_PD + 4,	/* one 4 KiB stack per AP: TDVF_PAGES(naps) in all */
+	/*
+	 * The emulator's loop is C and needs a stack per AP (4 KiB each): TDVF_PAGES(naps) in
+	 * all. TDVF's loop uses none, and at the jump to the OS every AP gets ap_rsp.
+	 */
+	TDVF_PAGE_STACKS = TDVF_PAGE_PD + 4,
 };
 #define TDVF_PAGES(naps) (TDVF_PAGE_STACKS + (naps))
+
+/*
+ * The stack pointer every TDVF AP has when it jumps to the OS: its SEC mailbox,
+ * PcdOvmfSecGhcbBackupBase 0x80C000 (OvmfPkg/IntelTdx/IntelTdxX64.fdf), which its SEC
+ * loop keeps in RSP (OvmfPkg/IntelTdx/Sec/X64/SecEntry.nasm, ParkAp) and its relocated
+ * loop (OvmfPkg/TdxDxe/X64/ApRunLoop.nasm) never changes: one stack, shared by all. TDVF
+ * reserves the page below it (its work area, PcdOvmfWorkAreaBase) and the mailbox page
+ * as EfiACPIMemoryNVS (OvmfPkg/Library/PlatformInitLib/IntelTdx.c,
+ * PlatformTdxPublishRamRegions).
+ */
+#define TDVF_AP_RSP 0x80c000ULL
+#define TDVF_AP_STACK_PAGES 2		/* [TDVF_AP_RSP - 4 KiB, TDVF_AP_RSP + 4 KiB) */
+/*
+ * How much of that stack the emulator fills with a pattern before the OS wakes the APs
+ * and checks at the end: the OS must never write it (tdvf_ap_stack_written). The top
+ * half page: the bottom of TDVF's work area holds its own data.
+ */
+#define TDVF_AP_STACK_CHECK 2048
+#define TDVF_AP_STACK_PATTERN 0xa5
 
 struct emu_tdvf {
 	u64 area;		/* the loop area; 0: no wakeup structure was installed */
 	u64 mailbox;		/* the real mailbox (area + TDVF_PAGE_MAILBOX) */
 	u64 sipi_page;		/* below 1 MiB, ACPI NVS: where the emulator's INIT-SIPI lands */
+	u64 ap_rsp;		/* RSP of every AP at the jump to the OS (TDVF_AP_RSP, or see the stand-in) */
 	u32 bsp_apic_id;
 	u32 naps;
 	u32 ap_ids[MAX_CPUS];	/* the MADT's other enabled CPUs */
@@ -48,7 +72,10 @@ extern struct emu_tdvf emu_tdvf;
 void emu_tdvf_start_aps(void);
 /* Identity tables for the first 4 GiB in 2 MiB pages at base: PML4, PDPT, four PDs. */
 void emu_tdvf_identity_tables(u64 base);
-/* The emulator's summary: whether tdvf_old_ap_tables's page tables are as it built them. */
+/*
+ * The emulator's summary: how many bytes of the APs' shared firmware stack the OS wrote;
+ * whether tdvf_old_ap_tables's page tables are as it built them.
+ */
 void emu_tdvf_report(void);
 /* TDG.VP.INFO R8: the TD's vCPUs (1 + the APs the firmware knows of). */
 u32 emu_tdvf_vcpus(void);
