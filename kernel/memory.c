@@ -128,7 +128,12 @@ static void pt_pool_top_up(void)
  * Page tables map everything the kernel may touch and nothing it must not: unaccepted
  * units stay unmapped until they are accepted (a stray access faults, and is reported,
  * instead of reaching the host), and so do suspect ranges. Below 4 GiB, holes between
- * ranges are MMIO (local APIC, flash, PCI windows) and mapped shared.
+ * ranges are MMIO (local APIC, flash, PCI windows) and mapped shared, as are ranges
+ * the map calls MMIO. Reserved ranges are private, like RAM: on SNP the firmware's
+ * reserved pages (the secrets and CPUID pages, its own work areas) are guest memory
+ * the launch or the firmware validated, and a shared access to one makes KVM convert
+ * it and lose its contents. Linux maps them encrypted too (arch/x86/mm/ioremap.c,
+ * memremap_should_map_decrypted: "For SEV, these areas are encrypted").
  */
 void memory_build_page_tables(u64 private_bits, bool use_1g)
 {
@@ -167,8 +172,7 @@ void memory_build_page_tables(u64 private_bits, bool use_1g)
 		gap = m->ranges[i].end;
 		if (kind == RANGE_UNACCEPTED || kind == RANGE_SUSPECT)
 			continue;
-		ADD(s, m->ranges[i].end,
-		    kind == RANGE_MMIO || kind == RANGE_RESERVED ? MAP_SHARED : MAP_RAM);
+		ADD(s, m->ranges[i].end, kind == RANGE_MMIO ? MAP_SHARED : MAP_RAM);
 	}
 	FLUSH();
 #undef ADD

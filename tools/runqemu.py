@@ -188,10 +188,11 @@ def make_esp(efi, args):
 
 def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU,
         ovmf_code=DEFAULT_CODE, ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True,
-        disk=None, thp=False, prealloc=False, observer=None):
+        disk=None, thp=False, prealloc=False, observer=None, observer_args=""):
     """Boot once. echo: a file to copy the console to as it arrives (or None).
     disk: boot this disk image (make image) instead of a fresh ESP with efi and args.
-    observer: the instruction observer plugin (.so) to load, or None."""
+    observer: the instruction observer plugin (.so) to load, or None; observer_args: more
+    of its arguments (e.g. "pages=off")."""
     res = Result()
     if not thp:
         no_host_thp()
@@ -200,7 +201,8 @@ def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU
     if observer:
         fd, obs_out = tempfile.mkstemp(prefix="memaccept-observer-")
         os.close(fd)
-        extra = list(extra) + ["-plugin", "%s,out=%s" % (observer, obs_out)]
+        extra = list(extra) + ["-plugin", "%s,out=%s%s" % (
+            observer, obs_out, "," + observer_args if observer_args else "")]
     res.command = qemu_command(esp, mem, smp, qemu, ovmf_code, ovmf_vars, extra, gdb, debug_exit,
                                disk, prealloc)
     start = time.monotonic()

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept (test image): bugs planted where only the page-state sanitizer (tools/observer) can see them. */
 #include "drivers/console.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/emu/emu.h"
+#include "arch/x86/paging.h"
 #include "include/boot_info.h"
 #include "include/panic.h"
+#include "kernel/main.h"
 #include "kernel/memory.h"
 #include "kernel/testcase.h"
 #include "lib/string.h"
@@ -94,4 +98,37 @@ TESTCASE(planted_skip_accept, "a unit whose platform accept is skipped while the
 		skipped_unit);
 	*(volatile u8 *)(uintptr_t)pa = 1;
 	return EXIT_TEST_FAILED;	/* the store went through unseen */
+}
+
+/*
+ * SNP: a page's C-bit is the guest's choice, made in its page tables; a shared access
+ * (C-bit clear) to a private page makes KVM convert the page to shared, and the guest
+ * loses what it held. Planted: a validated private page mapped shared and read.
+ */
+TESTCASE(planted_shared_access, "SNP: a read of a private page through a mapping without the C-bit stops the emulated boot")
+{
+	u64 page = palloc_alloc(0);
+
+	CHECK(emu_mode() == EMU_SNP && page);
+	CHECK(paging_map(page, page + PAGE_SIZE, MAP_SHARED) == 0);
+	invlpg(page);
+	kprintf("planted: the allocator handed out %llx; read through a mapping without the C-bit\n",
+		page);
+	(void)*(volatile u8 *)(uintptr_t)page;
+	return EXIT_TEST_FAILED;
+}
+
+/*
+ * SNP: the secrets page is EfiReservedMemoryType (OVMF, AllocateConfidentialComputingBlob)
+ * and private. The kernel's own map must let it be read as private memory.
+ */
+TESTCASE(snp_reserved_page_private, "SNP: the firmware's reserved secrets page reads through the kernel's map as private memory")
+{
+	const struct boot_info *bi = kernel_boot_info();
+
+	CHECK(emu_mode() == EMU_SNP && bi->cc_secrets);
+	CHECK(paging_lookup(bi->cc_secrets) != 0);
+	kprintf("test: reading the secrets page at %llx through the kernel's map\n", bi->cc_secrets);
+	(void)*(volatile u8 *)(uintptr_t)bi->cc_secrets;
+	return EXIT_OK;
 }

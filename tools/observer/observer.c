@@ -31,7 +31,8 @@
  * {"event":"observer_stop",...} at a violation, after which QEMU exits with status
  * (OBS_EXIT_STOPPED << 1) | 1; {"event":"observer",...} with counts when QEMU exits.
  *
- * Arguments: out=FILE, mmio=off (skip the MMIO check and the page-state sanitizer).
+ * Arguments: out=FILE, mmio=off (skip the MMIO check and the page-state sanitizer),
+ * pages=off (skip the page-state sanitizer only: to measure what it costs).
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -154,6 +155,7 @@ static struct vcpu *vcpus;
 static unsigned nvcpus;
 static int out_fd = 2;
 static bool watch_mmio = true;
+static bool watch_pages = true;
 
 static volatile int armed;	/* the emulator armed the observer: check from now on */
 static int mode;		/* OBS_ARM_TDX or OBS_ARM_SNP */
@@ -578,8 +580,11 @@ static void on_marker(unsigned int vcpu, void *udata)
 			return;
 		mode = (int)(s->imm & 0xff);
 		arm_vaddr = s->vaddr;
-		/* Retranslate everything, with a memory callback on each instruction. */
-		if (watch_mmio)
+		/*
+		 * Retranslate everything, with a memory callback on each instruction (on a
+		 * normal VM only for the sanitizer: MMIO does not trap there).
+		 */
+		if (watch_mmio && (mode != OBS_ARM_SIM || watch_pages))
 			qemu_plugin_reset(self_id, after_reset);
 		break;
 	case OBS_KIND_HOST_ENTER:
@@ -610,7 +615,7 @@ static void on_marker(unsigned int vcpu, void *udata)
 		command(vcpu, v, s);
 		break;
 	case OBS_KIND_SHADOW_READY:
-		if (armed && watch_mmio)
+		if (armed && watch_mmio && watch_pages)
 			judge_held();
 		else
 			__atomic_store_n(&shadow_ready, 1, __ATOMIC_RELEASE);
@@ -704,6 +709,8 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 		     "a load or store reached a device: on a real TD or SNP guest MMIO traps, and "
 		     "memaccept has no MMIO path there", extra);
 	}
+	if (!watch_pages)
+		return;
 	v->checked++;
 	if (!io && pa > vaddr) {
 		char extra[96];
@@ -793,7 +800,8 @@ static void report_sanitizer(void)
 	     "\"pages_tracked\":%llu,\"accesses_checked\":%llu,\"pages_held\":%llu,"
 	     "\"held_dropped\":%llu,\"page_commands\":%llu,\"map_commands\":%llu,"
 	     "\"pages_mapped_shared\":%llu,\"final\":{%s}}",
-	     armed && mmio_on ? "true" : "false", mode_name(), shadow_ready ? "true" : "false",
+	     armed && mmio_on && watch_pages ? "true" : "false", mode_name(),
+	     shadow_ready ? "true" : "false",
 	     (unsigned long long)tracked, (unsigned long long)checked,
 	     (unsigned long long)held_pages, (unsigned long long)held_dropped,
 	     (unsigned long long)page_commands, (unsigned long long)map_commands,
@@ -844,6 +852,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 			}
 		} else if (strcmp(argv[i], "mmio=off") == 0) {
 			watch_mmio = false;
+		} else if (strcmp(argv[i], "pages=off") == 0) {
+			watch_pages = false;
 		} else {
 			fprintf(stderr, "observer: unknown argument %s\n", argv[i]);
 			return -1;
