@@ -59,6 +59,10 @@ void unit_catch_check(const char *needle, const char *file, int line);
 /* How often the emulator model counted `name` (arch/x86/emu/model.h) in this binary. */
 u64 unit_emu_count(const char *name);
 
+/* CR3 and CR4 as read_cr3(), read_cr4() and write_cr3() see them in a host build; writes counted. */
+extern u64 unit_cr3, unit_cr4;
+extern unsigned unit_cr3_writes;
+
 /* Deterministic pseudo-random numbers for tests (xorshift64*). */
 u64 unit_rand(void);
 void unit_srand(u64 seed);
