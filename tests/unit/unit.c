@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <string.h>
+#include "arch/x86/cpu.h"
 #include "include/panic.h"
 #include "tests/unit/unit.h"
 
@@ -110,6 +111,26 @@ bool unit_model_change_reported(u64 pa)
 		if (pa >= model_changes[i].start && pa < model_changes[i].end)
 			return true;
 	return false;
+}
+
+/* The control registers of arch/x86/cpu.h in a host build: plain memory the tests read and set. */
+u64 unit_cr3, unit_cr4;
+unsigned unit_cr3_writes;
+
+u64 read_cr3(void)
+{
+	return unit_cr3;
+}
+
+u64 read_cr4(void)
+{
+	return unit_cr4;
+}
+
+void write_cr3(u64 v)
+{
+	unit_cr3 = v;
+	unit_cr3_writes++;
 }
 
 u64 unit_rand(void)

@@ -68,6 +68,10 @@ void emu_model_changed(struct emu_model *m, u64 start, u64 end);
 void unit_model_changes_reset(void);
 bool unit_model_change_reported(u64 pa);
 
+/* CR3 and CR4 as read_cr3(), read_cr4() and write_cr3() see them in a host build; writes counted. */
+extern u64 unit_cr3, unit_cr4;
+extern unsigned unit_cr3_writes;
+
 /* Deterministic pseudo-random numbers for tests (xorshift64*). */
 u64 unit_rand(void);
 void unit_srand(u64 seed);
