@@ -90,6 +90,10 @@
  *                           validated)
  *   cc_pages_usable         SNP: the CC blob's secrets and CPUID pages are boot-services
  *                           data, memory the OS may allocate after ExitBootServices
+ *   la57                    the firmware hands over with five-level paging (CR4.LA57):
+ *                           the boot vCPU from ExitBootServices on and, in a TD, the
+ *                           APs waiting in the firmware's mailbox loop (a TDVF built
+ *                           with 5-level paging); needs a CPU with LA57 (-cpu ...,+la57)
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
  * ExitBootServices, as OVMF does when it accepts everything there.)
  * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
@@ -139,6 +143,7 @@ enum emu_fault_kind {
 	FAULT_EBS_MAP_GROWTH,
 	FAULT_CC_PAGES_USABLE,
 	FAULT_HANDOVER_UNACCEPTED,
+	FAULT_LA57,
 	FAULT_KIND_COUNT,
 };
 
