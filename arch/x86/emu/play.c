@@ -373,4 +373,6 @@ void boot_test_after_ebs(void)
 		emu_obs_arm_snp();
 	else if (emu.bi->config.fake_set || emu.bi->config.platform == PLAT_SIM)
 		emu_obs_arm_sim();	/* memory only: on a normal VM no instruction traps */
+	/* The emulated host's own set-up, checked from the arm on like everything else. */
+	emu_snp_cbit_alias();
 }
