@@ -203,6 +203,17 @@ def check_observer(case, res, events, pages=True):
     return problems
 
 
+def c_bit_alias(case):
+    """SNP boots see guest RAM a second time, for a C-bit inside the address field (51,
+    as on current parts: arch/x86/emu/cbit_alias.c), wherever that fits: RAM a power of
+    two up to 2 GiB and no CPU model of the case's own. c_bit_alias in a case decides."""
+    if "c_bit_alias" in case:
+        return case["c_bit_alias"]
+    size = memaccept_log.parse_size(case.get("mem", "1G")) or 0
+    return emulated_platform(case) == "snp-emu" and 0 < size <= 2 << 30 and \
+        not size & (size - 1) and "-cpu" not in case.get("qemu", [])
+
+
 def run_qemu_case(case, opts):
     name = case["name"]
     start = time.monotonic()
@@ -220,7 +231,7 @@ def run_qemu_case(case, opts):
                           case.get("ovmf_vars", opts.ovmf_vars), case.get("qemu", []), debug_exit=case.get("debug_exit", True),
                           disk=disk, observer=observer_for(case, opts),
                           observer_args=opts.observer_args,
-                          c_bit_alias=case.get("c_bit_alias", False))
+                          c_bit_alias=c_bit_alias(case))
         events, bad = memaccept_log.parse_events(res.output)
         pages = "pages=off" not in opts.observer_args
         problems = check_case(case, res, events) + check_observer(case, res, events, pages)

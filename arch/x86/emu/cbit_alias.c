@@ -12,16 +12,11 @@
  * test setup (tests/run.py `c_bit_alias`) backs guest RAM with a file and gives QEMU an
  * ivshmem device on the same file; here the emulated host moves the device's memory BAR
  * to 2^N. Private accesses then reach the same bytes through the alias, shared ones
- * directly, as on the real part. Guest RAM must lie below 4 GiB (q35 puts what is above
- * at 4 GiB, not at its offset in the file) and fit in the BAR.
+ * directly, as on the real part. Where that device is there, the emulated CPU reports
+ * the C-bit at 51 unless emu_fault=cbit=N says otherwise; where it is not, at 56.
+ * Guest RAM must lie below 4 GiB (q35 puts what is above at 4 GiB, not at its offset in
+ * the file) and fit in the BAR.
  */
-unsigned emu_snp_cbit(void)
-{
-	struct emu_fault *f = emu_fault_find(&emu.faults, FAULT_CBIT, 0, 0);
-
-	/* An address bit from 32 up, or one of the bits 52-58 the CPU ignores in a PTE. */
-	return f && f->value >= 32 && f->value <= 58 ? (unsigned)f->value : EMU_SNP_CBIT_DEFAULT;
-}
 
 /* PCI configuration mechanism #1 (PCI Local Bus Specification 3.0, 3.2.2.3.2), bus 0. */
 #define PCI_CONFIG_ADDRESS 0xcf8
@@ -45,29 +40,49 @@ static void pci_write(u32 dev, u32 off, u32 val)
 	raw_io_out(PCI_CONFIG_DATA, val, 4);
 }
 
+/* The ivshmem device's slot on bus 0, or 32 if there is none. */
+static u32 find_ivshmem(void)
+{
+	u32 dev;
+
+	for (dev = 0; dev < 32 && pci_read(dev, 0) != IVSHMEM_ID; dev++)
+		;
+	return dev;
+}
+
+unsigned emu_snp_cbit(void)
+{
+	static int alias = -1;	/* is the second view there? Looked up once, before ExitBootServices */
+	struct emu_fault *f = emu_fault_find(&emu.faults, FAULT_CBIT, 0, 0);
+
+	/* An address bit from 32 up, or one of the bits 52-58 the CPU ignores in a PTE. */
+	if (f && f->value >= 32 && f->value <= 58)
+		return (unsigned)f->value;
+	if (alias < 0)
+		alias = find_ivshmem() < 32;
+	/* Where the second view of RAM exists, the position of current EPYC parts. */
+	return alias ? EMU_SNP_CBIT_REAL : EMU_SNP_CBIT_DEFAULT;
+}
+
 void emu_snp_cbit_alias(void)
 {
 	unsigned cbit = emu_snp_cbit();
 	u64 at = 1ULL << cbit, size;
-	u32 dev, lo, hi, cmd;
+	u32 dev, cmd;
 
 	if (emu.mode != EMU_SNP || cbit >= 52)
 		return;
 	emu_host_enter();
-	for (dev = 0; dev < 32 && pci_read(dev, 0) != IVSHMEM_ID; dev++)
-		;
+	dev = find_ivshmem();
 	if (dev == 32 || !(pci_read(dev, PCI_BAR2) & PCI_BAR_64BIT))
 		emu_host_stops_guest(cbit, "cbit below 52 needs guest RAM mapped again at 2^cbit (an "
 					   "ivshmem device on the same memory: tests/run.py c_bit_alias)");
 	/* The BAR's size: write all ones, read back (PCI 3.0, 6.2.5.1), with decoding off. */
 	cmd = pci_read(dev, PCI_COMMAND);
 	pci_write(dev, PCI_COMMAND, cmd & ~PCI_COMMAND_MEMORY);
-	lo = pci_read(dev, PCI_BAR2);
-	hi = pci_read(dev, PCI_BAR2 + 4);
 	pci_write(dev, PCI_BAR2, 0xffffffffu);
 	pci_write(dev, PCI_BAR2 + 4, 0xffffffffu);
 	size = ~(((u64)pci_read(dev, PCI_BAR2 + 4) << 32) | (pci_read(dev, PCI_BAR2) & ~0xfu)) + 1;
-	(void)lo, (void)hi;
 	pci_write(dev, PCI_BAR2, (u32)at);
 	pci_write(dev, PCI_BAR2 + 4, (u32)(at >> 32));
 	pci_write(dev, PCI_COMMAND, cmd | PCI_COMMAND_MEMORY);

@@ -151,11 +151,13 @@ u32 emu_snp_host_vcpus(void);
 void emu_snp_reserve_vmrun_stacks(void);
 bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
 /*
- * The C-bit position the emulated SNP CPU reports: 56 (a page-table bit TCG ignores), or
- * emu_fault=cbit=N. Below 52 the bit is an address bit for TCG, and guest RAM must be
- * mapped a second time at 2^N (emu/cbit_alias.c).
+ * The C-bit position the emulated SNP CPU reports: emu_fault=cbit=N; else 51 where guest
+ * RAM can be seen a second time at 2^51 (an ivshmem device on the same memory:
+ * emu/cbit_alias.c), as TCG needs for an address bit; else 56, a page-table bit TCG
+ * ignores.
  */
 #define EMU_SNP_CBIT_DEFAULT 56
+#define EMU_SNP_CBIT_REAL 51	/* current EPYC parts (AMD APM vol. 2, 15.34.1) */
 unsigned emu_snp_cbit(void);
 /* After ExitBootServices: put that second mapping in place, or stop the VM saying why. */
 void emu_snp_cbit_alias(void);

@@ -586,8 +586,14 @@ void emu_snp_reserve_vmrun_stacks(void)
 /* Start QEMU's vCPU apic_id in the start-up code at vmrun_entry; true once it loaded the VMSA. */
 static bool vmrun_start(u32 apic_id, struct emu_vcpu *t)
 {
-	u64 tramp = emu.bi ? emu.bi->smp_trampoline : 0, cr3 = read_cr3();
+	u64 tramp = emu.bi ? emu.bi->smp_trampoline : 0;
 	u64 stack = vmrun_stacks + (u64)apic_id * VMRUN_STACK, top = stack + VMRUN_STACK, arg = 0;
+	/*
+	 * The start-up code loads CR3 in real mode, 32 bits of it: the kernel's tables
+	 * through their shared view (the C-bit is an address bit only when it is below 52,
+	 * emu_fault=cbit=N); their entries still carry it.
+	 */
+	u64 cr3 = read_cr3() & ~(EMU_CBIT_MASK & PTE_ADDR_MASK);
 
 	if (!tramp || !vmrun_stacks || apic_id >= vmrun_nstacks || cr3 >> 32)
 		return false;
