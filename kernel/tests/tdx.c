@@ -39,47 +39,63 @@ TESTCASE(tdx_ve_unexpected, "a #VE the guest cannot handle (WBINVD) is reported 
 
 TESTCASE(tdx_ve_cpuid, "a #VE for a hypervisor CPUID leaf is emulated through TDVMCALL<Instruction.CPUID>")
 {
-	u64 rax = 0x40000000, rbx = 0, rcx = 0, rdx = 0;
-	struct cpuid_regs want;
+	struct cpuid_regs got, want;
 
 	CHECK(emu_mode() == EMU_TDX);
-	/* Staged with length 0: the handler "skips" nothing and returns into this code. */
-	emu_stage_ve(EXIT_REASON_CPUID, 0, 0, 0, 0);
-	__asm__ volatile("int $20" : "+a"(rax), "+b"(rbx), "+c"(rcx), "+d"(rdx) : : "memory");
+	/* The #VE as the module raises it: RIP at a CPUID, length 2 reported. */
+	emu_ve_cpuid(0x40000000, 0, &got);
 	/* What the emulated VMM answers for the leaf (QEMU's own CPUID). */
 	emu_host_enter();
 	raw_cpuid(0x40000000, 0, &want);
 	emu_host_leave();
-	CHECK(rax == want.eax && rbx == want.ebx && rcx == want.ecx && rdx == want.edx);
+	CHECK(got.eax == want.eax && got.ebx == want.ebx && got.ecx == want.ecx && got.edx == want.edx);
 	return EXIT_OK;
 }
 
 TESTCASE(tdx_ve_cpuid_zeros, "a #VE for a CPUID leaf outside the hypervisor range reads as zeros, as in Linux")
 {
-	u64 rax = 0x80000002, rbx = 1, rcx = 2, rdx = 3;
+	struct cpuid_regs r;
 
 	CHECK(emu_mode() == EMU_TDX);
 	/* The brand string: the TDX module raises #VE for it (not in its CPUID table). */
-	emu_stage_ve(EXIT_REASON_CPUID, 0, 0, 0, 0);
-	__asm__ volatile("int $20" : "+a"(rax), "+b"(rbx), "+c"(rcx), "+d"(rdx) : : "memory");
-	CHECK(rax == 0 && rbx == 0 && rcx == 0 && rdx == 0);
+	emu_ve_cpuid(0x80000002, 0, &r);
+	CHECK(r.eax == 0 && r.ebx == 0 && r.ecx == 0 && r.edx == 0);
 	return EXIT_OK;
 }
 
 TESTCASE(tdx_ve_msr, "a #VE for RDMSR and WRMSR goes to the VMM through TDVMCALL<Instruction.RDMSR/WRMSR>")
 {
-	u64 lo = 0xdeadbeef, hi = 0xcafe;
+	u64 v = 0xcafedeadbeefULL;
 
 	CHECK(emu_mode() == EMU_TDX);
 	/* IA32_APIC_BASE: not among the TDX module's own MSRs; KVM answers it (x2APIC, enabled). */
-	emu_stage_ve(EXIT_REASON_MSR_READ, 0, 0, 0, 0);
-	__asm__ volatile("int $20" : "+a"(lo), "+d"(hi) : "c"(MSR_APIC_BASE) : "memory");
-	CHECK(lo == 0xfee00d00 && hi == 0);
+	emu_ve_msr(false, MSR_APIC_BASE, &v);
+	CHECK(v == 0xfee00d00);
 	/* KVM refuses writes to it (tdx_is_read_only_msr): memaccept stops and says so. */
-	lo = 0xfee00c00, hi = 0;
-	emu_stage_ve(EXIT_REASON_MSR_WRITE, 0, 0, 0, 0);
-	__asm__ volatile("int $20" : "+a"(lo), "+d"(hi) : "c"(MSR_APIC_BASE) : "memory");
+	v = 0xfee00c00;
+	emu_ve_msr(true, MSR_APIC_BASE, &v);
 	return EXIT_TEST_FAILED;
+}
+
+/*
+ * Every instruction #VE resumes right after its instruction: the emulator puts the
+ * instruction at the #VE's RIP and reports its length (1 for IN/OUT of a byte or a
+ * doubleword, 2 for a word with its 0x66 prefix, 2 for CPUID), and the handler must skip
+ * exactly that. Port 0x80 (POST codes) takes any size. A CPUID the handler did not skip
+ * would run natively and give the brand string, not zeros.
+ */
+TESTCASE(tdx_ve_instruction_length, "instruction #VEs report the instruction's length and the handler skips exactly that")
+{
+	struct cpuid_regs r;
+
+	CHECK(emu_mode() == EMU_TDX);
+	for (int size = 1; size <= 4; size *= 2) {
+		plain_io_out(0x80, 0x5a, size);
+		(void)plain_io_in(0x80, size);
+	}
+	cpu_cpuid(0x80000002, 0, &r);
+	CHECK(r.eax == 0 && r.ebx == 0 && r.ecx == 0 && r.edx == 0);
+	return EXIT_OK;
 }
 
 TESTCASE(tdx_halt, "machine_halt() goes through TDVMCALL<Instruction.HLT>")
