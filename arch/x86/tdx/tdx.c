@@ -376,6 +376,8 @@ static const char *ve_reason_name(u32 reason)
 	case EXIT_REASON_VMCALL: return "VMCALL";
 	case EXIT_REASON_CR_ACCESS: return "a control register write";
 	case EXIT_REASON_WBINVD: return "WBINVD";
+	case EXIT_REASON_MONITOR: return "MONITOR";
+	case EXIT_REASON_MWAIT: return "MWAIT";
 	case EXIT_REASON_EPT_VIOLATION: return "an access to shared memory (MMIO)";
 	case EXIT_REASON_IO: return "string port I/O";
 	case EXIT_REASON_MSR_READ: return "RDMSR";
@@ -387,13 +389,15 @@ static const char *ve_reason_name(u32 reason)
 /*
  * A #VE reports what the TDX module would otherwise have turned into a VM exit (module
  * 1.5, tdx_td_dispatcher.c): HLT, port I/O, CPUID and MSRs outside the module's own
- * sets, VMCALL, WBINVD, INVD, some CR writes, and EPT violations on shared memory (MMIO).
- * memaccept routes HLT, port I/O and its MSRs to the VMM itself (struct cc_platform), but
- * the handler emulates each of those classes as Linux virt_exception_kernel does, so an
- * instruction that traps anyway is served, not fatal. What memaccept never does (MMIO,
- * string I/O, WBINVD, INVD, VMCALL, CR writes the module refuses) ends the guest with
- * its name. The instruction length comes from the module (VEINFO R10; skip). An EPT violation on private memory inside the bitmap's span is a touch of
- * memory that was never accepted (possible only when pending-page #VEs are on).
+ * sets, VMCALL, WBINVD, INVD, MONITOR and MWAIT (where the TD's CPUID lacks MONITOR),
+ * some CR writes, and EPT violations on shared memory (MMIO). memaccept routes HLT, port
+ * I/O and its MSRs to the VMM itself (struct cc_platform), but the handler emulates each
+ * of those classes as Linux virt_exception_kernel does, so an instruction that traps
+ * anyway is served, not fatal. What memaccept never does (MMIO, string I/O, WBINVD,
+ * INVD, VMCALL, MONITOR, MWAIT, CR writes the module refuses) ends the guest with its
+ * name. The instruction length comes from the module (VEINFO R10; skip). An EPT
+ * violation on private memory inside the bitmap's span is a touch of memory that was
+ * never accepted (possible only when pending-page #VEs are on).
  */
 static bool tdx_ve(struct trap_frame *f)
 {
