@@ -68,6 +68,12 @@ struct emu_vcpu {
 	 */
 	u64 svsm_vmsa;
 	u64 svsm_caa;
+	/*
+	 * TDX: the module's per-vCPU watch on TDCALLs kept busy by host priority (TDVPS
+	 * hp_lock_busy and hp_lock_busy_start; tdx_td_dispatcher.c td_call).
+	 */
+	bool hp_busy;
+	u64 hp_busy_since_ns;
 };
 
 struct emu_state {

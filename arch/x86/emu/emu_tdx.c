@@ -103,9 +103,8 @@ bool emu_tdx_vmm_msr(bool write, u32 msr, u64 *val)
 /*
  * emu_fault=busy_ms[@ADDR]:MS: the host holds priority on the SEPT entry (its own
  * sept_lock_acquire_host failed and set the entry's host-priority bit) for MS ms from the
- * first accept that meets it; the module answers every guest accept of the entry
- * OPERAND_BUSY in that time (tdx_locks.h sept_lock_acquire_guest; td_call turns
- * OPERAND_BUSY_HOST_PRIORITY into OPERAND_BUSY for the guest).
+ * first accept that meets it; every guest accept of the entry meanwhile finds the bit
+ * (tdx_locks.h sept_lock_acquire_guest: OPERAND_BUSY_HOST_PRIORITY).
  */
 static bool host_priority_busy(u64 gpa, u64 end)
 {
@@ -128,13 +127,57 @@ static bool host_priority_busy(u64 gpa, u64 end)
 	return busy;
 }
 
+/* TDX module status (include/auto_gen/tdx_error_codes_defs.h). */
+#define TDX_HOST_PRIORITY_BUSY_TIMEOUT 0x9000020500000000ULL
+/* td_control_structures.h DEFAULT_HP_LOCK_TIMEOUT_USEC, set by tdh_mng_init; KVM keeps it. */
+#define HP_LOCK_TIMEOUT_NS (1000ULL * 1000 * 1000)
+/* Linux include/uapi/linux/kvm.h */
+#define KVM_INTERNAL_ERROR_UNEXPECTED_EXIT_REASON 4
+
+/*
+ * The end of every TDCALL that returns to the guest (tdx_td_dispatcher.c td_call): a
+ * leaf that ended on host priority answers the guest plain OPERAND_BUSY, and the first
+ * such answer starts this vCPU's clock; any other completion stops it. One that comes
+ * HP_LOCK_TIMEOUT or more after the first makes the module exit to the host with
+ * TDX_HOST_PRIORITY_BUSY_TIMEOUT (the guest's RAX already OPERAND_BUSY). KVM's
+ * tdx_handle_exit takes any TDH.VP.ENTER status with the error bit as an unhandled exit:
+ * KVM_EXIT_INTERNAL_ERROR, suberror UNEXPECTED_EXIT_REASON, the status as data[0]; QEMU
+ * prints it and stops the VM (accel/kvm/kvm-all.c kvm_handle_internal_error, then
+ * vm_stop with RUN_STATE_INTERNAL_ERROR). The guest never sees the timeout.
+ */
+static u64 td_call_end(u64 status, bool host_priority)
+{
+	struct emu_vcpu *v = emu_self();
+	u64 now = tsc_now_ns();
+
+	if (!host_priority) {
+		v->hp_busy = false;
+		return status;
+	}
+	if (!v->hp_busy) {
+		v->hp_busy = true;
+		v->hp_busy_since_ns = now;
+	} else if (now - v->hp_busy_since_ns >= HP_LOCK_TIMEOUT_NS) {
+		v->hp_busy = false;
+		emu_count("tdx_host_priority_busy_timeout");
+		kprintf("emu: host (KVM): TD vp_enter_ret %#llx\n", TDX_HOST_PRIORITY_BUSY_TIMEOUT);
+		kprintf("emu: host (QEMU): KVM internal error. Suberror: %d\nemu: host (QEMU): extra "
+			"data[0]: 0x%016llx\n", KVM_INTERNAL_ERROR_UNEXPECTED_EXIT_REASON,
+			TDX_HOST_PRIORITY_BUSY_TIMEOUT);
+		emu_host_stops_guest(TDX_HOST_PRIORITY_BUSY_TIMEOUT,
+				     "TDX_HOST_PRIORITY_BUSY_TIMEOUT: the module exits to KVM, which "
+				     "takes it as an unhandled exit (KVM internal error); QEMU stops the VM");
+	}
+	return TDX_STATUS(TDX_OPERAND_BUSY, TDX_OPERAND_ID_RCX);
+}
+
 /* The module zeroes what it accepts: the guest's allocator contract relies on it. */
 static u64 page_accept(u64 rcx)
 {
 	u64 gpa = rcx & TDX_ACCEPT_GPA_MASK;
 
 	if (host_priority_busy(gpa, gpa + TDX_LEVEL_SIZE(rcx & TDX_ACCEPT_LEVEL_MASK)))
-		return TDX_STATUS(TDX_OPERAND_BUSY, TDX_OPERAND_ID_RCX);
+		return td_call_end(0, true);
 
 	/* The model and the faults it consumes are shared by all vCPUs. */
 	emu_lock();
@@ -148,7 +191,7 @@ static u64 page_accept(u64 rcx)
 	if (st == 0)
 		memset((void *)(uintptr_t)(rcx & TDX_ACCEPT_GPA_MASK), 0,
 		       TDX_LEVEL_SIZE(rcx & TDX_ACCEPT_LEVEL_MASK));
-	return st;
+	return td_call_end(st, false);
 }
 
 /*
@@ -402,6 +445,9 @@ static void vm_rd_wr(struct trap_frame *f, bool write)
 
 void emu_tdx_tdcall(struct trap_frame *f)
 {
+	/* Every other leaf returns through td_call's end too (TDG.VP.VMCALL exits instead). */
+	if (f->rax != TDG_VP_VMCALL && f->rax != TDG_MEM_PAGE_ACCEPT)
+		td_call_end(0, false);
 	switch (f->rax) {
 	case TDG_VP_VMCALL:
 		vmcall(f);

@@ -19,7 +19,9 @@
  *                           (hypervisor feature bit 5), as upstream KVM does not
  *   busy_ms[@ADDR]:MS       TDX: the host holds priority on the SEPT entry for MS ms from
  *                           the first accept (at ADDR): every accept in that time answers
- *                           "busy", as the module does until its host-priority timeout
+ *                           "busy"; one still busy 1 s (the module's host-priority timeout)
+ *                           after the vCPU's first busy answer makes the module exit to KVM,
+ *                           which stops the VM (KVM internal error)
  *   size_mismatch@ADDR      the host mapped the 2 MiB unit at ADDR with 4 KiB pages
  *                           (TDX PAGE_SIZE_MISMATCH; SNP 4 KiB RMP entries: FAIL_SIZEMISMATCH)
  *   already@ADDR            the 4 KiB page at ADDR was accepted or validated behind the

@@ -150,9 +150,9 @@ u64 tdx_shared_bit(void);
 
 /*
  * How long an accept that answers OPERAND_BUSY is retried (tdx/accept.c): ten times the
- * module's default host-priority lock timeout, after which the module exits to the host
- * instead of answering busy (intel/tdx-module td_control_structures.h,
- * DEFAULT_HP_LOCK_TIMEOUT_USEC 1 s; a host may set 10 ms to 100 s).
+ * module's default host-priority lock timeout (intel/tdx-module td_control_structures.h,
+ * DEFAULT_HP_LOCK_TIMEOUT_USEC 1 s; 10 ms to 100 s), past which the module exits to the
+ * host rather than let the guest spin (tdx_td_dispatcher.c td_call).
  */
 #define TDX_BUSY_TIMEOUT_NS (10ULL * 1000 * 1000 * 1000)
 
