@@ -141,6 +141,31 @@ TESTCASE(tdx_get_tdvmcall_info, "TDVMCALL<GetTdVmCallInfo>: R12 = 0 answers succ
 	return EXIT_OK;
 }
 
+/*
+ * The module copies back from the VMM only the registers the guest selected in RCX
+ * (tdh_vp_enter.c save_regs_after_tdvmcall): Instruction.CPUID answers in R12-R15, and
+ * with only R10-R13 selected R14 and R15 keep what the guest had in them.
+ */
+TESTCASE(tdx_tdvmcall_unexposed_kept, "TDVMCALL: registers the guest did not select in RCX keep their values, whatever the VMM answers")
+{
+	struct tdx_regs r = { .rax = TDG_VP_VMCALL, .rcx = TDVMCALL_REG(10) | TDVMCALL_REG(11) |
+			      TDVMCALL_REG(12) | TDVMCALL_REG(13), .r11 = TDVMCALL_CPUID, .r12 = 0x40000000,
+			      .r14 = 0x1414, .r15 = 0x1515, .rbx = 0xbb, .rdx = 0xdd };
+	struct cpuid_regs want;
+
+	CHECK(emu_mode() == EMU_TDX);
+	CHECK(tdx_tdcall(&r) == 0);
+	CHECK(r.r10 == 0);
+	emu_host_enter();
+	raw_cpuid(0x40000000, 0, &want);
+	emu_host_leave();
+	CHECK(r.r12 == want.eax && r.r13 == want.ebx);
+	CHECK(r.r14 == 0x1414 && r.r15 == 0x1515 && r.rbx == 0xbb && r.rdx == 0xdd);
+	/* RCX keeps the guest's mask. */
+	CHECK(r.rcx == (TDVMCALL_REG(10) | TDVMCALL_REG(11) | TDVMCALL_REG(12) | TDVMCALL_REG(13)));
+	return EXIT_OK;
+}
+
 TESTCASE(tdx_init_sipi, "INIT to another vCPU of a TD: KVM blocks it, the emulated host ends the VM")
 {
 	CHECK(emu_mode() == EMU_TDX);

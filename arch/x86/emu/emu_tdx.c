@@ -221,20 +221,20 @@ static struct tdx_regs vmm_view(const struct trap_frame *f)
 
 /* KVM tdx_emulate_io (Linux arch/x86/kvm/vmx/tdx.c): R13 (direction) 0 or 1 and sizes
  * 1, 2, 4, else INVALID_OPERAND; 1 is a write. */
-static void vmm_io(struct trap_frame *f, const struct tdx_regs *v)
+static void vmm_io(struct tdx_regs *v)
 {
 	int size = (int)v->r12;
 	u16 port = (u16)v->r14;
 
 	if ((v->r13 != 0 && v->r13 != 1) || (size != 1 && size != 2 && size != 4)) {
-		f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
+		v->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
 		return;
 	}
 	if (v->r13)
 		raw_io_out(port, (u32)v->r15, size);
 	else
-		f->r11 = raw_io_in(port, size);
-	f->r10 = 0;
+		v->r11 = raw_io_in(port, size);
+	v->r10 = 0;
 }
 
 /*
@@ -283,55 +283,49 @@ static __noreturn void vmm_fatal(const struct tdx_regs *v)
 					     "QEMU stops the VM as an internal error, the reason is lost");
 }
 
-/* The VMM's side of TDG.VP.VMCALL (GHCI specification; KVM handle_tdvmcall). */
-static void vmcall(struct trap_frame *f)
+/*
+ * The VMM's side of TDG.VP.VMCALL (GHCI specification; KVM handle_tdvmcall), on its own
+ * copy of the registers (KVM's vp_enter_args): inputs read from it, answers written to it.
+ */
+static void vmm_call(struct tdx_regs *v)
 {
-	/* RCX bits 0, 1, 4, 5 (NO_RBP_MOD) and 63:32 must be 0, or the module refuses the call. */
-	if (f->rcx & TDVMCALL_MASK_FORBIDDEN) {
-		emu_count("tdvmcall_bad_mask");
-		f->rax = TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX);
-		return;
-	}
-	struct tdx_regs v = vmm_view(f);
-
-	f->rax = 0;	/* the TDCALL itself succeeded; R10 carries the VMM's answer */
 	/*
 	 * R10 != 0: KVM takes it for one of its own hypercalls (tdx_to_vmx_exit_reason ->
 	 * EXIT_REASON_VMCALL). The emulated VMM offers none and refuses it; memaccept never
 	 * makes one.
 	 */
-	if (v.r10 != TDVMCALL_STANDARD) {
+	if (v->r10 != TDVMCALL_STANDARD) {
 		emu_count("tdvmcall_vendor");
-		f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
+		v->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
 		return;
 	}
-	switch (v.r11) {
+	switch (v->r11) {
 	case TDVMCALL_IO:
 		emu_count("tdvmcall_io");
-		vmm_io(f, &v);
+		vmm_io(v);
 		return;
 	case TDVMCALL_RDMSR:
 	case TDVMCALL_WRMSR: {
-		u64 val = v.r13;
-		bool write = v.r11 == TDVMCALL_WRMSR;
+		u64 val = v->r13;
+		bool write = v->r11 == TDVMCALL_WRMSR;
 
 		emu_count(write ? "tdvmcall_wrmsr" : "tdvmcall_rdmsr");
-		if (!emu_tdx_vmm_msr(write, (u32)v.r12, &val)) {
-			f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
+		if (!emu_tdx_vmm_msr(write, (u32)v->r12, &val)) {
+			v->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
 			return;
 		}
 		if (!write)
-			f->r11 = val;
-		f->r10 = 0;
+			v->r11 = val;
+		v->r10 = 0;
 		return;
 	}
 	case TDVMCALL_CPUID: {
 		struct cpuid_regs r;
 
 		emu_count("tdvmcall_cpuid");
-		emu_cpuid_values((u32)v.r12, (u32)v.r13, &r);
-		f->r12 = r.eax, f->r13 = r.ebx, f->r14 = r.ecx, f->r15 = r.edx;
-		f->r10 = 0;
+		emu_cpuid_values((u32)v->r12, (u32)v->r13, &r);
+		v->r12 = r.eax, v->r13 = r.ebx, v->r14 = r.ecx, v->r15 = r.edx;
+		v->r10 = 0;
 		return;
 	}
 	case TDVMCALL_HLT:
@@ -343,15 +337,15 @@ static void vmcall(struct trap_frame *f)
 		 * boot vCPU halts for good only at the end of memaccept's life, where nothing else
 		 * would ever run and QEMU would wait forever: the emulator ends the VM there.
 		 */
-		if (v.r12 && emu_cpu() != 0) {
+		if (v->r12 && emu_cpu() != 0) {
 			emu_count("vcpu_blocked");
 			for (;;)
 				raw_halt();
 		}
-		if (v.r12)
-			emu_host_stops_guest(v.r12, "TDVMCALL<Instruction.HLT> with interrupts blocked: "
+		if (v->r12)
+			emu_host_stops_guest(v->r12, "TDVMCALL<Instruction.HLT> with interrupts blocked: "
 					     "KVM blocks the vCPU for good");
-		f->r10 = 0;	/* interrupts allowed: as if one had arrived at once */
+		v->r10 = 0;	/* interrupts allowed: as if one had arrived at once */
 		return;
 	case TDVMCALL_GET_TD_VM_CALL_INFO:
 		/*
@@ -360,21 +354,62 @@ static void vmcall(struct trap_frame *f)
 		 * the KVM TDX series; later kernels send R12 = 1 to userspace).
 		 */
 		emu_count("tdvmcall_get_info");
-		if (v.r12) {
-			f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
+		if (v->r12) {
+			v->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
 			return;
 		}
-		f->r10 = 0;
-		f->r11 = f->r12 = f->r13 = f->r14 = 0;
+		v->r10 = 0;
+		v->r11 = v->r12 = v->r13 = v->r14 = 0;
 		return;
 	case TDVMCALL_REPORT_FATAL_ERROR:
-		vmm_fatal(&v);
+		vmm_fatal(v);
 	default:
 		/* KVM handle_tdvmcall: a sub-function it does not implement. */
 		emu_count("tdvmcall_unsupported");
-		f->r10 = TDVMCALL_STATUS_SUBFUNC_UNSUPPORTED;
+		v->r10 = TDVMCALL_STATUS_SUBFUNC_UNSUPPORTED;
 		return;
 	}
+}
+
+static void copy_back(u64 *guest, u64 vmm, u64 mask, unsigned gpr)
+{
+	if (mask & TDVMCALL_REG(gpr))
+		*guest = vmm;
+}
+
+/*
+ * TDG.VP.VMCALL: the module hands the VMM the registers the guest selected in RCX (the
+ * others as 0) and, on the next TDH.VP.ENTER, copies back into the guest only those same
+ * registers from the VMM's; RAX becomes TDX_SUCCESS and RCX keeps the guest's mask
+ * (tdg_vp_vmcall.c copy_gprs_data_from_td_to_vmm; tdh_vp_enter.c
+ * save_regs_after_tdvmcall). An answer the VMM writes into a register the guest did not
+ * select never reaches the guest, which keeps its own value there.
+ */
+static void vmcall(struct trap_frame *f)
+{
+	/* RCX bits 0, 1, 4, 5 (NO_RBP_MOD) and 63:32 must be 0, or the module refuses the call. */
+	if (f->rcx & TDVMCALL_MASK_FORBIDDEN) {
+		emu_count("tdvmcall_bad_mask");
+		f->rax = TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX);
+		return;
+	}
+	struct tdx_regs v = vmm_view(f);
+	u64 m = f->rcx;
+
+	vmm_call(&v);
+	f->rax = 0;	/* the TDCALL itself succeeded; R10 carries the VMM's answer */
+	copy_back(&f->rdx, v.rdx, m, GPR_RDX);
+	copy_back(&f->rbx, v.rbx, m, GPR_RBX);
+	copy_back(&f->rsi, v.rsi, m, GPR_RSI);
+	copy_back(&f->rdi, v.rdi, m, GPR_RDI);
+	copy_back(&f->r8, v.r8, m, GPR_R8);
+	copy_back(&f->r9, v.r9, m, GPR_R9);
+	copy_back(&f->r10, v.r10, m, 10);
+	copy_back(&f->r11, v.r11, m, 11);
+	copy_back(&f->r12, v.r12, m, 12);
+	copy_back(&f->r13, v.r13, m, 13);
+	copy_back(&f->r14, v.r14, m, GPR_R14);
+	copy_back(&f->r15, v.r15, m, GPR_R15);
 }
 
 /* The TD's attributes as TDG.VP.INFO reports them. */
