@@ -104,6 +104,15 @@ TESTCASE(tdx_halt, "machine_halt() goes through TDVMCALL<Instruction.HLT>")
 	machine_halt();	/* the model's VMM stops a TD halted with interrupts blocked */
 }
 
+TESTCASE(tdx_halt_interrupts_allowed, "TDVMCALL<Instruction.HLT> with R12 = 0 blocks until an interrupt, as KVM does; none comes")
+{
+	struct tdx_regs r = { .rax = TDG_VP_VMCALL, .rcx = TDVMCALL_EXPOSE_R10_R15, .r11 = TDVMCALL_HLT, .r12 = 0 };
+
+	CHECK(emu_mode() == EMU_TDX);
+	tdx_tdcall(&r);
+	return EXIT_TEST_FAILED;	/* KVM would not have resumed the vCPU */
+}
+
 TESTCASE(tdx_ve_nothing_pending, "vector 20 with no #VE pending: VEINFO.GET answers TDX_NO_VALID_VE_INFO, fatal")
 {
 	CHECK(emu_mode() == EMU_TDX);

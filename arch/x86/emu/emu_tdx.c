@@ -331,22 +331,24 @@ static void vmm_call(struct tdx_regs *v)
 	case TDVMCALL_HLT:
 		emu_count("tdvmcall_hlt");
 		/*
-		 * KVM (kvm_emulate_halt_noskip from tdx_handle_exit) blocks the vCPU until an
-		 * interrupt it may deliver; with R12 = 1 (interrupts blocked: tdx_interrupt_allowed)
-		 * and no NMI that never comes: the vCPU never runs again, the others go on. The
-		 * boot vCPU halts for good only at the end of memaccept's life, where nothing else
-		 * would ever run and QEMU would wait forever: the emulator ends the VM there.
+		 * KVM (kvm_emulate_halt_noskip from tdx_handle_exit) blocks the vCPU until it has
+		 * an event: with R12 = 1 (interrupts blocked: tdx_interrupt_allowed) only an NMI;
+		 * with R12 = 0 also an interrupt posted to it (tdx_protected_apic_has_interrupt).
+		 * The emulated machine posts a TD vCPU no interrupt and no NMI (memaccept arms no
+		 * timer and sends no fixed IPI; INIT and SIPI KVM blocks), so either way the vCPU
+		 * never runs again, and the others go on. The boot vCPU halts for good only at the
+		 * end of memaccept's life, where nothing else would ever run and QEMU would wait
+		 * forever: the emulator ends the VM there.
 		 */
-		if (v->r12 && emu_cpu() != 0) {
+		if (emu_cpu() != 0) {
 			emu_count("vcpu_blocked");
 			for (;;)
 				raw_halt();
 		}
-		if (v->r12)
-			emu_host_stops_guest(v->r12, "TDVMCALL<Instruction.HLT> with interrupts blocked: "
-					     "KVM blocks the vCPU for good");
-		v->r10 = 0;	/* interrupts allowed: as if one had arrived at once */
-		return;
+		emu_host_stops_guest(v->r12, v->r12 ? "TDVMCALL<Instruction.HLT> with interrupts blocked: "
+						      "KVM blocks the vCPU for good"
+						    : "TDVMCALL<Instruction.HLT> with interrupts allowed: KVM "
+						      "blocks the vCPU until an interrupt, and nothing sends one");
 	case TDVMCALL_GET_TD_VM_CALL_INFO:
 		/*
 		 * KVM handle_tdvmcall -> tdx_get_td_vm_call_info, in the kernel: R12 = 0 answers
