@@ -134,7 +134,7 @@ TESTCASE(tdx_accept_level_1g, "TDG.MEM.PAGE.ACCEPT at level 2 (1 GiB) answers OP
 	return EXIT_OK;
 }
 
-TESTCASE(tdx_get_tdvmcall_info, "TDVMCALL<GetTdVmCallInfo>: R12 = 0 answers success and R11-R14 = 0, else INVALID_OPERAND, as KVM")
+TESTCASE(tdx_get_tdvmcall_info, "TDVMCALL<GetTdVmCallInfo>: R12 = 0 and 1 answer success, as KVM and QEMU; 2 INVALID_OPERAND")
 {
 	struct tdx_regs r = { .rax = TDG_VP_VMCALL, .rcx = TDVMCALL_EXPOSE_R10_R15, .r11 = TDVMCALL_GET_TD_VM_CALL_INFO,
 			      .r12 = 0, .r13 = 13, .r14 = 14 };
@@ -142,9 +142,14 @@ TESTCASE(tdx_get_tdvmcall_info, "TDVMCALL<GetTdVmCallInfo>: R12 = 0 answers succ
 	CHECK(emu_mode() == EMU_TDX);
 	CHECK(tdx_tdcall(&r) == 0);
 	CHECK(r.r10 == 0 && r.r11 == 0 && r.r12 == 0 && r.r13 == 0 && r.r14 == 0);
-	/* A leaf KVM (the version this emulates) does not know: INVALID_OPERAND in R10. */
+	/* Leaf 1: KVM hands it to QEMU, which lists SetupEventNotifyInterrupt (R11 bit 1). */
 	r = (struct tdx_regs){ .rax = TDG_VP_VMCALL, .rcx = TDVMCALL_EXPOSE_R10_R15,
-			       .r11 = TDVMCALL_GET_TD_VM_CALL_INFO, .r12 = 1 };
+			       .r11 = TDVMCALL_GET_TD_VM_CALL_INFO, .r12 = 1, .r13 = 13, .r14 = 14 };
+	CHECK(tdx_tdcall(&r) == 0);
+	CHECK(r.r10 == 0 && r.r11 == 2 && r.r12 == 0 && r.r13 == 0 && r.r14 == 0);
+	/* A leaf neither knows: KVM answers INVALID_OPERAND in R10. */
+	r = (struct tdx_regs){ .rax = TDG_VP_VMCALL, .rcx = TDVMCALL_EXPOSE_R10_R15,
+			       .r11 = TDVMCALL_GET_TD_VM_CALL_INFO, .r12 = 2 };
 	CHECK(tdx_tdcall(&r) == 0);
 	CHECK(r.r10 == 0x8000000000000000ULL);
 	return EXIT_OK;

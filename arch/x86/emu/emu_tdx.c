@@ -16,6 +16,8 @@
 /* TDG.VP.VMCALL statuses in R10 (GHCI; Linux arch/x86/include/asm/shared/tdx.h). */
 #define TDVMCALL_STATUS_INVALID_OPERAND 0x8000000000000000ULL
 #define TDVMCALL_STATUS_SUBFUNC_UNSUPPORTED 0x8000000000000003ULL
+/* GetTdVmCallInfo leaf 1, R11 (GHCI; Linux KVM TDVMCALLINFO_SETUP_EVENT_NOTIFY_INTERRUPT). */
+#define TDVMCALLINFO_SETUP_EVENT_NOTIFY_INTERRUPT (1ULL << 1)
 
 #define TDX_CRYSTAL_HZ 25000000u
 
@@ -351,17 +353,22 @@ static void vmm_call(struct tdx_regs *v)
 						      "blocks the vCPU until an interrupt, and nothing sends one");
 	case TDVMCALL_GET_TD_VM_CALL_INFO:
 		/*
-		 * KVM handle_tdvmcall -> tdx_get_td_vm_call_info, in the kernel: R12 = 0 answers
-		 * success with R11-R14 = 0; any other R12 INVALID_OPERAND (the version merged with
-		 * the KVM TDX series; later kernels send R12 = 1 to userspace).
+		 * KVM tdx_get_td_vm_call_info (Linux 6.16): R12 = 0 in the kernel, success with
+		 * R11-R14 = 0; R12 = 1 to userspace (KVM_EXIT_TDX), where QEMU 10.1
+		 * (target/i386/kvm/tdx.c tdx_handle_get_tdvmcall_info) answers success with R11
+		 * the optional TDVMCALLs both it and KVM support (SetupEventNotifyInterrupt, bit
+		 * 1: KVM's user_tdvmcallinfo_1_r11) and R12-R14 = 0; any other R12
+		 * INVALID_OPERAND. The emulated VMM itself does not serve SetupEventNotifyInterrupt
+		 * (memaccept never asks for it).
 		 */
 		emu_count("tdvmcall_get_info");
-		if (v->r12) {
+		if (v->r12 > 1) {
 			v->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
 			return;
 		}
 		v->r10 = 0;
-		v->r11 = v->r12 = v->r13 = v->r14 = 0;
+		v->r11 = v->r12 ? TDVMCALLINFO_SETUP_EVENT_NOTIFY_INTERRUPT : 0;
+		v->r12 = v->r13 = v->r14 = 0;
 		return;
 	case TDVMCALL_REPORT_FATAL_ERROR:
 		vmm_fatal(v);

@@ -121,8 +121,8 @@ u64 tdx_shared_bit(void);
  * GetTdVmCallInfo (GHCI): with R12 = 0 the VMM answers success and R11-R14 = 0 (no
  * TDVMCALLs beyond the base set). KVM answers it in the kernel, without an exit to QEMU
  * (Linux arch/x86/kvm/vmx/tdx.c tdx_get_td_vm_call_info, called from handle_tdvmcall;
- * only R12 = 1 goes to userspace in later kernels): the round trip to the host that does
- * no work, which workload=probe times.
+ * from Linux 6.16 R12 = 1 goes to QEMU): the round trip to the host that does no work,
+ * which workload=probe times.
  */
 #define TDVMCALL_GET_TD_VM_CALL_INFO 0x10000
 #define TDVMCALL_IO_IN 0
