@@ -2,11 +2,15 @@
 /* memaccept: TDX test cases on the emulator (platform=tdx-emu): staged #VEs, raw port I/O, a level-2 accept, a guest INIT. */
 #include "arch/x86/apic.h"
 #include "arch/x86/emu/emu.h"
+#include "arch/x86/emu/tdvf.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/tdx/tdx.h"
 #include "drivers/exit.h"
+#include "drivers/console.h"
 #include "include/panic.h"
+#include "include/smp.h"
+#include "kernel/smp.h"
 #include "kernel/testcase.h"
 #include "mm/accept.h"
 #include "mm/page_alloc.h"
@@ -177,6 +181,50 @@ TESTCASE(tdx_tdvmcall_unexposed_kept, "TDVMCALL: registers the guest did not sel
 	CHECK(r.r14 == 0x1414 && r.r15 == 0x1515 && r.rbx == 0xbb && r.rdx == 0xdd);
 	/* RCX keeps the guest's mask. */
 	CHECK(r.rcx == (TDVMCALL_REG(10) | TDVMCALL_REG(11) | TDVMCALL_REG(12) | TDVMCALL_REG(13)));
+	return EXIT_OK;
+}
+
+/* Per started CPU: its APIC ID, TDG.VP.INFO R9, CPUID leaf 1 EBX[31:24]. */
+static struct {
+	u32 apic, r9, cpuid_id;
+} seen[MAX_CPUS];
+
+static void vcpu_index_probe(unsigned cpu, void *arg)
+{
+	struct tdx_regs r = { .rax = TDG_VP_INFO };
+	struct cpuid_regs c;
+
+	(void)arg;
+	seen[cpu].apic = apic_id();
+	seen[cpu].r9 = tdx_tdcall(&r) ? ~0u : (u32)r.r9;
+	cpu_cpuid(1, 0, &c);
+	seen[cpu].cpuid_id = c.ebx >> 24;
+}
+
+/*
+ * The module's VCPU_INDEX (the order of TDH.VP.INIT, which QEMU issues in ascending APIC
+ * ID) is what TDG.VP.INFO returns in R9 and CPUID leaf 1 in EBX[31:24] (tdg_vp_info.c;
+ * td_cpuid.c): the rank of the vCPU's APIC ID, which differs from the ID itself where
+ * the topology leaves gaps.
+ */
+TESTCASE(tdx_vcpu_index, "TDG.VP.INFO R9 and CPUID.1 EBX[31:24] give the vCPU index, not the APIC ID")
+{
+	unsigned slots = smp_cpu_slots();
+
+	CHECK(emu_mode() == EMU_TDX);
+	CHECK(smp_cpus_started() == emu_tdvf_vcpus());
+	smp_run(vcpu_index_probe, NULL);
+	for (unsigned i = 0; i < slots; i++) {
+		u32 rank = 0;
+
+		if (!smp_cpu_online(i))
+			continue;
+		for (unsigned j = 0; j < slots; j++)
+			rank += smp_cpu_online(j) && seen[j].apic < seen[i].apic;
+		kprintf("test: APIC ID %u: TDG.VP.INFO R9 %u, CPUID.1 EBX[31:24] %u, vCPU index %u\n",
+			seen[i].apic, seen[i].r9, seen[i].cpuid_id, rank);
+		CHECK(seen[i].r9 == rank && seen[i].cpuid_id == rank);
+	}
 	return EXIT_OK;
 }
 

@@ -22,6 +22,23 @@
 #define TDX_CRYSTAL_HZ 25000000u
 
 /*
+ * The module's VCPU_INDEX for this vCPU: the order of its TDH.VP.INIT (tdh_vp_init.c
+ * takes num_vcpus++). QEMU initialises the vCPUs in CPU index order
+ * (target/i386/kvm/tdx.c tdx_post_init_vcpus: CPU_FOREACH, KVM_TDX_INIT_VCPU) and numbers
+ * them in ascending APIC ID, so it is the rank of this vCPU's APIC ID among the TD's: its
+ * APIC ID only where the topology leaves no gaps (two sockets of three cores: APIC IDs
+ * 0, 1, 2, 4 are vCPUs 0, 1, 2, 3).
+ */
+static u32 vcpu_index(void)
+{
+	u32 me = emu_cpu(), n = emu_tdvf.bsp_apic_id < me;
+
+	for (u32 i = 0; i < emu_tdvf.naps; i++)
+		n += emu_tdvf.ap_ids[i] < me;
+	return n;
+}
+
+/*
  * CPUID as the TDX module answers the leaves it handles itself (td_cpuid.c: the values
  * set at TDH.MNG.INIT from the TD's configuration and the CPU, with fix-ups): the
  * maximum basic leaf is 0x23 (cpuid_configurations.c), leaf 0x21 carries the
@@ -54,6 +71,9 @@ void emu_tdx_module_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 	raw_cpuid(leaf, subleaf, r);
 	if (leaf == 0)
 		r->eax = 0x23;
+	/* Leaf 1 EBX[31:24], the initial APIC ID: VCPU_INDEX (td_cpuid.c td_cpuid_exit). */
+	if (leaf == 1)
+		r->ebx = (r->ebx & 0x00ffffffu) | (vcpu_index() << 24);
 }
 
 /*
@@ -502,9 +522,12 @@ void emu_tdx_tdcall(struct trap_frame *f)
 		f->rax = 0;
 		f->rcx = EMU_TDX_GPAW;
 		f->rdx = td_attributes();
-		/* R8: vCPUs (31:0) and the maximum (63:32); R9: this vCPU's index. */
+		/*
+		 * R8: NUM_VCPUS (31:0), the vCPUs initialised, and MAX_VCPUS (63:32), which QEMU
+		 * sets to its vCPU count (KVM_CAP_MAX_VCPUS, tdx_pre_create_vcpu); R9 VCPU_INDEX.
+		 */
 		f->r8 = ((u64)emu_tdvf_vcpus() << 32) | emu_tdvf_vcpus();
-		f->r9 = emu_cpu();
+		f->r9 = vcpu_index();
 		/* R10 bit 0: TDG.SYS.RD is available (tdg_vp_info.c, TDX module 1.5). */
 		f->r10 = 1;
 		f->r11 = 0;
