@@ -441,6 +441,12 @@ static void vmcall(struct trap_frame *f)
 	copy_back(&f->r15, v.r15, m, GPR_R15);
 }
 
+/* The TD's GPA width (model.h), from the start: TDG.VP.INFO may come before the model. */
+static unsigned td_gpaw(void)
+{
+	return emu_fault_find(&emu.faults, FAULT_GPAW52, 0, 0) ? EMU_TDX_GPAW_WIDE : EMU_TDX_GPAW;
+}
+
 /* The TD's attributes as TDG.VP.INFO reports them. */
 static u64 td_attributes(void)
 {
@@ -451,8 +457,12 @@ static u64 td_attributes(void)
 /* Metadata status codes (tdx-module include/auto_gen/tdx_error_codes_defs.h). */
 #define TDX_METADATA_FIELD_ID_INCORRECT 0xC0000C00u
 #define TDX_METADATA_FIELD_NOT_WRITABLE 0xC0000C01u
-/* KVM's setup_tdparams sets NO_RBP_MOD (bit 2), and MAX_GPAW only for a 52-bit GPA width. */
+/*
+ * KVM's setup_tdparams sets NO_RBP_MOD (bit 2), and MAX_GPAW (bit 0) only for a 52-bit
+ * GPA width (setup_tdparams_eptp_controls; Linux asm/tdx.h TDX_CONFIG_FLAGS_*).
+ */
 #define CONFIG_NO_RBP_MOD (1ULL << 2)
+#define CONFIG_MAX_GPAW (1ULL << 0)
 
 /*
  * TDG.VM.RD / TDG.VM.WR of the two fields memaccept uses (tdx-module tdg_vm_rd_wr.c):
@@ -473,7 +483,8 @@ static void vm_rd_wr(struct trap_frame *f, bool write)
 	bool flexible = emu_fault_find(&emu.faults, FAULT_FLEXIBLE_PENDING_VE, 0, 0);
 
 	emu_count(write ? "tdcall_vm_wr" : "tdcall_vm_rd");
-	cfg = CONFIG_NO_RBP_MOD | (flexible ? TDCS_CONFIG_FLEXIBLE_PENDING_VE : 0);
+	cfg = CONFIG_NO_RBP_MOD | (flexible ? TDCS_CONFIG_FLEXIBLE_PENDING_VE : 0) |
+	      (td_gpaw() == EMU_TDX_GPAW_WIDE ? CONFIG_MAX_GPAW : 0);
 	if (!td_ctls_set) {
 		td_ctls = td_attributes() & TDX_ATTR_SEPT_VE_DISABLE ? TD_CTLS_PENDING_VE_DISABLE : 0;
 		td_ctls_set = true;
@@ -520,7 +531,7 @@ void emu_tdx_tdcall(struct trap_frame *f)
 		/* intel/tdx-module tdg_vp_info.c: RCX GPA width, RDX attributes, R8 vCPUs. */
 		emu_count("tdcall_vp_info");
 		f->rax = 0;
-		f->rcx = EMU_TDX_GPAW;
+		f->rcx = td_gpaw();
 		f->rdx = td_attributes();
 		/*
 		 * R8: NUM_VCPUS (31:0), the vCPUs initialised, and MAX_VCPUS (63:32), which QEMU

@@ -38,6 +38,10 @@
  *   psc_backwards           SNP: the next partial PSC answer moves cur_entry backwards
  *   no_sept_ve_disable      TDX: TD attributes without SEPT_VE_DISABLE
  *   debug_td                TDX: TD attributes with DEBUG (bit 0) set
+ *   gpaw52                  TDX: a TD with a 52-bit GPA width (the host's CPUID 0x80000008
+ *                           gives 52 guest physical address bits: KVM picks 5-level EPT
+ *                           and sets CONFIG_FLAGS.MAX_GPAW): TDG.VP.INFO reports GPAW 52,
+ *                           the shared bit is GPA bit 51
  *   flexible_pending_ve     TDX: the VMM set CONFIG_FLAGS.FLEXIBLE_PENDING_VE (TDX module
  *                           1.5; KVM does not), so the TD may turn pending #VEs off itself
  *   optin_absent            SNP: the firmware has no memory acceptance protocol
@@ -141,6 +145,7 @@ enum emu_fault_kind {
 	FAULT_EBS_MAP_GROWTH,
 	FAULT_CC_PAGES_USABLE,
 	FAULT_HANDOVER_UNACCEPTED,
+	FAULT_GPAW52,
 	FAULT_KIND_COUNT,
 };
 
