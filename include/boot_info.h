@@ -31,7 +31,7 @@ enum snp_protocol_status {
  * (arch/x86/trampoline.asm): its code and data, three pages of temporary page tables, and
  * the stack a parked TD AP takes exceptions on.
  */
-#define TRAMPOLINE_PAGES 5
+#define TRAMPOLINE_PAGES 6
 
 /*
  * EFI configuration tables the conformance report looks for (boot/conformance_efi.c holds

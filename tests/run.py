@@ -219,7 +219,8 @@ def run_qemu_case(case, opts):
                           case.get("ovmf_code", opts.ovmf_code),
                           case.get("ovmf_vars", opts.ovmf_vars), case.get("qemu", []), debug_exit=case.get("debug_exit", True),
                           disk=disk, observer=observer_for(case, opts),
-                          observer_args=opts.observer_args)
+                          observer_args=opts.observer_args,
+                          c_bit_alias=case.get("c_bit_alias", False))
         events, bad = memaccept_log.parse_events(res.output)
         pages = "pages=off" not in opts.observer_args
         problems = check_case(case, res, events) + check_observer(case, res, events, pages)

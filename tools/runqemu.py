@@ -99,15 +99,26 @@ def parse_size(text):
 
 def qemu_command(esp, mem, smp, qemu=DEFAULT_QEMU, ovmf_code=DEFAULT_CODE,
                  ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True, disk=None,
-                 prealloc=False):
+                 prealloc=False, ram_file=None):
+    """ram_file: back guest RAM with this file and give QEMU a second view of it, an
+    ivshmem device, whose BAR the test image's emulator moves to 2^N to play an SNP C-bit
+    at bit N < 52 (arch/x86/emu/cbit_alias.c); the CPU gets 52 physical address bits."""
     size = parse_size(mem)
     # reserve=off: a 256 GiB guest only costs the host what the guest touches. prealloc:
     # the host backs all of guest RAM before the guest starts, so the guest's first write
     # to a page no longer waits for the host to supply it (QEMU's memory-backend prealloc).
     backend = "prealloc=on,prealloc-threads=%d" % (os.cpu_count() or 1) if prealloc \
         else "reserve=off"
-    cmd = [qemu, "-machine", "q35,memory-backend=ram", "-accel", "tcg",
-           "-object", "memory-backend-ram,id=ram,size=%d,%s" % (size, backend),
+    if ram_file:
+        if size & (size - 1) or size > 2 << 30:
+            raise ValueError("a C-bit alias needs a power-of-two RAM size up to 2G (all of it "
+                             "below 4 GiB, one ivshmem BAR), not %s" % mem)
+        ram = ["-object", "memory-backend-file,id=ram,size=%d,mem-path=%s,share=on" % (size, ram_file),
+               "-object", "memory-backend-file,id=calias,size=%d,mem-path=%s,share=on" % (size, ram_file),
+               "-device", "ivshmem-plain,memdev=calias", "-cpu", "qemu64,phys-bits=52"]
+    else:
+        ram = ["-object", "memory-backend-ram,id=ram,size=%d,%s" % (size, backend)]
+    cmd = [qemu, "-machine", "q35,memory-backend=ram", "-accel", "tcg"] + ram + [
            "-m", "%dM" % (size >> 20), "-smp", str(smp),
            "-display", "none", "-serial", "stdio", "-monitor", "none",
            "-no-reboot", "-nic", "none",
@@ -188,11 +199,12 @@ def make_esp(efi, args):
 
 def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU,
         ovmf_code=DEFAULT_CODE, ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True,
-        disk=None, thp=False, prealloc=False, observer=None, observer_args=""):
+        disk=None, thp=False, prealloc=False, observer=None, observer_args="", c_bit_alias=False):
     """Boot once. echo: a file to copy the console to as it arrives (or None).
     disk: boot this disk image (make image) instead of a fresh ESP with efi and args.
     observer: the instruction observer plugin (.so) to load, or None; observer_args: more
-    of its arguments (e.g. "pages=off")."""
+    of its arguments (e.g. "pages=off"). c_bit_alias: guest RAM in a file in /dev/shm,
+    seen a second time through an ivshmem device (qemu_command's ram_file)."""
     res = Result()
     if not thp:
         no_host_thp()
@@ -203,8 +215,12 @@ def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU
         os.close(fd)
         extra = list(extra) + ["-plugin", "%s,out=%s%s" % (
             observer, obs_out, "," + observer_args if observer_args else "")]
+    ram_file = None
+    if c_bit_alias:
+        fd, ram_file = tempfile.mkstemp(prefix="memaccept-ram-", dir="/dev/shm")
+        os.close(fd)
     res.command = qemu_command(esp, mem, smp, qemu, ovmf_code, ovmf_vars, extra, gdb, debug_exit,
-                               disk, prealloc)
+                               disk, prealloc, ram_file)
     start = time.monotonic()
     chunks = []
     partial = b""
@@ -238,6 +254,8 @@ def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU
     finally:
         if esp:
             shutil.rmtree(esp, ignore_errors=True)
+        if ram_file:
+            os.unlink(ram_file)
     res.seconds = time.monotonic() - start
     res.output = b"".join(chunks).decode("utf-8", "replace").replace("\r", "")
     if obs_out:

@@ -65,7 +65,7 @@ struct tramp_data {
 	u8 gdtr64[16];		/* u16 limit, u64 base: for LGDT in 64-bit mode */
 	u8 idtr0[16];		/* limit 0, base 0 */
 	u8 idtr_kernel[16];	/* u16 limit, u64 base: the kernel's IDT (SIDT's form) */
-	u32 park_lock;		/* bit 0: a parked AP uses the park stack (page 4) */
+	u32 park_lock;		/* bit 0: a parked AP uses the park stack (page 5) */
 	u32 pad5;
 };
 
@@ -299,18 +299,26 @@ static __noreturn void ap_entry(struct ap_slot *slot)
 	smp_arch_ap_checkin((struct percpu *)(uintptr_t)slot->percpu);
 }
 
-/* Temporary page tables in the trampoline's pages 1-3: the first 2 MiB, identity. */
+/*
+ * Temporary page tables in the trampoline's pages 1-4: the first 2 MiB, identity; with
+ * a PML5 over them when the boot CPU runs five-level paging (the AP turns LA57 on with
+ * PAE, before IA-32e mode, and must then start on a PML5).
+ */
 static u64 build_temp_tables(u64 tramp)
 {
 	u64 *pml4 = (u64 *)(uintptr_t)(tramp + PAGE_SIZE);
 	u64 *pdpt = (u64 *)(uintptr_t)(tramp + 2 * PAGE_SIZE);
 	u64 *pd = (u64 *)(uintptr_t)(tramp + 3 * PAGE_SIZE);
+	u64 *pml5 = (u64 *)(uintptr_t)(tramp + 4 * PAGE_SIZE);
 
-	memset(pml4, 0, 3 * PAGE_SIZE);
+	memset(pml4, 0, 4 * PAGE_SIZE);
 	pml4[0] = (u64)(uintptr_t)pdpt | PTE_P | PTE_W;
 	pdpt[0] = (u64)(uintptr_t)pd | PTE_P | PTE_W;
 	pd[0] = PTE_P | PTE_W | PTE_PS;
-	return (u64)(uintptr_t)pml4;
+	if (!(read_cr4() & CR4_LA57))
+		return (u64)(uintptr_t)pml4;
+	pml5[0] = (u64)(uintptr_t)pml4 | PTE_P | PTE_W;
+	return (u64)(uintptr_t)pml5;
 }
 
 /* The 10 ms after INIT, on the processors that need it. */
@@ -344,11 +352,6 @@ static bool tramp_usable(u64 tramp, const char **why)
 	if (!tramp || tramp < PAGE_SIZE || tramp + TRAMPOLINE_PAGES * PAGE_SIZE > 1 * MiB ||
 	    !IS_ALIGNED(tramp, PAGE_SIZE) || size > PAGE_SIZE) {
 		*why = "no trampoline page below 1 MiB";
-		return false;
-	}
-	/* The temporary tables are four-level: LA57 cannot be switched on in long mode. */
-	if (read_cr4() & CR4_LA57) {
-		*why = "five-level paging is not supported for the APs";
 		return false;
 	}
 	return true;

@@ -59,7 +59,7 @@
 %define D_IDTR_KERNEL 144	; u16 limit, u64 base: the kernel's IDT
 %define D_PARK_LOCK 160		; u32: bit 0 = the park stack is taken
 %define D_SIZE 168
-%define PARK_STACK_TOP (5 * 4096)	; the end of the trampoline's page 4 (TRAMPOLINE_PAGES)
+%define PARK_STACK_TOP (6 * 4096)	; the end of the trampoline's page 5 (TRAMPOLINE_PAGES)
 ; Wakeup vectors: one per slot, MAX_CPUS of them (include/smp.h; smp.c checks the size).
 %define WAKE_SLOTS 256
 %define WAKE_STUB_SIZE 10
@@ -108,7 +108,12 @@ tramp_start:
 	mov ds, ax
 	; A 32-bit operand size loads all 32 bits of the GDT base (SDM: LGDT).
 	o32 lgdt [tramp_data - tramp_start + D_GDTR]
-	mov eax, CR4_PAE
+	; PAE, and LA57 if the boot CPU runs five-level paging: LA57 can only be set before
+	; IA-32e mode is active (SDM vol. 3A, "Enabling and Changing Paging Modes"), and
+	; then the temporary tables start with a PML5.
+	mov eax, [tramp_data - tramp_start + D_CR4]
+	and eax, CR4_LA57
+	or eax, CR4_PAE
 	mov cr4, eax
 	mov eax, [tramp_data - tramp_start + D_CR3_TEMP]
 	mov cr3, eax

@@ -156,6 +156,15 @@ u32 emu_snp_host_vcpus(void);
 /* SNP: the stacks the emulated VMRUN starts vCPUs on, while boot-time allocation works. */
 void emu_snp_reserve_vmrun_stacks(void);
 bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
+/*
+ * The C-bit position the emulated SNP CPU reports: 56 (a page-table bit TCG ignores), or
+ * emu_fault=cbit=N. Below 52 the bit is an address bit for TCG, and guest RAM must be
+ * mapped a second time at 2^N (emu/cbit_alias.c).
+ */
+#define EMU_SNP_CBIT_DEFAULT 56
+unsigned emu_snp_cbit(void);
+/* After ExitBootServices: put that second mapping in place, or stop the VM saying why. */
+void emu_snp_cbit_alias(void);
 
 /* CPUID as the emulated VMM answers it (for TDVMCALL<CPUID> and the GHCB CPUID exit). */
 void emu_cpuid_values(u32 leaf, u32 subleaf, struct cpuid_regs *r);

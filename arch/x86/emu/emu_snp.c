@@ -16,17 +16,18 @@
 #include "lib/string.h"
 
 /*
- * The C-bit the model reports in CPUID 0x8000001F EBX[5:0]. A real part uses bit 51 (or
- * 47), but under TCG a page-table bit between the guest's physical-address width and
- * bit 51 is reserved (#PF with RSVD: QEMU target/i386/tcg/sysemu/excp_helper.c) and one
- * below it is an address bit, so no such position would let TCG walk the kernel's
- * mappings. Bits 52-58 are ignored by the CPU's walk (AMD APM vol. 2, 5.4): TCG walks a
- * mapping with bit 56 exactly as without it, while the emulator's own walk (emu_walk_va)
+ * The C-bit the model reports in CPUID 0x8000001F EBX[5:0] (emu_snp_cbit). A real part
+ * uses bit 51 (or 47). Under TCG a page-table bit between the guest's physical-address
+ * width and bit 51 is reserved (#PF with RSVD: QEMU target/i386/tcg/sysemu/excp_helper.c)
+ * and one below it is an address bit, so such a position only works where guest RAM is
+ * mapped a second time at 2^N (emu_fault=cbit=N, emu/cbit_alias.c). The default, bit 56,
+ * is one of the bits 52-58 the CPU's walk ignores (AMD APM vol. 2, 5.4): TCG walks a
+ * mapping with it exactly as without it, while the emulator's own walk (emu_walk_va)
  * reads it as the C-bit and checks it where the hardware would: PVALIDATE's operand must
- * be mapped private, the GHCB shared. Limit: memory accesses themselves are not
- * checked (TCG neither encrypts nor checks the RMP), and CR3 cannot carry bit 56.
+ * be mapped private, the GHCB shared. Loads and stores are checked against the page's
+ * state by the page-state sanitizer (tools/observer); CR3 cannot carry bit 56.
  */
-#define EMU_SNP_CBIT 56
+#define EMU_SNP_CBIT (emu_snp_cbit())
 #define EMU_CBIT_MASK (1ULL << EMU_SNP_CBIT)
 
 /* KVM's lowest GHCB protocol version (Linux arch/x86/kvm/svm/sev.c GHCB_VERSION_MIN). */

@@ -236,7 +236,7 @@ void emu_tdvf_report(void)
 void emu_tdvf_start_aps(void)
 {
 	u64 stacks[MAX_CPUS], args[MAX_CPUS];
-	u32 pml4 = (u32)(emu_tdvf.area + TDVF_PAGE_PML4 * PAGE_SIZE);
+	u32 root = (u32)(emu_tdvf.area + TDVF_PAGE_PML4 * PAGE_SIZE);
 
 	if (!emu_tdvf.area || !emu_tdvf.sipi_page || !emu_tdvf.naps)
 		return;
@@ -248,12 +248,20 @@ void emu_tdvf_start_aps(void)
 		return;
 	}
 	if (emu_fault_take(&emu.faults, FAULT_TDVF_OLD_AP_TABLES, 0, 0))
-		pml4 = build_old_tables();
+		root = build_old_tables();
+	/* A firmware in five-level paging runs its APs in it too (emu_fault=la57). */
+	if (read_cr4() & CR4_LA57) {
+		u64 *pml5 = (u64 *)(uintptr_t)(emu_tdvf.area + TDVF_PAGE_PML5 * PAGE_SIZE);
+
+		memset(pml5, 0, PAGE_SIZE);
+		pml5[0] = root | PTE_P | PTE_W;
+		root = (u32)(uintptr_t)pml5;
+	}
 	for (unsigned i = 0; i < emu_tdvf.naps; i++) {
 		stacks[i] = emu_tdvf.area + (TDVF_PAGE_STACKS + i + 1) * PAGE_SIZE;
 		args[i] = 0;
 	}
-	smp_arch_tramp_install(emu_tdvf.sipi_page, pml4, (u64)(uintptr_t)tdvf_ap_loop, emu_tdvf.ap_ids,
+	smp_arch_tramp_install(emu_tdvf.sipi_page, root, (u64)(uintptr_t)tdvf_ap_loop, emu_tdvf.ap_ids,
 			       stacks, args, emu_tdvf.naps);
 	for (unsigned i = 0; i < emu_tdvf.naps; i++)
 		emu_send_init(emu_tdvf.ap_ids[i]);

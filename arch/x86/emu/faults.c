@@ -53,6 +53,8 @@ static const struct {
 	[FAULT_CC_PAGES_USABLE] = { "cc_pages_usable", false, false, false, false },
 	[FAULT_HANDOVER_UNACCEPTED] = { "handover_unaccepted", true, true, false, false },
 	[FAULT_GPAW52] = { "gpaw52", false, false, false, false },
+	[FAULT_LA57] = { "la57", false, false, false, false },
+	[FAULT_CBIT] = { "cbit", false, false, false, true },
 };
 
 const char *emu_fault_name(u32 kind)

@@ -96,6 +96,15 @@
  *                           validated)
  *   cc_pages_usable         SNP: the CC blob's secrets and CPUID pages are boot-services
  *                           data, memory the OS may allocate after ExitBootServices
+ *   cbit=N                  SNP: the C-bit is bit N (default 56, a PTE bit TCG ignores;
+ *                           real parts: 51). Below 52 it is an address bit for TCG: the
+ *                           boot needs guest RAM mapped a second time at 2^N (tests/run.py
+ *                           `c_bit_alias`: an ivshmem device on the same memory, whose BAR
+ *                           the emulated host moves there), else the host refuses it
+ *   la57                    the firmware hands over with five-level paging (CR4.LA57):
+ *                           the boot vCPU from ExitBootServices on and, in a TD, the
+ *                           APs waiting in the firmware's mailbox loop (a TDVF built
+ *                           with 5-level paging); needs a CPU with LA57 (-cpu ...,+la57)
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
  * ExitBootServices, as OVMF does when it accepts everything there.)
  * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
@@ -146,6 +155,8 @@ enum emu_fault_kind {
 	FAULT_CC_PAGES_USABLE,
 	FAULT_HANDOVER_UNACCEPTED,
 	FAULT_GPAW52,
+	FAULT_LA57,
+	FAULT_CBIT,
 	FAULT_KIND_COUNT,
 };
 

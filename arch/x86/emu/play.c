@@ -5,10 +5,12 @@
 #include "arch/x86/emu/traps.h"
 #include "arch/x86/emu_hooks.h"
 #include "arch/x86/observer.h"
+#include "arch/x86/paging.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/tdx/tdx.h"
 #include "arch/x86/tsc_cal.h"
+#include "drivers/console.h"
 #include "lib/string.h"
 
 /*
@@ -406,8 +408,44 @@ bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
 
 /* ------------------------------------------------------------------ arming the observer */
 
+/*
+ * emu_fault=la57: the firmware hands over with five-level paging, as a firmware built
+ * for it would (edk2's PcdUse5LevelPageTable): a PML5 whose first entry is the
+ * firmware's own PML4, so every address maps as before (emu/la57.asm switches).
+ */
+#define CR4_PCIDE (1ULL << 17)
+#define CPUID_7_ECX_LA57 (1u << 16)	/* Intel SDM vol. 2A, CPUID leaf 07H ECX bit 16 */
+
+static u64 la57_pml5[512] __attribute__((aligned(PAGE_SIZE)));
+void emu_la57_switch(u32 pml5);
+
+static void handover_la57(void)
+{
+	struct cpuid_regs r;
+	u64 rsp;
+
+	__asm__ volatile("mov %%rsp, %0" : "=r"(rsp));
+	raw_cpuid(7, 0, &r);
+	if (read_cr4() & CR4_LA57) {
+		kprintf("emu: la57: the firmware already runs five-level paging\n");
+		return;
+	}
+	if (!(r.ecx & CPUID_7_ECX_LA57) || (read_cr4() & CR4_PCIDE) || rsp >= 4 * GiB ||
+	    (u64)(uintptr_t)la57_pml5 >= 4 * GiB || (u64)(uintptr_t)emu_la57_switch >= 4 * GiB) {
+		kprintf("emu: la57: no five-level paging here (a CPU with LA57, QEMU -cpu ...,+la57, "
+			"and code, stack and tables below 4 GiB are needed); the firmware stays "
+			"four-level\n");
+		return;
+	}
+	la57_pml5[0] = (read_cr3() & PTE_ADDR_MASK) | PTE_P | PTE_W;
+	emu_la57_switch((u32)(uintptr_t)la57_pml5);
+	kprintf("emu: la57: the firmware hands over with five-level paging\n");
+}
+
 void boot_test_after_ebs(void)
 {
+	if (emu_fault_take(&emu.faults, FAULT_LA57, 0, 0))
+		handover_la57();
 	emu.armed = true;
 	if (emu.mode == EMU_TDX)
 		emu_obs_arm_tdx();
@@ -415,4 +453,6 @@ void boot_test_after_ebs(void)
 		emu_obs_arm_snp();
 	else if (emu.bi->config.fake_set || emu.bi->config.platform == PLAT_SIM)
 		emu_obs_arm_sim();	/* memory only: on a normal VM no instruction traps */
+	/* The emulated host's own set-up, checked from the arm on like everything else. */
+	emu_snp_cbit_alias();
 }

@@ -24,11 +24,13 @@ enum {
 	TDVF_PAGE_PML4,		/* identity map of the first 4 GiB, 2 MiB pages, as TDVF's: */
 	TDVF_PAGE_PDPT,		/* emu_tdvf_identity_tables lays them out in this order */
 	TDVF_PAGE_PD,		/* four of them */
+	/* With five-level paging (emu_fault=la57): a PML5 over that PML4. */
+	TDVF_PAGE_PML5 = TDVF_PAGE_PD + 4,
 	/*
 	 * The emulator's loop is C and needs a stack per AP (4 KiB each): TDVF_PAGES(naps) in
 	 * all. TDVF's loop uses none, and at the jump to the OS every AP gets ap_rsp.
 	 */
-	TDVF_PAGE_STACKS = TDVF_PAGE_PD + 4,
+	TDVF_PAGE_STACKS,
 };
 #define TDVF_PAGES(naps) (TDVF_PAGE_STACKS + (naps))
 
