@@ -61,6 +61,14 @@ TESTCASE(planted_wbinvd, "a raw WBINVD stops the emulated boot")
 	return EXIT_TEST_FAILED;
 }
 
+TESTCASE(planted_monitor, "a raw MONITOR stops the emulated TD (in a TD without CPUID MONITOR it is a #VE)")
+{
+	static u64 line;
+
+	__asm__ volatile("monitor" : : "a"(&line), "c"(0), "d"(0) : "memory");
+	return EXIT_TEST_FAILED;
+}
+
 TESTCASE(planted_mmio, "a load from the local APIC's MMIO page stops the emulated boot")
 {
 	(void)*(volatile u32 *)(uintptr_t)LAPIC_VERSION;

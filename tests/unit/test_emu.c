@@ -120,6 +120,9 @@ TEST(faults_parse_all_kinds)
 	EXPECT_EQ(fs.f[1].kind, FAULT_NO_MP_WAKEUP);
 	EXPECT_EQ(fs.f[2].kind, FAULT_MP_WAKEUP_BAD_MAILBOX);
 	EXPECT(!emu_faults_parse("mailbox_ignore", &fs, err, sizeof(err)));
+	EXPECT(emu_faults_parse("gpaw52", &fs, err, sizeof(err)));
+	EXPECT_EQ(fs.f[0].kind, FAULT_GPAW52);
+	EXPECT(!emu_faults_parse("gpaw52:2", &fs, err, sizeof(err)));
 	EXPECT(emu_faults_parse("mailbox_ack_only@0x3", &fs, err, sizeof(err)));
 	EXPECT_EQ(fs.f[0].kind, FAULT_MAILBOX_ACK_ONLY);
 	EXPECT_EQ(fs.f[0].addr, 3);

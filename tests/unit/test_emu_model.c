@@ -116,6 +116,20 @@ TEST(model_tdx_accept_statuses)
 	EXPECT_EQ(emu_model_tdx_accept(&m, END | TDX_LEVEL_4K), EMU_TDX_EPT_VIOLATION_EXIT);
 }
 
+TEST(model_tdx_gpaw52_moves_the_shared_bit_to_51)
+{
+	/* GPAW 52 (tdg_mem_page_accept.c check_gpa_validity): bit 51 is shared, bit 47 is not. */
+	setup("gpaw52");
+	EXPECT_EQ(m.tdx_gpaw, 52);
+	EXPECT_EQ(emu_model_tdx_accept(&m, (1ULL << 51) | 4 * MiB | TDX_LEVEL_4K),
+		  TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX));
+	/* Bit 47 is an ordinary private GPA now: no RAM there, so the EPT-violation exit. */
+	EXPECT_EQ(emu_model_tdx_accept(&m, (1ULL << 47) | 4 * MiB | TDX_LEVEL_4K), EMU_TDX_EPT_VIOLATION_EXIT);
+	EXPECT_EQ(emu_model_tdx_accept(&m, 4 * MiB | TDX_LEVEL_4K), 0);
+	setup(NULL);
+	EXPECT_EQ(m.tdx_gpaw, 48);
+}
+
 TEST(model_tdx_kvm_host_maps_4k_only)
 {
 	setup_host(NULL, false);

@@ -68,6 +68,12 @@ struct emu_vcpu {
 	 */
 	u64 svsm_vmsa;
 	u64 svsm_caa;
+	/*
+	 * TDX: the module's per-vCPU watch on TDCALLs kept busy by host priority (TDVPS
+	 * hp_lock_busy and hp_lock_busy_start; tdx_td_dispatcher.c td_call).
+	 */
+	bool hp_busy;
+	u64 hp_busy_since_ns;
 };
 
 struct emu_state {
@@ -243,5 +249,23 @@ void emu_unlock(void);
 
 /* Test hook: this vCPU's next TDG.VP.VEINFO.GET returns this #VE. */
 void emu_stage_ve(u32 reason, u64 qual, u64 gla, u64 gpa, u32 len);
+/*
+ * The VM-exit instruction length the module reports for an instruction #VE: the length
+ * of the instruction (Intel SDM vol. 3C, "Information for VM Exits Due to Instruction
+ * Execution"; vol. 2 for the encodings): CPUID 0F A2, RDMSR 0F 32, WRMSR 0F 30, HLT F4,
+ * IN/OUT with the port in DX EC-EF (one more byte, 0x66, for the 16-bit forms).
+ */
+#define INSN_LEN_CPUID 2
+#define INSN_LEN_MSR 2
+#define INSN_LEN_HLT 1
+#define INSN_LEN_IO_DX 1
+/*
+ * Test hooks (play.c), called from the guest's code: the #VE a CPUID, RDMSR or WRMSR
+ * raises in a TD, delivered to the kernel's handler with RIP at a copy of the
+ * instruction and its length reported; the result is what the handler leaves in the
+ * registers.
+ */
+void emu_ve_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
+void emu_ve_msr(bool write, u32 msr, u64 *val);
 
 #endif

@@ -16,8 +16,27 @@
 /* TDG.VP.VMCALL statuses in R10 (GHCI; Linux arch/x86/include/asm/shared/tdx.h). */
 #define TDVMCALL_STATUS_INVALID_OPERAND 0x8000000000000000ULL
 #define TDVMCALL_STATUS_SUBFUNC_UNSUPPORTED 0x8000000000000003ULL
+/* GetTdVmCallInfo leaf 1, R11 (GHCI; Linux KVM TDVMCALLINFO_SETUP_EVENT_NOTIFY_INTERRUPT). */
+#define TDVMCALLINFO_SETUP_EVENT_NOTIFY_INTERRUPT (1ULL << 1)
 
 #define TDX_CRYSTAL_HZ 25000000u
+
+/*
+ * The module's VCPU_INDEX for this vCPU: the order of its TDH.VP.INIT (tdh_vp_init.c
+ * takes num_vcpus++). QEMU initialises the vCPUs in CPU index order
+ * (target/i386/kvm/tdx.c tdx_post_init_vcpus: CPU_FOREACH, KVM_TDX_INIT_VCPU) and numbers
+ * them in ascending APIC ID, so it is the rank of this vCPU's APIC ID among the TD's: its
+ * APIC ID only where the topology leaves no gaps (two sockets of three cores: APIC IDs
+ * 0, 1, 2, 4 are vCPUs 0, 1, 2, 3).
+ */
+static u32 vcpu_index(void)
+{
+	u32 me = emu_cpu(), n = emu_tdvf.bsp_apic_id < me;
+
+	for (u32 i = 0; i < emu_tdvf.naps; i++)
+		n += emu_tdvf.ap_ids[i] < me;
+	return n;
+}
 
 /*
  * CPUID as the TDX module answers the leaves it handles itself (td_cpuid.c: the values
@@ -52,6 +71,9 @@ void emu_tdx_module_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 	raw_cpuid(leaf, subleaf, r);
 	if (leaf == 0)
 		r->eax = 0x23;
+	/* Leaf 1 EBX[31:24], the initial APIC ID: VCPU_INDEX (td_cpuid.c td_cpuid_exit). */
+	if (leaf == 1)
+		r->ebx = (r->ebx & 0x00ffffffu) | (vcpu_index() << 24);
 }
 
 /*
@@ -103,9 +125,8 @@ bool emu_tdx_vmm_msr(bool write, u32 msr, u64 *val)
 /*
  * emu_fault=busy_ms[@ADDR]:MS: the host holds priority on the SEPT entry (its own
  * sept_lock_acquire_host failed and set the entry's host-priority bit) for MS ms from the
- * first accept that meets it; the module answers every guest accept of the entry
- * OPERAND_BUSY in that time (tdx_locks.h sept_lock_acquire_guest; td_call turns
- * OPERAND_BUSY_HOST_PRIORITY into OPERAND_BUSY for the guest).
+ * first accept that meets it; every guest accept of the entry meanwhile finds the bit
+ * (tdx_locks.h sept_lock_acquire_guest: OPERAND_BUSY_HOST_PRIORITY).
  */
 static bool host_priority_busy(u64 gpa, u64 end)
 {
@@ -128,13 +149,57 @@ static bool host_priority_busy(u64 gpa, u64 end)
 	return busy;
 }
 
+/* TDX module status (include/auto_gen/tdx_error_codes_defs.h). */
+#define TDX_HOST_PRIORITY_BUSY_TIMEOUT 0x9000020500000000ULL
+/* td_control_structures.h DEFAULT_HP_LOCK_TIMEOUT_USEC, set by tdh_mng_init; KVM keeps it. */
+#define HP_LOCK_TIMEOUT_NS (1000ULL * 1000 * 1000)
+/* Linux include/uapi/linux/kvm.h */
+#define KVM_INTERNAL_ERROR_UNEXPECTED_EXIT_REASON 4
+
+/*
+ * The end of every TDCALL that returns to the guest (tdx_td_dispatcher.c td_call): a
+ * leaf that ended on host priority answers the guest plain OPERAND_BUSY, and the first
+ * such answer starts this vCPU's clock; any other completion stops it. One that comes
+ * HP_LOCK_TIMEOUT or more after the first makes the module exit to the host with
+ * TDX_HOST_PRIORITY_BUSY_TIMEOUT (the guest's RAX already OPERAND_BUSY). KVM's
+ * tdx_handle_exit takes any TDH.VP.ENTER status with the error bit as an unhandled exit:
+ * KVM_EXIT_INTERNAL_ERROR, suberror UNEXPECTED_EXIT_REASON, the status as data[0]; QEMU
+ * prints it and stops the VM (accel/kvm/kvm-all.c kvm_handle_internal_error, then
+ * vm_stop with RUN_STATE_INTERNAL_ERROR). The guest never sees the timeout.
+ */
+static u64 td_call_end(u64 status, bool host_priority)
+{
+	struct emu_vcpu *v = emu_self();
+	u64 now = tsc_now_ns();
+
+	if (!host_priority) {
+		v->hp_busy = false;
+		return status;
+	}
+	if (!v->hp_busy) {
+		v->hp_busy = true;
+		v->hp_busy_since_ns = now;
+	} else if (now - v->hp_busy_since_ns >= HP_LOCK_TIMEOUT_NS) {
+		v->hp_busy = false;
+		emu_count("tdx_host_priority_busy_timeout");
+		kprintf("emu: host (KVM): TD vp_enter_ret %#llx\n", TDX_HOST_PRIORITY_BUSY_TIMEOUT);
+		kprintf("emu: host (QEMU): KVM internal error. Suberror: %d\nemu: host (QEMU): extra "
+			"data[0]: 0x%016llx\n", KVM_INTERNAL_ERROR_UNEXPECTED_EXIT_REASON,
+			TDX_HOST_PRIORITY_BUSY_TIMEOUT);
+		emu_host_stops_guest(TDX_HOST_PRIORITY_BUSY_TIMEOUT,
+				     "TDX_HOST_PRIORITY_BUSY_TIMEOUT: the module exits to KVM, which "
+				     "takes it as an unhandled exit (KVM internal error); QEMU stops the VM");
+	}
+	return TDX_STATUS(TDX_OPERAND_BUSY, TDX_OPERAND_ID_RCX);
+}
+
 /* The module zeroes what it accepts: the guest's allocator contract relies on it. */
 static u64 page_accept(u64 rcx)
 {
 	u64 gpa = rcx & TDX_ACCEPT_GPA_MASK;
 
 	if (host_priority_busy(gpa, gpa + TDX_LEVEL_SIZE(rcx & TDX_ACCEPT_LEVEL_MASK)))
-		return TDX_STATUS(TDX_OPERAND_BUSY, TDX_OPERAND_ID_RCX);
+		return td_call_end(0, true);
 
 	/* The model and the faults it consumes are shared by all vCPUs. */
 	emu_lock();
@@ -148,7 +213,7 @@ static u64 page_accept(u64 rcx)
 	if (st == 0)
 		memset((void *)(uintptr_t)(rcx & TDX_ACCEPT_GPA_MASK), 0,
 		       TDX_LEVEL_SIZE(rcx & TDX_ACCEPT_LEVEL_MASK));
-	return st;
+	return td_call_end(st, false);
 }
 
 /*
@@ -178,20 +243,20 @@ static struct tdx_regs vmm_view(const struct trap_frame *f)
 
 /* KVM tdx_emulate_io (Linux arch/x86/kvm/vmx/tdx.c): R13 (direction) 0 or 1 and sizes
  * 1, 2, 4, else INVALID_OPERAND; 1 is a write. */
-static void vmm_io(struct trap_frame *f, const struct tdx_regs *v)
+static void vmm_io(struct tdx_regs *v)
 {
 	int size = (int)v->r12;
 	u16 port = (u16)v->r14;
 
 	if ((v->r13 != 0 && v->r13 != 1) || (size != 1 && size != 2 && size != 4)) {
-		f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
+		v->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
 		return;
 	}
 	if (v->r13)
 		raw_io_out(port, (u32)v->r15, size);
 	else
-		f->r11 = raw_io_in(port, size);
-	f->r10 = 0;
+		v->r11 = raw_io_in(port, size);
+	v->r10 = 0;
 }
 
 /*
@@ -240,7 +305,115 @@ static __noreturn void vmm_fatal(const struct tdx_regs *v)
 					     "QEMU stops the VM as an internal error, the reason is lost");
 }
 
-/* The VMM's side of TDG.VP.VMCALL (GHCI specification; KVM handle_tdvmcall). */
+/*
+ * The VMM's side of TDG.VP.VMCALL (GHCI specification; KVM handle_tdvmcall), on its own
+ * copy of the registers (KVM's vp_enter_args): inputs read from it, answers written to it.
+ */
+static void vmm_call(struct tdx_regs *v)
+{
+	/*
+	 * R10 != 0: KVM takes it for one of its own hypercalls (tdx_to_vmx_exit_reason ->
+	 * EXIT_REASON_VMCALL). The emulated VMM offers none and refuses it; memaccept never
+	 * makes one.
+	 */
+	if (v->r10 != TDVMCALL_STANDARD) {
+		emu_count("tdvmcall_vendor");
+		v->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
+		return;
+	}
+	switch (v->r11) {
+	case TDVMCALL_IO:
+		emu_count("tdvmcall_io");
+		vmm_io(v);
+		return;
+	case TDVMCALL_RDMSR:
+	case TDVMCALL_WRMSR: {
+		u64 val = v->r13;
+		bool write = v->r11 == TDVMCALL_WRMSR;
+
+		emu_count(write ? "tdvmcall_wrmsr" : "tdvmcall_rdmsr");
+		if (!emu_tdx_vmm_msr(write, (u32)v->r12, &val)) {
+			v->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
+			return;
+		}
+		if (!write)
+			v->r11 = val;
+		v->r10 = 0;
+		return;
+	}
+	case TDVMCALL_CPUID: {
+		struct cpuid_regs r;
+
+		emu_count("tdvmcall_cpuid");
+		emu_cpuid_values((u32)v->r12, (u32)v->r13, &r);
+		v->r12 = r.eax, v->r13 = r.ebx, v->r14 = r.ecx, v->r15 = r.edx;
+		v->r10 = 0;
+		return;
+	}
+	case TDVMCALL_HLT:
+		emu_count("tdvmcall_hlt");
+		/*
+		 * KVM (kvm_emulate_halt_noskip from tdx_handle_exit) blocks the vCPU until it has
+		 * an event: with R12 = 1 (interrupts blocked: tdx_interrupt_allowed) only an NMI;
+		 * with R12 = 0 also an interrupt posted to it (tdx_protected_apic_has_interrupt).
+		 * The emulated machine posts a TD vCPU no interrupt and no NMI (memaccept arms no
+		 * timer and sends no fixed IPI; INIT and SIPI KVM blocks), so either way the vCPU
+		 * never runs again, and the others go on. The boot vCPU halts for good only at the
+		 * end of memaccept's life, where nothing else would ever run and QEMU would wait
+		 * forever: the emulator ends the VM there.
+		 */
+		if (emu_cpu() != 0) {
+			emu_count("vcpu_blocked");
+			for (;;)
+				raw_halt();
+		}
+		emu_host_stops_guest(v->r12, v->r12 ? "TDVMCALL<Instruction.HLT> with interrupts blocked: "
+						      "KVM blocks the vCPU for good"
+						    : "TDVMCALL<Instruction.HLT> with interrupts allowed: KVM "
+						      "blocks the vCPU until an interrupt, and nothing sends one");
+	case TDVMCALL_GET_TD_VM_CALL_INFO:
+		/*
+		 * KVM tdx_get_td_vm_call_info (Linux 6.16): R12 = 0 in the kernel, success with
+		 * R11-R14 = 0; R12 = 1 to userspace (KVM_EXIT_TDX), where QEMU 10.1
+		 * (target/i386/kvm/tdx.c tdx_handle_get_tdvmcall_info) answers success with R11
+		 * the optional TDVMCALLs both it and KVM support (SetupEventNotifyInterrupt, bit
+		 * 1: KVM's user_tdvmcallinfo_1_r11) and R12-R14 = 0; any other R12
+		 * INVALID_OPERAND. The emulated VMM itself does not serve SetupEventNotifyInterrupt
+		 * (memaccept never asks for it).
+		 */
+		emu_count("tdvmcall_get_info");
+		if (v->r12 > 1) {
+			v->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
+			return;
+		}
+		v->r10 = 0;
+		v->r11 = v->r12 ? TDVMCALLINFO_SETUP_EVENT_NOTIFY_INTERRUPT : 0;
+		v->r12 = v->r13 = v->r14 = 0;
+		return;
+	case TDVMCALL_REPORT_FATAL_ERROR:
+		vmm_fatal(v);
+	default:
+		/* KVM handle_tdvmcall: a sub-function it does not implement. */
+		emu_count("tdvmcall_unsupported");
+		v->r10 = TDVMCALL_STATUS_SUBFUNC_UNSUPPORTED;
+		return;
+	}
+}
+
+static void copy_back(u64 *guest, u64 vmm, u64 mask, unsigned gpr)
+{
+	if (mask & TDVMCALL_REG(gpr))
+		*guest = vmm;
+}
+
+/*
+ * TDG.VP.VMCALL: the module hands the VMM the registers the guest selected in RCX (the
+ * others as 0) and, on the next TDH.VP.ENTER, copies back into the guest only those same
+ * registers from the VMM's; RAX becomes TDX_SUCCESS and RCX keeps the guest's mask
+ * (tdg_vp_vmcall.c copy_gprs_data_from_td_to_vmm; tdh_vp_enter.c
+ * save_regs_after_tdvmcall). An answer the VMM writes into a register the guest did not
+ * select never reaches the guest, which keeps its own value there.
+ */
 static void vmcall(struct trap_frame *f)
 {
 	/* RCX bits 0, 1, 4, 5 (NO_RBP_MOD) and 63:32 must be 0, or the module refuses the call. */
@@ -250,88 +423,28 @@ static void vmcall(struct trap_frame *f)
 		return;
 	}
 	struct tdx_regs v = vmm_view(f);
+	u64 m = f->rcx;
 
+	vmm_call(&v);
 	f->rax = 0;	/* the TDCALL itself succeeded; R10 carries the VMM's answer */
-	/*
-	 * R10 != 0: KVM takes it for one of its own hypercalls (tdx_to_vmx_exit_reason ->
-	 * EXIT_REASON_VMCALL). The emulated VMM offers none and refuses it; memaccept never
-	 * makes one.
-	 */
-	if (v.r10 != TDVMCALL_STANDARD) {
-		emu_count("tdvmcall_vendor");
-		f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
-		return;
-	}
-	switch (v.r11) {
-	case TDVMCALL_IO:
-		emu_count("tdvmcall_io");
-		vmm_io(f, &v);
-		return;
-	case TDVMCALL_RDMSR:
-	case TDVMCALL_WRMSR: {
-		u64 val = v.r13;
-		bool write = v.r11 == TDVMCALL_WRMSR;
+	copy_back(&f->rdx, v.rdx, m, GPR_RDX);
+	copy_back(&f->rbx, v.rbx, m, GPR_RBX);
+	copy_back(&f->rsi, v.rsi, m, GPR_RSI);
+	copy_back(&f->rdi, v.rdi, m, GPR_RDI);
+	copy_back(&f->r8, v.r8, m, GPR_R8);
+	copy_back(&f->r9, v.r9, m, GPR_R9);
+	copy_back(&f->r10, v.r10, m, 10);
+	copy_back(&f->r11, v.r11, m, 11);
+	copy_back(&f->r12, v.r12, m, 12);
+	copy_back(&f->r13, v.r13, m, 13);
+	copy_back(&f->r14, v.r14, m, GPR_R14);
+	copy_back(&f->r15, v.r15, m, GPR_R15);
+}
 
-		emu_count(write ? "tdvmcall_wrmsr" : "tdvmcall_rdmsr");
-		if (!emu_tdx_vmm_msr(write, (u32)v.r12, &val)) {
-			f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
-			return;
-		}
-		if (!write)
-			f->r11 = val;
-		f->r10 = 0;
-		return;
-	}
-	case TDVMCALL_CPUID: {
-		struct cpuid_regs r;
-
-		emu_count("tdvmcall_cpuid");
-		emu_cpuid_values((u32)v.r12, (u32)v.r13, &r);
-		f->r12 = r.eax, f->r13 = r.ebx, f->r14 = r.ecx, f->r15 = r.edx;
-		f->r10 = 0;
-		return;
-	}
-	case TDVMCALL_HLT:
-		emu_count("tdvmcall_hlt");
-		/*
-		 * KVM (kvm_emulate_halt_noskip from tdx_handle_exit) blocks the vCPU until an
-		 * interrupt it may deliver; with R12 = 1 (interrupts blocked: tdx_interrupt_allowed)
-		 * and no NMI that never comes: the vCPU never runs again, the others go on. The
-		 * boot vCPU halts for good only at the end of memaccept's life, where nothing else
-		 * would ever run and QEMU would wait forever: the emulator ends the VM there.
-		 */
-		if (v.r12 && emu_cpu() != 0) {
-			emu_count("vcpu_blocked");
-			for (;;)
-				raw_halt();
-		}
-		if (v.r12)
-			emu_host_stops_guest(v.r12, "TDVMCALL<Instruction.HLT> with interrupts blocked: "
-					     "KVM blocks the vCPU for good");
-		f->r10 = 0;	/* interrupts allowed: as if one had arrived at once */
-		return;
-	case TDVMCALL_GET_TD_VM_CALL_INFO:
-		/*
-		 * KVM handle_tdvmcall -> tdx_get_td_vm_call_info, in the kernel: R12 = 0 answers
-		 * success with R11-R14 = 0; any other R12 INVALID_OPERAND (the version merged with
-		 * the KVM TDX series; later kernels send R12 = 1 to userspace).
-		 */
-		emu_count("tdvmcall_get_info");
-		if (v.r12) {
-			f->r10 = TDVMCALL_STATUS_INVALID_OPERAND;
-			return;
-		}
-		f->r10 = 0;
-		f->r11 = f->r12 = f->r13 = f->r14 = 0;
-		return;
-	case TDVMCALL_REPORT_FATAL_ERROR:
-		vmm_fatal(&v);
-	default:
-		/* KVM handle_tdvmcall: a sub-function it does not implement. */
-		emu_count("tdvmcall_unsupported");
-		f->r10 = TDVMCALL_STATUS_SUBFUNC_UNSUPPORTED;
-		return;
-	}
+/* The TD's GPA width (model.h), from the start: TDG.VP.INFO may come before the model. */
+static unsigned td_gpaw(void)
+{
+	return emu_fault_find(&emu.faults, FAULT_GPAW52, 0, 0) ? EMU_TDX_GPAW_WIDE : EMU_TDX_GPAW;
 }
 
 /* The TD's attributes as TDG.VP.INFO reports them. */
@@ -344,8 +457,12 @@ static u64 td_attributes(void)
 /* Metadata status codes (tdx-module include/auto_gen/tdx_error_codes_defs.h). */
 #define TDX_METADATA_FIELD_ID_INCORRECT 0xC0000C00u
 #define TDX_METADATA_FIELD_NOT_WRITABLE 0xC0000C01u
-/* KVM's setup_tdparams sets NO_RBP_MOD (bit 2), and MAX_GPAW only for a 52-bit GPA width. */
+/*
+ * KVM's setup_tdparams sets NO_RBP_MOD (bit 2), and MAX_GPAW (bit 0) only for a 52-bit
+ * GPA width (setup_tdparams_eptp_controls; Linux asm/tdx.h TDX_CONFIG_FLAGS_*).
+ */
 #define CONFIG_NO_RBP_MOD (1ULL << 2)
+#define CONFIG_MAX_GPAW (1ULL << 0)
 
 /*
  * TDG.VM.RD / TDG.VM.WR of the two fields memaccept uses (tdx-module tdg_vm_rd_wr.c):
@@ -366,7 +483,8 @@ static void vm_rd_wr(struct trap_frame *f, bool write)
 	bool flexible = emu_fault_find(&emu.faults, FAULT_FLEXIBLE_PENDING_VE, 0, 0);
 
 	emu_count(write ? "tdcall_vm_wr" : "tdcall_vm_rd");
-	cfg = CONFIG_NO_RBP_MOD | (flexible ? TDCS_CONFIG_FLEXIBLE_PENDING_VE : 0);
+	cfg = CONFIG_NO_RBP_MOD | (flexible ? TDCS_CONFIG_FLEXIBLE_PENDING_VE : 0) |
+	      (td_gpaw() == EMU_TDX_GPAW_WIDE ? CONFIG_MAX_GPAW : 0);
 	if (!td_ctls_set) {
 		td_ctls = td_attributes() & TDX_ATTR_SEPT_VE_DISABLE ? TD_CTLS_PENDING_VE_DISABLE : 0;
 		td_ctls_set = true;
@@ -402,6 +520,9 @@ static void vm_rd_wr(struct trap_frame *f, bool write)
 
 void emu_tdx_tdcall(struct trap_frame *f)
 {
+	/* Every other leaf returns through td_call's end too (TDG.VP.VMCALL exits instead). */
+	if (f->rax != TDG_VP_VMCALL && f->rax != TDG_MEM_PAGE_ACCEPT)
+		td_call_end(0, false);
 	switch (f->rax) {
 	case TDG_VP_VMCALL:
 		vmcall(f);
@@ -410,11 +531,14 @@ void emu_tdx_tdcall(struct trap_frame *f)
 		/* intel/tdx-module tdg_vp_info.c: RCX GPA width, RDX attributes, R8 vCPUs. */
 		emu_count("tdcall_vp_info");
 		f->rax = 0;
-		f->rcx = EMU_TDX_GPAW;
+		f->rcx = td_gpaw();
 		f->rdx = td_attributes();
-		/* R8: vCPUs (31:0) and the maximum (63:32); R9: this vCPU's index. */
+		/*
+		 * R8: NUM_VCPUS (31:0), the vCPUs initialised, and MAX_VCPUS (63:32), which QEMU
+		 * sets to its vCPU count (KVM_CAP_MAX_VCPUS, tdx_pre_create_vcpu); R9 VCPU_INDEX.
+		 */
 		f->r8 = ((u64)emu_tdvf_vcpus() << 32) | emu_tdvf_vcpus();
-		f->r9 = emu_cpu();
+		f->r9 = vcpu_index();
 		/* R10 bit 0: TDG.SYS.RD is available (tdg_vp_info.c, TDX module 1.5). */
 		f->r10 = 1;
 		f->r11 = 0;

@@ -52,6 +52,7 @@ static const struct {
 	[FAULT_EBS_MAP_GROWTH] = { "ebs_map_growth", false, false, true, false },
 	[FAULT_CC_PAGES_USABLE] = { "cc_pages_usable", false, false, false, false },
 	[FAULT_HANDOVER_UNACCEPTED] = { "handover_unaccepted", true, true, false, false },
+	[FAULT_GPAW52] = { "gpaw52", false, false, false, false },
 	[FAULT_LA57] = { "la57", false, false, false, false },
 	[FAULT_CBIT] = { "cbit", false, false, false, true },
 };

@@ -19,7 +19,9 @@
  *                           (hypervisor feature bit 5), as upstream KVM does not
  *   busy_ms[@ADDR]:MS       TDX: the host holds priority on the SEPT entry for MS ms from
  *                           the first accept (at ADDR): every accept in that time answers
- *                           "busy", as the module does until its host-priority timeout
+ *                           "busy"; one still busy 1 s (the module's host-priority timeout)
+ *                           after the vCPU's first busy answer makes the module exit to KVM,
+ *                           which stops the VM (KVM internal error)
  *   size_mismatch@ADDR      the host mapped the 2 MiB unit at ADDR with 4 KiB pages
  *                           (TDX PAGE_SIZE_MISMATCH; SNP 4 KiB RMP entries: FAIL_SIZEMISMATCH)
  *   already@ADDR            the 4 KiB page at ADDR was accepted or validated behind the
@@ -36,6 +38,10 @@
  *   psc_backwards           SNP: the next partial PSC answer moves cur_entry backwards
  *   no_sept_ve_disable      TDX: TD attributes without SEPT_VE_DISABLE
  *   debug_td                TDX: TD attributes with DEBUG (bit 0) set
+ *   gpaw52                  TDX: a TD with a 52-bit GPA width (the host's CPUID 0x80000008
+ *                           gives 52 guest physical address bits: KVM picks 5-level EPT
+ *                           and sets CONFIG_FLAGS.MAX_GPAW): TDG.VP.INFO reports GPAW 52,
+ *                           the shared bit is GPA bit 51
  *   flexible_pending_ve     TDX: the VMM set CONFIG_FLAGS.FLEXIBLE_PENDING_VE (TDX module
  *                           1.5; KVM does not), so the TD may turn pending #VEs off itself
  *   optin_absent            SNP: the firmware has no memory acceptance protocol
@@ -148,6 +154,7 @@ enum emu_fault_kind {
 	FAULT_EBS_MAP_GROWTH,
 	FAULT_CC_PAGES_USABLE,
 	FAULT_HANDOVER_UNACCEPTED,
+	FAULT_GPAW52,
 	FAULT_LA57,
 	FAULT_CBIT,
 	FAULT_KIND_COUNT,

@@ -38,6 +38,7 @@ void emu_model_init(struct emu_model *m, const struct memmap *map, u8 *storage, 
 	m->end = end;
 	m->faults = faults;
 	m->host_huge = host_huge;
+	m->tdx_gpaw = emu_fault_find(faults, FAULT_GPAW52, 0, 0) ? EMU_TDX_GPAW_WIDE : EMU_TDX_GPAW;
 	memset(storage, 0, end >> PAGE_SHIFT);
 	for (unsigned i = 0; i < map->nranges; i++) {
 		const struct mem_range *r = &map->ranges[i];
@@ -119,7 +120,7 @@ u64 emu_model_tdx_accept(struct emu_model *m, u64 rcx)
 	 * bit (GPAW - 1) set, or beyond the GPA width, is OPERAND_INVALID on RCX too.
 	 */
 	if (level > TDX_ACCEPT_MAX_LEVEL || (rcx & TDX_ACCEPT_RESERVED_MASK) || (rcx >> 52) ||
-	    (gpa >> (EMU_TDX_GPAW - 1)) || !IS_ALIGNED(gpa, TDX_LEVEL_SIZE(level))) {
+	    (gpa >> (m->tdx_gpaw - 1)) || !IS_ALIGNED(gpa, TDX_LEVEL_SIZE(level))) {
 		emu_count("tdx_answered_operand_invalid");
 		return TDX_STATUS(TDX_OPERAND_INVALID, TDX_OPERAND_ID_RCX);
 	}

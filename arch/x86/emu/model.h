@@ -30,13 +30,20 @@ struct emu_model {
 	 * everything else by 4 KiB pages.
 	 */
 	bool host_huge;
+	/* TDX: the TD's GPA width, 48 or 52 (gpaw52); GPA bit (gpaw - 1) is the shared bit. */
+	unsigned tdx_gpaw;
 };
 
 /* Not a TDX status: the module would exit to the VMM with an EPT violation instead of
  * returning (tdg_mem_page_accept.c TDACCEPT_VIOLATION); the emulated VMM stops the VM. */
 #define EMU_TDX_EPT_VIOLATION_EXIT UINT64_MAX
-/* The TD's GPA width, as TDG.VP.INFO reports it: GPA bit 47 is the shared bit. */
+/*
+ * The TD's GPA width, as TDG.VP.INFO reports it (tdg_vp_info.c: 52 where the TD was
+ * built with TDCS GPAW set, else 48): 48 by default, as KVM builds a TD whose CPUID
+ * 0x80000008 gives 48 guest physical address bits (setup_tdparams_eptp_controls).
+ */
 #define EMU_TDX_GPAW 48
+#define EMU_TDX_GPAW_WIDE 52
 
 /*
  * The state the firmware leaves: every RAM page the firmware used or handed over is

@@ -43,49 +43,128 @@ static void need_handler(unsigned vector, const char *what)
 }
 
 /*
- * A #VE as the TDX module injects it (td_other_exits.c tdx_inject_ve): the information
- * staged for TDG.VP.VEINFO.GET, then vector 20. INT 20 stands in for the injection; it
- * leaves RIP after itself, so the staged instruction length is 0 and the handler's
- * "skip the instruction" resumes right here.
+ * A #VE as the TDX module injects it (td_other_exits.c tdx_inject_ve): the exit reason,
+ * qualification and the VM-exit instruction length from the VMCS staged for
+ * TDG.VP.VEINFO.GET (R10 bits 31:0), then vector 20 as a fault, with RIP at the
+ * instruction. INT 20 stands in for the injection and pushes the address after itself,
+ * so a copy of the trapping instruction follows it: the handler finds it at RIP and must
+ * skip exactly the length reported (Linux ve_instr_len). Skipping less runs it natively,
+ * which the instruction observer stops (a TD would take the #VE again, for ever);
+ * skipping more lands in the NOPs after it, with CF still set from before the #VE
+ * (ve_resumed). The assembler checks that the copy has the length staged.
  */
+#define VE_SITE(insn)                                                                        \
+	"stc\n\t"                                                                             \
+	"int $20\n"                                                                           \
+	"771:\t" insn "\n"                                                                    \
+	"772:\tclc\n\t"                                                                        \
+	".fill 8, 1, 0x90\n\t"                                                                 \
+	".if (772b - 771b) - %c[len]\n\t.error \"#VE site: staged length is not the instruction's\"\n\t.endif\n\t" \
+	"setc %[over]\n\t"
+
+static void ve_resumed(u8 over)
+{
+	emu_host_enter();
+	if (over)
+		emu_host_stops_guest(0, "the #VE handler resumed past the end of the instruction it "
+				     "emulated (it skipped more than the reported instruction length)");
+	emu_count("ve_resumed_after_insn");
+}
+
 static void ve_msr(bool write, u32 msr, u64 *val)
 {
 	u32 lo = (u32)*val, hi = (u32)(*val >> 32);
+	u8 over;
 
 	need_handler(VEC_VE, write ? "WRMSR raised #VE with no #VE handler in the kernel's IDT: a "
 				     "real TD dies here" : "RDMSR raised #VE with no #VE handler in the "
 				     "kernel's IDT: a real TD dies here");
 	emu_count(write ? "wrmsr_ve" : "rdmsr_ve");
-	emu_stage_ve(write ? EXIT_REASON_MSR_WRITE : EXIT_REASON_MSR_READ, 0, 0, 0, 0);
+	emu_stage_ve(write ? EXIT_REASON_MSR_WRITE : EXIT_REASON_MSR_READ, 0, 0, 0, INSN_LEN_MSR);
 	emu_host_leave();
-	__asm__ volatile("int $20" : "+a"(lo), "+d"(hi) : "c"(msr) : "memory");
-	emu_host_enter();
+	if (write)
+		__asm__ volatile(VE_SITE("wrmsr") : [over] "=qm"(over)
+				 : "a"(lo), "d"(hi), "c"(msr), [len] "i"(INSN_LEN_MSR) : "memory", "cc");
+	else
+		__asm__ volatile(VE_SITE("rdmsr") : "+a"(lo), "+d"(hi), [over] "=qm"(over)
+				 : "c"(msr), [len] "i"(INSN_LEN_MSR) : "memory", "cc");
+	ve_resumed(over);
 	*val = ((u64)hi << 32) | lo;
 }
 
 static void ve_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
 	u32 a = leaf, b = 0, c = subleaf, d = 0;
+	u8 over;
 
 	need_handler(VEC_VE, "CPUID raised #VE with no #VE handler in the kernel's IDT: a real "
 			     "TD dies here");
 	emu_count("cpuid_ve");
-	emu_stage_ve(EXIT_REASON_CPUID, 0, 0, 0, 0);
+	emu_stage_ve(EXIT_REASON_CPUID, 0, 0, 0, INSN_LEN_CPUID);
 	emu_host_leave();
-	__asm__ volatile("int $20" : "+a"(a), "+b"(b), "+c"(c), "+d"(d) : : "memory");
-	emu_host_enter();
+	__asm__ volatile(VE_SITE("cpuid") : "+a"(a), "+b"(b), "+c"(c), "+d"(d), [over] "=qm"(over)
+			 : [len] "i"(INSN_LEN_CPUID) : "memory", "cc");
+	ve_resumed(over);
 	r->eax = a, r->ebx = b, r->ecx = c, r->edx = d;
+}
+
+/* Test hooks (emu.h): the same, from the guest's own code. */
+void emu_ve_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
+{
+	emu_host_enter();
+	ve_cpuid(leaf, subleaf, r);
+	emu_host_leave();
+}
+
+void emu_ve_msr(bool write, u32 msr, u64 *val)
+{
+	emu_host_enter();
+	ve_msr(write, msr, val);
+	emu_host_leave();
 }
 
 static void ve_halt(void)
 {
+	u8 over;
+
 	need_handler(VEC_VE, "HLT raised #VE with no #VE handler in the kernel's IDT: a real TD "
 			     "dies here");
 	emu_count("hlt_ve");
-	emu_stage_ve(EXIT_REASON_HLT, 0, 0, 0, 0);
+	emu_stage_ve(EXIT_REASON_HLT, 0, 0, 0, INSN_LEN_HLT);
 	emu_host_leave();
-	__asm__ volatile("int $20" : : : "memory");
-	emu_host_enter();
+	__asm__ volatile(VE_SITE("hlt") : [over] "=qm"(over) : [len] "i"(INSN_LEN_HLT) : "memory", "cc");
+	ve_resumed(over);
+}
+
+/*
+ * IN and OUT with the port in DX, as the accessors (raw_io_in, raw_io_out) write them:
+ * EC/ED/EE/EF, and 0x66 before the 16-bit forms (Intel SDM vol. 2).
+ */
+static void ve_io(u16 port, int size, bool in, u64 *rax)
+{
+	u64 a = *rax;
+	u8 over;
+
+	if (in && size == 1)
+		__asm__ volatile(VE_SITE("inb %%dx, %%al") : "+a"(a), [over] "=qm"(over)
+				 : "d"(port), [len] "i"(INSN_LEN_IO_DX) : "memory", "cc");
+	else if (in && size == 2)
+		__asm__ volatile(VE_SITE("inw %%dx, %%ax") : "+a"(a), [over] "=qm"(over)
+				 : "d"(port), [len] "i"(INSN_LEN_IO_DX + 1) : "memory", "cc");
+	else if (in)
+		__asm__ volatile(VE_SITE("inl %%dx, %%eax") : "+a"(a), [over] "=qm"(over)
+				 : "d"(port), [len] "i"(INSN_LEN_IO_DX) : "memory", "cc");
+	else if (size == 1)
+		__asm__ volatile(VE_SITE("outb %%al, %%dx") : "+a"(a), [over] "=qm"(over)
+				 : "d"(port), [len] "i"(INSN_LEN_IO_DX) : "memory", "cc");
+	else if (size == 2)
+		__asm__ volatile(VE_SITE("outw %%ax, %%dx") : "+a"(a), [over] "=qm"(over)
+				 : "d"(port), [len] "i"(INSN_LEN_IO_DX + 1) : "memory", "cc");
+	else
+		__asm__ volatile(VE_SITE("outl %%eax, %%dx") : "+a"(a), [over] "=qm"(over)
+				 : "d"(port), [len] "i"(INSN_LEN_IO_DX) : "memory", "cc");
+	ve_resumed(over);
+	*rax = a;
 }
 
 /*
@@ -305,9 +384,10 @@ bool emu_guest_port_io(u16 port, int size, bool in, u32 *val)
 		u64 rax = in ? 0 : (*val & mask);
 		u64 qual = (u64)(size - 1) | (in ? IO_QUAL_IN : 0) | ((u64)port << 16);
 
-		emu_stage_ve(EXIT_REASON_IO, qual, 0, 0, 0);
+		emu_stage_ve(EXIT_REASON_IO, qual, 0, 0, INSN_LEN_IO_DX + (size == 2));
 		emu_host_leave();
-		__asm__ volatile("int $20" : "+a"(rax) : : "memory");
+		ve_io(port, size, in, &rax);
+		emu_host_leave();
 		if (in)
 			*val = (u32)(rax & mask);
 		return true;

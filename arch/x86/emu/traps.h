@@ -73,8 +73,12 @@ static inline const char *trap_kind_name(int k)
 /*
  * A TD (tdx_td_dispatcher.c; td_vmcs_init.c init_td_vmcs_exec_control_field):
  * HLT (exit reason 12), I/O and string I/O (30), VMCALL (18), WBINVD (54) and INVD (13)
- * are #VE. MONITOR/MWAIT exit only where the TD's CPUID does not report MONITOR, and then
- * raise #UD; RDPMC raises #GP(0) unless ATTRIBUTES.PERFMON (td_rdpmc_exit). RDTSC(P),
+ * are #VE. MONITOR (39) and MWAIT (36) exit only where the TD's CPUID does not report
+ * MONITOR (MONITOR and MWAIT exiting = !CPUID.1:ECX[3], set at TDH.MNG.INIT), and the
+ * dispatcher turns those exits into #VE (td_generic_ve_exit) like HLT's; where CPUID
+ * reports MONITOR they run natively. QEMU's default CPU model (qemu64) does not
+ * report it: #VE.
+ * RDPMC raises #GP(0) unless ATTRIBUTES.PERFMON (td_rdpmc_exit). RDTSC(P),
  * XGETBV and DR accesses do not exit; XSETBV exits and the module emulates it
  * (td_xsetbv_instruction_exit). MMIO in a TD is an EPT violation on a shared GPA: #VE
  * (a private GPA with nothing behind it never completes). SVM instructions do not exist
@@ -86,9 +90,9 @@ static inline int tdx_insn_trap(int c)
 	case TC_RDMSR: case TC_WRMSR: case TC_CPUID:
 		return TRAP_OPERAND;
 	case TC_HLT: case TC_IO: case TC_STRING_IO: case TC_VMCALL: case TC_WBINVD: case TC_INVD:
-	case TC_MMIO:
+	case TC_MONITOR: case TC_MWAIT: case TC_MMIO:
 		return TRAP_VE;
-	case TC_MONITOR: case TC_MWAIT: case TC_VMMCALL: case TC_SVM:
+	case TC_VMMCALL: case TC_SVM:
 		return TRAP_UD;
 	case TC_RDPMC:
 		return TRAP_GP;

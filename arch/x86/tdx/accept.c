@@ -17,12 +17,15 @@
  *                       disagrees with ours. The page is usable, but its contents are
  *                       not the zeroes the allocator promises: zero it, count it, warn.
  * OPERAND_BUSY          another vCPU's TDCALL or the host holds the SEPT entry's lock: the
- *                       module answers busy at once (tdx_locks.h, sept_lock_acquire_guest),
- *                       and where the host keeps priority on the entry longer than its
- *                       HP_LOCK_TIMEOUT (1 s by default, 10 ms to 100 s:
- *                       td_control_structures.h) the module itself exits to the host
- *                       (TDX_HOST_PRIORITY_BUSY_TIMEOUT) and the TDCALL runs again after.
- *                       Busy therefore ends unless the host never lets go: retry for
+ *                       module answers busy at once (tdx_locks.h, sept_lock_acquire_guest).
+ *                       Where the host holds priority on the entry, the guest keeps getting
+ *                       busy until the TD's HP_LOCK_TIMEOUT (1 s by default, 10 ms to 100 s:
+ *                       td_control_structures.h) has passed since this vCPU's first such
+ *                       answer; then the module exits to the host instead
+ *                       (TDX_HOST_PRIORITY_BUSY_TIMEOUT, tdx_td_dispatcher.c td_call). KVM
+ *                       takes that exit as an internal error and QEMU stops the VM
+ *                       (tdx_handle_exit), so on KVM the guest never sees busy for longer.
+ *                       A host that resumes the TD gets busy answered again: retry for
  *                       TDX_BUSY_TIMEOUT_NS, ten times the default timeout, then fatal.
  * anything else         the guest cannot reason about it: fatal.
  */

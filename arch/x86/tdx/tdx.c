@@ -328,8 +328,22 @@ static const struct platform_probe tdx_probe = {
 
 /* ------------------------------------------------------------------ #VE */
 
-static void skip(struct trap_frame *f, u64 len)
+/*
+ * An instruction #VE (HLT, I/O, CPUID, RDMSR, WRMSR) is a fault: RIP is at the
+ * instruction and VEINFO R10 bits 31:0 give its length from the VMCS, which the handler
+ * skips, as Linux ve_instr_len does for these five exit reasons. An x86 instruction is 1
+ * to 15 bytes (Intel SDM vol. 2, 2.3.11): a length of 0 would run the instruction again
+ * and take the #VE again for ever, a longer one would resume inside other code. Neither
+ * can come from the module; stop rather than loop or run on.
+ */
+#define X86_MAX_INSN_LEN 15
+
+static void skip(struct trap_frame *f, u32 reason, u32 len)
 {
+	if (len == 0 || len > X86_MAX_INSN_LEN)
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_UNEXPECTED_EXCEPTION,
+			     "#VE for exit reason %u at RIP %#llx reports instruction length %u: it "
+			     "cannot be skipped", reason, f->rip, len);
 	f->rip += len;
 }
 
@@ -362,6 +376,8 @@ static const char *ve_reason_name(u32 reason)
 	case EXIT_REASON_VMCALL: return "VMCALL";
 	case EXIT_REASON_CR_ACCESS: return "a control register write";
 	case EXIT_REASON_WBINVD: return "WBINVD";
+	case EXIT_REASON_MONITOR: return "MONITOR";
+	case EXIT_REASON_MWAIT: return "MWAIT";
 	case EXIT_REASON_EPT_VIOLATION: return "an access to shared memory (MMIO)";
 	case EXIT_REASON_IO: return "string port I/O";
 	case EXIT_REASON_MSR_READ: return "RDMSR";
@@ -373,14 +389,15 @@ static const char *ve_reason_name(u32 reason)
 /*
  * A #VE reports what the TDX module would otherwise have turned into a VM exit (module
  * 1.5, tdx_td_dispatcher.c): HLT, port I/O, CPUID and MSRs outside the module's own
- * sets, VMCALL, WBINVD, INVD, some CR writes, and EPT violations on shared memory (MMIO).
- * memaccept routes HLT, port I/O and its MSRs to the VMM itself (struct cc_platform), but
- * the handler emulates each of those classes as Linux virt_exception_kernel does, so an
- * instruction that traps anyway is served, not fatal. What memaccept never does (MMIO,
- * string I/O, WBINVD, INVD, VMCALL, CR writes the module refuses) ends the guest with
- * its name. The instruction length comes from the module (VEINFO R10), as in Linux
- * ve_instr_len. An EPT violation on private memory inside the bitmap's span is a touch of
- * memory that was never accepted (possible only when pending-page #VEs are on).
+ * sets, VMCALL, WBINVD, INVD, MONITOR and MWAIT (where the TD's CPUID lacks MONITOR),
+ * some CR writes, and EPT violations on shared memory (MMIO). memaccept routes HLT, port
+ * I/O and its MSRs to the VMM itself (struct cc_platform), but the handler emulates each
+ * of those classes as Linux virt_exception_kernel does, so an instruction that traps
+ * anyway is served, not fatal. What memaccept never does (MMIO, string I/O, WBINVD,
+ * INVD, VMCALL, MONITOR, MWAIT, CR writes the module refuses) ends the guest with its
+ * name. The instruction length comes from the module (VEINFO R10; skip). An EPT
+ * violation on private memory inside the bitmap's span is a touch of memory that was
+ * never accepted (possible only when pending-page #VEs are on).
  */
 static bool tdx_ve(struct trap_frame *f)
 {
@@ -414,7 +431,7 @@ static bool tdx_ve(struct trap_frame *f)
 		break;
 	case EXIT_REASON_HLT:
 		tdx_halt();
-		skip(f, len);
+		skip(f, reason, len);
 		return true;
 	case EXIT_REASON_IO: {
 		int size = (int)IO_QUAL_SIZE(qual);
@@ -429,26 +446,26 @@ static bool tdx_ve(struct trap_frame *f)
 			f->rax = (f->rax & ~mask) | (tdx_io_in(IO_QUAL_PORT(qual), size) & mask);
 		else
 			tdx_io_out(IO_QUAL_PORT(qual), (u32)(f->rax & mask), size);
-		skip(f, len);
+		skip(f, reason, len);
 		return true;
 	}
 	case EXIT_REASON_CPUID:
 		if (!ve_cpuid(f))
 			break;
-		skip(f, len);
+		skip(f, reason, len);
 		return true;
 	case EXIT_REASON_MSR_READ:
 		if (!tdx_rdmsr((u32)f->rcx, &v))
 			fatal_reason(EXIT_PLATFORM_FATAL, FC_MSR, "RDMSR %#x at RIP %#llx raised #VE and the "
 				     "VMM refused it", (u32)f->rcx, f->rip);
 		f->rax = (u32)v, f->rdx = v >> 32;
-		skip(f, len);
+		skip(f, reason, len);
 		return true;
 	case EXIT_REASON_MSR_WRITE:
 		if (!tdx_wrmsr((u32)f->rcx, (f->rdx << 32) | (u32)f->rax))
 			fatal_reason(EXIT_PLATFORM_FATAL, FC_MSR, "WRMSR %#x at RIP %#llx raised #VE and the "
 				     "VMM refused it", (u32)f->rcx, f->rip);
-		skip(f, len);
+		skip(f, reason, len);
 		return true;
 	default:
 		break;

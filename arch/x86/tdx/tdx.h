@@ -121,8 +121,8 @@ u64 tdx_shared_bit(void);
  * GetTdVmCallInfo (GHCI): with R12 = 0 the VMM answers success and R11-R14 = 0 (no
  * TDVMCALLs beyond the base set). KVM answers it in the kernel, without an exit to QEMU
  * (Linux arch/x86/kvm/vmx/tdx.c tdx_get_td_vm_call_info, called from handle_tdvmcall;
- * only R12 = 1 goes to userspace in later kernels): the round trip to the host that does
- * no work, which workload=probe times.
+ * from Linux 6.16 R12 = 1 goes to QEMU): the round trip to the host that does no work,
+ * which workload=probe times.
  */
 #define TDVMCALL_GET_TD_VM_CALL_INFO 0x10000
 #define TDVMCALL_IO_IN 0
@@ -136,6 +136,8 @@ u64 tdx_shared_bit(void);
 #define EXIT_REASON_VMCALL 18
 #define EXIT_REASON_CR_ACCESS 28
 #define EXIT_REASON_IO 30
+#define EXIT_REASON_MWAIT 36
+#define EXIT_REASON_MONITOR 39
 #define EXIT_REASON_MSR_READ 31
 #define EXIT_REASON_MSR_WRITE 32
 #define EXIT_REASON_EPT_VIOLATION 48
@@ -148,9 +150,9 @@ u64 tdx_shared_bit(void);
 
 /*
  * How long an accept that answers OPERAND_BUSY is retried (tdx/accept.c): ten times the
- * module's default host-priority lock timeout, after which the module exits to the host
- * instead of answering busy (intel/tdx-module td_control_structures.h,
- * DEFAULT_HP_LOCK_TIMEOUT_USEC 1 s; a host may set 10 ms to 100 s).
+ * module's default host-priority lock timeout (intel/tdx-module td_control_structures.h,
+ * DEFAULT_HP_LOCK_TIMEOUT_USEC 1 s; 10 ms to 100 s), past which the module exits to the
+ * host rather than let the guest spin (tdx_td_dispatcher.c td_call).
  */
 #define TDX_BUSY_TIMEOUT_NS (10ULL * 1000 * 1000 * 1000)
 
