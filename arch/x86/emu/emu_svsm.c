@@ -46,12 +46,19 @@ static bool readable(u64 pa, u64 len)
 					  (pa + len + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1));
 }
 
+/*
+ * One entry, in COCONUT core_pvalidate_one's order: a reserved bit (11:4) set, then a
+ * page size other than 4 KiB / 2 MiB or a misaligned address, answer INVALID_PARAMETER;
+ * an address outside guest RAM INVALID_ADDRESS.
+ */
 static u64 pvalidate_one(u64 e)
 {
 	u32 size = (u32)SVSM_PVAL_ENTRY_SIZE(e), rc;
 	u64 pa = SVSM_PVAL_ENTRY_PA(e);
 	bool no_update = false;
 
+	if (SVSM_PVAL_ENTRY_RESERVED(e))
+		return SVSM_ERR_INVALID_PARAMETER;
 	if (size > PVALIDATE_2M || !IS_ALIGNED(pa, size == PVALIDATE_2M ? UNIT_SIZE : PAGE_SIZE))
 		return SVSM_ERR_INVALID_PARAMETER;
 	if (!emu_model_is_ram(&emu.model, pa, pa + (size == PVALIDATE_2M ? UNIT_SIZE : PAGE_SIZE)))

@@ -616,6 +616,11 @@ static u64 svsm_call(struct svsm_pval_req *req)
 	return svsm_core_call(SVSM_CORE_PVALIDATE, (u64)(uintptr_t)req, 0, 0);
 }
 
+u64 snp_svsm_pvalidate_call(struct svsm_pval_req *req)
+{
+	return svsm_call(req);
+}
+
 /*
  * Create vCPU (core protocol call 2, see svsm.h) through the calling CPU's calling area:
  * RCX = the VMSA page, RDX = the new vCPU's calling area, R8 = its APIC ID (as Linux

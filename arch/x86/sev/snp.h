@@ -348,6 +348,12 @@ u64 snp_svsm_create_vcpu(u64 vmsa, u64 caa, u32 apic_id);
 /* Below VMPL0: the SVSM's Delete vCPU call for a VMSA page Create vCPU made, its RAX back. */
 u64 snp_svsm_delete_vcpu(u64 vmsa);
 void snp_svsm_set_caa(unsigned cpu, u64 caa);
+/*
+ * Below VMPL0: one core protocol PVALIDATE call with the request as the caller built it
+ * (the test image sends malformed ones), the SVSM's RAX back.
+ */
+struct svsm_pval_req;
+u64 snp_svsm_pvalidate_call(struct svsm_pval_req *req);
 /* NULL if the APs can be started with AP Creation here, else why not. */
 const char *snp_ap_start_unavailable(void);
 struct smp_start;
