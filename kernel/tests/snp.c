@@ -96,6 +96,33 @@ TESTCASE(snp_vc_cpuid, "a #VC for CPUID goes to the hypervisor through the GHCB"
 	return EXIT_OK;
 }
 
+/*
+ * The answer to an exit comes back with SW_EXITINFO1 and SW_EXITINFO2 marked valid in
+ * the GHCB's bitmap, as KVM writes them (ghcb_set_sw_exit_info_1/2). Read before any
+ * console output, which is an exit of its own.
+ */
+TESTCASE(snp_ghcb_answer_valid, "the hypervisor marks SW_EXITINFO1 and SW_EXITINFO2 valid in its answer")
+{
+	static const u8 cpuid[] = { 0x0f, 0xa2 };
+	struct trap_frame f;
+	bool info1, info2;
+	u8 *g;
+
+	CHECK(emu_mode() == EMU_SNP);
+	emu_host_enter();
+	g = (u8 *)(uintptr_t)emu_self()->ghcb_gpa;
+	emu_host_leave();
+	CHECK(g);
+	vc_frame(&f, SVM_EXIT_CPUID, cpuid);
+	f.rax = 0x8000001f;
+	trap_dispatch(&f);
+	info1 = ghcb_field_valid(g, GHCB_SW_EXIT_INFO_1);
+	info2 = ghcb_field_valid(g, GHCB_SW_EXIT_INFO_2);
+	kprintf("test: SW_EXITINFO1 valid %d, SW_EXITINFO2 valid %d\n", info1, info2);
+	CHECK(info1 && info2);
+	return EXIT_OK;
+}
+
 TESTCASE(snp_vc_rdtsc, "a #VC for RDTSC (a hypervisor that intercepts it) goes through the GHCB")
 {
 	static const u8 rdtsc[] = { 0x0f, 0x31 };

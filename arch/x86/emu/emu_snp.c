@@ -309,11 +309,16 @@ static void sync_to_ghcb(u8 *g, const struct exit_regs *r)
 	ghcb_field_set(g, GHCB_RDX, r->rdx);
 }
 
-/* SW_EXITINFO1 = 0 (no action needed) and SW_EXITINFO2 = info (KVM svm_vmgexit_success). */
+/*
+ * The answer in SW_EXITINFO1 and SW_EXITINFO2, both marked valid: KVM writes them with
+ * ghcb_set_sw_exit_info_1/2 (asm/svm.h DEFINE_GHCB_ACCESSORS sets the valid bit), 0 and
+ * 0 before it handles any exit (sev_handle_vmgexit: svm_vmgexit_success(svm, 0)), 2 and
+ * the reason for one it refuses (sev_es_validate_vmgexit).
+ */
 static void exit_result(u8 *g, u64 info1, u64 info2)
 {
-	*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = info1;
-	*ghcb_field(g, GHCB_SW_EXIT_INFO_2) = info2;
+	ghcb_field_set(g, GHCB_SW_EXIT_INFO_1, info1);
+	ghcb_field_set(g, GHCB_SW_EXIT_INFO_2, info2);
 }
 
 /*
