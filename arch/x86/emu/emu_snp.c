@@ -273,6 +273,7 @@ struct exit_regs {
 	u64 rax, rbx, rcx, rdx, xcr0, scratch;
 	u8 valid[16];
 	bool rbx_not_valid;	/* cpuid_novalid: RBX goes back without its valid bit */
+	bool info_not_valid;	/* ap_create_novalid: SW_EXITINFO1/2 go back without theirs */
 };
 
 static bool was_valid(const struct exit_regs *r, u32 off)
@@ -289,6 +290,7 @@ static void sync_from_ghcb(u8 *g, struct exit_regs *r)
 {
 	memcpy(r->valid, g + GHCB_VALID_BITMAP, sizeof(r->valid));
 	r->rbx_not_valid = false;
+	r->info_not_valid = false;
 	r->code = *ghcb_field(g, GHCB_SW_EXIT_CODE);
 	r->info1 = *ghcb_field(g, GHCB_SW_EXIT_INFO_1);
 	r->info2 = *ghcb_field(g, GHCB_SW_EXIT_INFO_2);
@@ -307,6 +309,9 @@ static void sync_to_ghcb(u8 *g, const struct exit_regs *r)
 		ghcb_field_set(g, GHCB_RBX, r->rbx);
 	ghcb_field_set(g, GHCB_RCX, r->rcx);
 	ghcb_field_set(g, GHCB_RDX, r->rdx);
+	if (r->info_not_valid)
+		for (u32 off = GHCB_SW_EXIT_INFO_1; off <= GHCB_SW_EXIT_INFO_2; off += 8)
+			g[GHCB_VALID_BITMAP + off / 64] &= (u8)~(1u << ((off / 8) % 8));
 }
 
 /*
@@ -749,6 +754,11 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 	}
 	t->vmsa_gpa = gpa;
 	t->start_at_destroy = false;
+	/* ap_create_novalid: carried out, the answer's SW_EXITINFO1/2 left unmarked. */
+	if (emu_fault_take(&emu.faults, FAULT_AP_CREATE_NOVALID, 0, 0)) {
+		emu_count("ap_create_novalid_fault");
+		r->info_not_valid = true;
+	}
 	/* Create on INIT waits for an INIT, which the emulator does not deliver (emu_guest_ipi). */
 	if (req == SNP_AP_CREATE_ON_INIT) {
 		emu_count("ap_create_on_init");

@@ -52,6 +52,7 @@ static const struct {
 	[FAULT_EBS_MAP_GROWTH] = { "ebs_map_growth", false, false, true, false },
 	[FAULT_CC_PAGES_USABLE] = { "cc_pages_usable", false, false, false, false },
 	[FAULT_HANDOVER_UNACCEPTED] = { "handover_unaccepted", true, true, false, false },
+	[FAULT_AP_CREATE_NOVALID] = { "ap_create_novalid", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

@@ -50,6 +50,9 @@
  *                           as KVM refuses a bad one (SW_EXITINFO1 = 2, invalid input)
  *   ap_create_malformed     SNP: the host answers the next create request with
  *                           SW_EXITINFO1 = 2 and a reason no GHCB spec defines (0x99)
+ *   ap_create_novalid       SNP: the host carries out the next AP Creation create request
+ *                           but leaves SW_EXITINFO1 and SW_EXITINFO2 unmarked in the GHCB
+ *                           valid bitmap (KVM marks them: ghcb_set_sw_exit_info_1/2)
  *   ap_destroy_refused:N    SNP: the host refuses the next N AP Destroy requests (as
  *                           ap_create_refused; KVM refuses one only for an unknown APIC ID)
  *   ap_destroy_malformed    SNP: the next AP Destroy gets ap_create_malformed's answer
@@ -139,6 +142,7 @@ enum emu_fault_kind {
 	FAULT_EBS_MAP_GROWTH,
 	FAULT_CC_PAGES_USABLE,
 	FAULT_HANDOVER_UNACCEPTED,
+	FAULT_AP_CREATE_NOVALID,
 	FAULT_KIND_COUNT,
 };
 
