@@ -470,29 +470,6 @@ static void cpuid(struct exit_regs *r)
 
 /* ------------------------------------------------------------------ AP Creation */
 
-/*
- * How many vCPUs the host made: QEMU's fw_cfg item FW_CFG_NB_CPUS (0x05, a little-endian
- * u16; QEMU hw/i386/fw_cfg.c puts the boot CPU count there; selector port 0x510, data port
- * 0x511: QEMU docs/specs/fw_cfg.rst). With QEMU's default topology for -smp N their APIC
- * IDs are 0 .. N-1: the IDs KVM's kvm_get_vcpu_by_id finds.
- */
-#define FW_CFG_PORT_SEL 0x510
-#define FW_CFG_PORT_DATA 0x511
-#define FW_CFG_NB_CPUS 0x05
-
-u32 emu_snp_host_vcpus(void)
-{
-	static u32 n;
-
-	if (!n) {
-		plain_io_out(FW_CFG_PORT_SEL, FW_CFG_NB_CPUS, 2);
-		n = plain_io_in(FW_CFG_PORT_DATA, 1);
-		n |= plain_io_in(FW_CFG_PORT_DATA, 1) << 8;
-		n = MAX(n, 1u);
-	}
-	return n;
-}
-
 /* The reason the ap_create_malformed fault answers with: no GHCB_ERR_* has this value. */
 #define AP_MALFORMED_REASON 0x99
 /* The start-up code's stacks, and how long the emulator waits for QEMU's vCPU to run it. */
@@ -580,15 +557,16 @@ static void vmrun_delay(u64 ns)
 }
 
 /*
- * The start-up code's stacks, one per vCPU QEMU made, taken while boot-time allocation
- * works (an AP Creation may come later, from a test case, after the page allocator took over).
+ * The start-up code's stacks, one per vCPU QEMU made (by its CPU index), taken while
+ * boot-time allocation works (an AP Creation may come later, from a test case, after the
+ * page allocator took over).
  */
 static u64 vmrun_stacks;
 static u32 vmrun_nstacks;
 
 void emu_snp_reserve_vmrun_stacks(void)
 {
-	vmrun_nstacks = MIN(emu_snp_host_vcpus(), (u32)EMU_MAX_VCPUS);
+	vmrun_nstacks = emu.host_nvcpus;
 	vmrun_stacks = early_alloc((u64)vmrun_nstacks * VMRUN_STACK, PAGE_SIZE);
 }
 
@@ -596,9 +574,10 @@ void emu_snp_reserve_vmrun_stacks(void)
 static bool vmrun_start(u32 apic_id, struct emu_vcpu *t)
 {
 	u64 tramp = emu.bi ? emu.bi->smp_trampoline : 0, cr3 = read_cr3();
-	u64 stack = vmrun_stacks + (u64)apic_id * VMRUN_STACK, top = stack + VMRUN_STACK, arg = 0;
+	int idx = emu_host_vcpu_index(apic_id);
+	u64 stack = vmrun_stacks + (u64)(idx < 0 ? 0 : idx) * VMRUN_STACK, top = stack + VMRUN_STACK, arg = 0;
 
-	if (!tramp || !vmrun_stacks || apic_id >= vmrun_nstacks || cr3 >> 32)
+	if (!tramp || !vmrun_stacks || idx < 0 || (u32)idx >= vmrun_nstacks || cr3 >> 32)
 		return false;
 	smp_arch_tramp_install(tramp, (u32)cr3, (u64)(uintptr_t)vmrun_entry, &apic_id, &top, &arg, 1);
 	emu_send_init(apic_id);
@@ -727,7 +706,7 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 	if (emu_fault_take(&emu.faults, destroy ? FAULT_AP_DESTROY_REFUSED : FAULT_AP_CREATE_REFUSED,
 			   0, 0))
 		refused = destroy ? "ap_destroy_refused_fault" : "ap_create_refused_fault";
-	else if (apic_id >= emu_snp_host_vcpus() || apic_id >= EMU_MAX_VCPUS)
+	else if (emu_host_vcpu_index(apic_id) < 0 || apic_id >= EMU_MAX_VCPUS)
 		refused = "ap_create_unknown_apic_id";
 	else if (req != SNP_AP_CREATE_ON_INIT && req != SNP_AP_CREATE && req != SNP_AP_DESTROY)
 		refused = "ap_create_bad_request";

@@ -108,7 +108,7 @@ static bool guest_page(u64 pa)
  * Create vCPU as COCONUT core.rs core_create_vcpu checks it, in its order: RCX (VMSA)
  * and RDX (calling area) page-aligned guest addresses, not the same page, else
  * INVALID_ADDRESS; R8[31:0] an APIC ID the SVSM has a vCPU for (PERCPU_AREAS
- * get_by_apic_id; here QEMU's vCPUs 0 .. n-1), else INVALID_PARAMETER; the VMSA's
+ * get_by_apic_id; here the APIC IDs of QEMU's vCPUs), else INVALID_PARAMETER; the VMSA's
  * VMPL the guest's, EFER.SVME set and SEV_FEATURES the caller's (check_vmsa), else
  * INVALID_PARAMETER. Then the page becomes a VMSA in the RMP (rmp_set_guest_vmsa; here
  * it must be private and validated, as the guest's own page would be) and the target
@@ -134,7 +134,7 @@ static u64 core_create_vcpu(const struct trap_frame *f)
 		emu_count("svsm_create_vcpu_bad_address");
 		return SVSM_ERR_INVALID_ADDRESS;
 	}
-	if (apic_id >= emu_snp_host_vcpus() || apic_id >= EMU_MAX_VCPUS) {
+	if (emu_host_vcpu_index(apic_id) < 0 || apic_id >= EMU_MAX_VCPUS) {
 		emu_count("svsm_create_vcpu_unknown_apic_id");
 		return SVSM_ERR_INVALID_PARAMETER;
 	}
