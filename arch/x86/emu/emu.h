@@ -195,7 +195,7 @@ static inline void emu_host_leave(void)
  * the observer (the vCPU's own state is not set up yet).
  */
 void emu_obs_arm_tdx(void);
-void emu_obs_arm_snp(void);
+void emu_obs_arm_snp(u32 features);	/* OBS_ARM_SNP_* (arch/x86/observer.h) */
 void emu_obs_adopt(u32 vcpu);
 void emu_obs_hand_over(void);
 void emu_obs_arm_sim(void);

@@ -101,20 +101,24 @@ static inline int tdx_insn_trap(int c)
  * An SNP guest under KVM (svm.c init_vmcb sets the intercepts, sev.c sev_es_init_vmcb
  * clears those an SEV-ES guest keeps for itself): CPUID (#VC 0x72), IN/OUT (0x7B: the
  * I/O permission map intercepts every port), WBINVD (0x89), INVD (0x76), MONITOR/MWAIT
- * (0x8A/0x8B unless mwait-in-guest), VMMCALL (0x81), RDPMC (0x6F), DR7 (0x27/0x37 unless
- * DebugSwap) and the SVM instructions are intercepted: #VC. HLT and PAUSE are automatic
+ * (0x8A/0x8B unless mwait-in-guest), VMMCALL (0x81), RDPMC (0x6F), DR7 (0x27/0x37) and
+ * the SVM instructions are intercepted: #VC. DR7 only without DebugSwap (SEV_FEATURES
+ * bit 5): sev_es_init_vmcb sets INTERCEPT_DR7_READ/WRITE only if
+ * !sev_vcpu_has_debug_swap; with it the hardware swaps DR7 itself. HLT and PAUSE are automatic
  * exits (no #VC: Linux has no #VC case for them and runs HLT itself). RDTSC is not
  * intercepted, RDTSCP only where the guest's CPUID lacks it, XSETBV not for SEV-ES
  * (sev_es_init_vmcb clears it). MMIO is a nested page fault: #VC 0x400. VMCALL is Intel's:
  * #UD on AMD.
  */
-static inline int snp_insn_trap(int c)
+static inline int snp_insn_trap(int c, int debug_swap)
 {
 	switch (c) {
+	case TC_DR7:
+		return debug_swap ? TRAP_NONE : TRAP_VC;
 	case TC_RDMSR: case TC_WRMSR:
 		return TRAP_OPERAND;
 	case TC_CPUID: case TC_IO: case TC_STRING_IO: case TC_WBINVD: case TC_INVD: case TC_MONITOR:
-	case TC_MWAIT: case TC_VMMCALL: case TC_RDPMC: case TC_DR7: case TC_SVM: case TC_MMIO:
+	case TC_MWAIT: case TC_VMMCALL: case TC_RDPMC: case TC_SVM: case TC_MMIO:
 		return TRAP_VC;
 	case TC_VMCALL:
 		return TRAP_UD;
