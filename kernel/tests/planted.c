@@ -61,6 +61,22 @@ TESTCASE(planted_wbinvd, "a raw WBINVD stops the emulated boot")
 	return EXIT_TEST_FAILED;
 }
 
+/* RDPRU (AMD) and PCONFIG (Intel): each traps on one platform and is #UD on the other. */
+TESTCASE(planted_rdpru, "a raw RDPRU stops the emulated boot")
+{
+	u32 lo, hi;
+
+	__asm__ volatile(".byte 0x0f, 0x01, 0xfd" : "=a"(lo), "=d"(hi) : "c"(0));
+	(void)lo, (void)hi;
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(planted_pconfig, "a raw PCONFIG stops the emulated boot")
+{
+	__asm__ volatile(".byte 0x0f, 0x01, 0xc5" : : "a"(0) : "rbx", "rcx", "rdx", "memory");
+	return EXIT_TEST_FAILED;
+}
+
 TESTCASE(planted_mmio, "a load from the local APIC's MMIO page stops the emulated boot")
 {
 	(void)*(volatile u32 *)(uintptr_t)LAPIC_VERSION;

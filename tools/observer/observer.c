@@ -327,6 +327,10 @@ static int classify(const uint8_t *b, size_t n, struct site *s)
 		return rep ? -2 : TC_VMMCALL;
 	case 0xf9:
 		return TC_RDTSCP;
+	case 0xfd:
+		return TC_RDPRU;
+	case 0xc5:
+		return TC_PCONFIG;
 	case 0xd1:
 		return TC_XSETBV;
 	case 0xd8: case 0xda: case 0xdb: case 0xdc: case 0xdd: case 0xde: case 0xdf:
