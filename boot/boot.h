@@ -47,6 +47,8 @@ void boot_clock_choose(EFI_SYSTEM_TABLE *st, struct boot_info *bi);
 /* Test image: switch the platform emulator on for platform=tdx-emu/snp-emu. */
 #ifdef CONFIG_EMULATOR
 void boot_emulator_select(struct boot_info *bi);
+/* Test image: the emulated host learns its vCPUs' APIC IDs (once the RSDP is known). */
+void boot_emulator_host_vcpus(const struct boot_info *bi);
 /* Test image, platform=snp-emu: a stand-in for OVMF's SNP opt-in protocol. */
 void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi);
 /* ... and its map change before ExitBootServices when the guest did not opt in. */
@@ -64,6 +66,10 @@ static inline void boot_test_before_ebs(u32 attempt)
 	(void)attempt;
 }
 static inline void boot_emulator_select(struct boot_info *bi)
+{
+	(void)bi;
+}
+static inline void boot_emulator_host_vcpus(const struct boot_info *bi)
 {
 	(void)bi;
 }

@@ -234,6 +234,8 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 		boot_test_snp_standin(st, &bi);
 	/* What the firmware handed over, for workload=conformance, and the RSDP (no map walk). */
 	boot_conformance_capture(st, &bi);
+	/* Test image: the emulated host's vCPUs, from the firmware's MADT (needs the RSDP). */
+	boot_emulator_host_vcpus(&bi);
 	/*
 	 * 4. The TSC frequency, if the platform declares it (which needs the platform and
 	 * CPUID); else the kernel measures it against the PM timer after `ready`.

@@ -139,7 +139,9 @@ class Symbols:
     """Function names for addresses in a loaded image, from the ELF kept beside the .efi
     (the .elf is linked at 0, so an image offset is an ELF address)."""
 
-    ARM_SITES = {"tdx": "emu_obs_arm_tdx", "snp": "emu_obs_arm_snp", "sim": "emu_obs_arm_sim"}
+    # SNP arms at one of four markers, by the SEV features in bits 9:8 of its immediate
+    # (arch/x86/emu/observer.asm), which the observer reports as arm_features.
+    ARM_SITES = {"tdx": "emu_obs_arm_tdx", "snp": "emu_obs_arm_snp_%d", "sim": "emu_obs_arm_sim"}
 
     def __init__(self, elf_path):
         with open(elf_path, "rb") as f:
@@ -149,7 +151,10 @@ class Symbols:
         self.values = [v for v, _ in self.sorted]
 
     def base_from(self, stop):
-        site = self.syms.get(self.ARM_SITES.get(stop.get("platform"), ""))
+        name = self.ARM_SITES.get(stop.get("platform"), "")
+        if "%d" in name:
+            name = name % ((stop.get("arm_features", 0) >> 8) & 3)
+        site = self.syms.get(name)
         return stop["arm_rip"] - site if site is not None and stop.get("arm_rip") else None
 
     def name(self, offset):

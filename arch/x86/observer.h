@@ -17,10 +17,18 @@
  */
 #define OBS_MARK_LEN 8
 
-/* The emulated platform is in place (after ExitBootServices): check from here. imm = mode. */
+/*
+ * The emulated platform is in place (after ExitBootServices): check from here. imm =
+ * mode in 7:0; for SNP, bits 15:8 name the SEV features that take an intercept away
+ * (KVM drops the GUEST_TSC_FREQ read intercept under Secure TSC, the DR7 intercepts
+ * under DebugSwap: sev.c sev_es_recalc_msr_intercepts, sev_es_init_vmcb).
+ */
 #define OBS_KIND_ARM 0xa1
 #define OBS_ARM_TDX 1
 #define OBS_ARM_SNP 2
+#define OBS_ARM_MODE_MASK 0xff
+#define OBS_ARM_SNP_SECURE_TSC (1 << 8)
+#define OBS_ARM_SNP_DEBUG_SWAP (1 << 9)
 /* A normal VM with software-accepted memory (platform sim, fake_unaccepted_start): memory is checked, instructions are not. */
 #define OBS_ARM_SIM 3
 /* This vCPU enters / leaves the emulated host (emulator code, playing firmware, KVM, CPU). */

@@ -69,6 +69,22 @@ TESTCASE(planted_monitor, "a raw MONITOR stops the emulated TD (in a TD without 
 	return EXIT_TEST_FAILED;
 }
 
+/* RDPRU (AMD) and PCONFIG (Intel): each traps on one platform and is #UD on the other. */
+TESTCASE(planted_rdpru, "a raw RDPRU stops the emulated boot")
+{
+	u32 lo, hi;
+
+	__asm__ volatile(".byte 0x0f, 0x01, 0xfd" : "=a"(lo), "=d"(hi) : "c"(0));
+	(void)lo, (void)hi;
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(planted_pconfig, "a raw PCONFIG stops the emulated boot")
+{
+	__asm__ volatile(".byte 0x0f, 0x01, 0xc5" : : "a"(0) : "rbx", "rcx", "rdx", "memory");
+	return EXIT_TEST_FAILED;
+}
+
 TESTCASE(planted_mmio, "a load from the local APIC's MMIO page stops the emulated boot")
 {
 	(void)*(volatile u32 *)(uintptr_t)LAPIC_VERSION;
@@ -92,5 +108,35 @@ TESTCASE(tdx_cpuid_native_ve, "CPUID leaves the TDX module does not answer reach
 	/* The module answers leaf 0x21 itself: no #VE. */
 	cpu_cpuid(0x21, 0, &r);
 	CHECK(r.ebx == 0x65746e49);	/* "Inte" */
+	return EXIT_OK;
+}
+
+/*
+ * Native on SNP only with a SEV feature that KVM honours by dropping an intercept: a
+ * declared read of GUEST_TSC_FREQ (read-intercepted unless Secure TSC: KVM
+ * sev_es_recalc_msr_intercepts) and a read of DR7 (intercepted unless DebugSwap: KVM
+ * sev_es_init_vmcb). With the feature the observer lets each through and the case
+ * passes; without it the observer stops the boot there. The value read does not matter
+ * (TCG has no GUEST_TSC_FREQ).
+ */
+TESTCASE(snp_declared_guest_tsc_freq, "a declared native read of GUEST_TSC_FREQ: allowed only under Secure TSC")
+{
+	u32 lo, hi;
+
+	CHECK(emu_mode() == EMU_SNP);
+	/* OBS_KIND_DECL_RDMSR (arch/x86/observer.h) for MSR 0xC0010134, then the RDMSR. */
+	__asm__ volatile(".byte 0x0f, 0x1f, 0x84, 0xa5\n\t.long 0xc0010134\n\trdmsr"
+			 : "=a"(lo), "=d"(hi) : "c"(0xc0010134u));
+	(void)lo, (void)hi;
+	return EXIT_OK;
+}
+
+TESTCASE(snp_native_dr7, "a native read of DR7: allowed only under DebugSwap")
+{
+	u64 dr7;
+
+	CHECK(emu_mode() == EMU_SNP);
+	__asm__ volatile("mov %%dr7, %0" : "=r"(dr7));
+	(void)dr7;
 	return EXIT_OK;
 }

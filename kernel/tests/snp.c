@@ -7,6 +7,7 @@
 #include "arch/x86/emu/emu.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/sev/snp.h"
+#include "arch/x86/sev/svsm.h"
 #include "drivers/console.h"
 #include "include/panic.h"
 #include "kernel/testcase.h"
@@ -92,6 +93,33 @@ TESTCASE(snp_vc_cpuid, "a #VC for CPUID goes to the hypervisor through the GHCB"
 	CHECK(f.rip == (u64)(uintptr_t)cpuid + 2);
 	CHECK((f.rax & (1u << 4)) != 0);	/* SEV-SNP */
 	CHECK((f.rbx & 0x3f) == (u64)__builtin_ctzll(platform->private_pte_bits));
+	return EXIT_OK;
+}
+
+/*
+ * The answer to an exit comes back with SW_EXITINFO1 and SW_EXITINFO2 marked valid in
+ * the GHCB's bitmap, as KVM writes them (ghcb_set_sw_exit_info_1/2). Read before any
+ * console output, which is an exit of its own.
+ */
+TESTCASE(snp_ghcb_answer_valid, "the hypervisor marks SW_EXITINFO1 and SW_EXITINFO2 valid in its answer")
+{
+	static const u8 cpuid[] = { 0x0f, 0xa2 };
+	struct trap_frame f;
+	bool info1, info2;
+	u8 *g;
+
+	CHECK(emu_mode() == EMU_SNP);
+	emu_host_enter();
+	g = (u8 *)(uintptr_t)emu_self()->ghcb_gpa;
+	emu_host_leave();
+	CHECK(g);
+	vc_frame(&f, SVM_EXIT_CPUID, cpuid);
+	f.rax = 0x8000001f;
+	trap_dispatch(&f);
+	info1 = ghcb_field_valid(g, GHCB_SW_EXIT_INFO_1);
+	info2 = ghcb_field_valid(g, GHCB_SW_EXIT_INFO_2);
+	kprintf("test: SW_EXITINFO1 valid %d, SW_EXITINFO2 valid %d\n", info1, info2);
+	CHECK(info1 && info2);
 	return EXIT_OK;
 }
 
@@ -213,4 +241,33 @@ TESTCASE(snp_pvalidate_unmapped, "PVALIDATE of an address the page tables do not
 
 	kprintf("test: the platform let it through (rc %u)\n", rc);
 	return EXIT_TEST_FAILED;
+}
+
+/*
+ * Reserved bits 11:4 of an SVSM PVALIDATE entry: COCONUT-SVSM's core_pvalidate_one
+ * answers INVALID_PARAMETER for an entry with any of them set and stops there, cur_index
+ * on that entry. The entry names a page that is already validated, with ignore_cf, so
+ * an SVSM that let it through would change nothing and answer success.
+ */
+TESTCASE(snp_svsm_pvalidate_reserved, "an SVSM PVALIDATE entry with a reserved bit set is refused")
+{
+	struct svsm_pval_req *req = (struct svsm_pval_req *)(uintptr_t)palloc_alloc(0);
+	u64 page = palloc_alloc(0), entry, rc;
+
+	CHECK(emu_mode() == EMU_SNP && snp_guest_vmpl() != 0 && req && page);
+	entry = SVSM_PVAL_ENTRY(page, 0, 1) | 1ULL << 3;	/* 4 KiB, validate, ignore_cf */
+	for (unsigned bit = 4; bit < 12; bit++) {
+		*req = (struct svsm_pval_req){ .num_entries = 2, .cur_index = 0 };
+		req->entries[0] = entry;
+		req->entries[1] = entry | 1ULL << bit;
+		rc = snp_svsm_pvalidate_call(req);
+		kprintf("test: reserved bit %u: RAX %#llx, cur_index %u\n", bit, rc, req->cur_index);
+		CHECK(rc == SVSM_ERR_INVALID_PARAMETER && req->cur_index == 1);
+	}
+	/* The same entry without the bit is taken. */
+	*req = (struct svsm_pval_req){ .num_entries = 1, .cur_index = 0 };
+	req->entries[0] = entry;
+	rc = snp_svsm_pvalidate_call(req);
+	CHECK(rc == SVSM_SUCCESS && req->cur_index == 1);
+	return EXIT_OK;
 }

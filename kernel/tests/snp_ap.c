@@ -41,7 +41,7 @@ static bool refused(u32 apic_id, u64 gpa, u64 features)
 {
 	u64 i1, i2;
 
-	snp_ap_create_exit(apic_id, gpa, features, &i1, &i2);
+	snp_ap_create_exit(apic_id, gpa, features, &i1, &i2, NULL);
 	kprintf("test: AP Creation for APIC ID %u, VMSA %#llx, features %#llx: SW_EXITINFO1 %#llx, "
 		"SW_EXITINFO2 %#llx\n", apic_id, gpa, features, i1, i2);
 	return i1 == GHCB_HV_RESP_ISSUE && i2 == GHCB_ERR_INVALID_INPUT;
@@ -68,7 +68,7 @@ TESTCASE(snp_ap_create_not_a_vmsa, "AP Creation with a page that is not a VMSA i
 
 	CHECK(emu_mode() == EMU_SNP && p);
 	kprintf("test: AP Creation for APIC ID 1 with %#llx, never made a VMSA\n", p);
-	snp_ap_create_exit(1, p, msr_read(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT, &i1, &i2);
+	snp_ap_create_exit(1, p, msr_read(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT, &i1, &i2, NULL);
 	kprintf("test: the platform started a vCPU from it (SW_EXITINFO1 %#llx)\n", i1);
 	return EXIT_TEST_FAILED;
 }
@@ -82,7 +82,7 @@ TESTCASE(snp_ap_create_vmsa_without_svme, "a VMSA without EFER.SVME is refused b
 	((struct sev_vmsa *)(uintptr_t)p)->efer &= ~EFER_SVME;
 	CHECK(snp_rmpadjust(p, PVALIDATE_4K, RMPADJUST_TARGET_VMPL1 | RMPADJUST_VMSA) == RMPADJUST_OK);
 	kprintf("test: AP Creation for APIC ID 1 with a VMSA without EFER.SVME\n");
-	snp_ap_create_exit(1, p, msr_read(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT, &i1, &i2);
+	snp_ap_create_exit(1, p, msr_read(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT, &i1, &i2, NULL);
 	kprintf("test: the platform started a vCPU from it (SW_EXITINFO1 %#llx)\n", i1);
 	return EXIT_TEST_FAILED;
 }
@@ -150,7 +150,7 @@ TESTCASE(snp_svsm_ap_boot_caa, "an AP's SVSM call through the boot CPU's calling
 	v->rsp = stack + 4 * PAGE_SIZE - 8;
 	v->gs.base = (u64)(uintptr_t)&wrong_caa_cpu;
 	CHECK(snp_svsm_create_vcpu(p, caa, 1) == SVSM_SUCCESS);
-	snp_ap_create_exit(1, p, msr_read(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT, &i1, &i2);
+	snp_ap_create_exit(1, p, msr_read(MSR_SEV_STATUS) >> SEV_STATUS_FEATURES_SHIFT, &i1, &i2, NULL);
 	CHECK(i1 == 0);
 	for (t0 = tsc_now_ns(); !__atomic_load_n(&wrong_caa_result, __ATOMIC_ACQUIRE);)
 		CHECK(tsc_now_ns() - t0 < WRONG_CAA_TIMEOUT_NS);
@@ -195,11 +195,11 @@ TESTCASE(snp_svsm_create_vcpu_refusals, "Create vCPU and VMPL1 AP Creation reque
 	CHECK(svsm_refuses(p, caa, 1, SVSM_ERR_INVALID_PARAMETER));
 	v->sev_features ^= 0x4;
 	/* VMPL0 named by a VMPL1 guest. */
-	snp_ap_create_exit_raw(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_CREATE, 0, 1), p, features, &i1, &i2);
+	snp_ap_create_exit_raw(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_CREATE, 0, 1), p, features, &i1, &i2, NULL);
 	kprintf("test: AP Creation naming VMPL0: SW_EXITINFO1 %#llx, SW_EXITINFO2 %#llx\n", i1, i2);
 	CHECK(i1 == GHCB_HV_RESP_ISSUE && i2 == GHCB_ERR_INVALID_INPUT);
 	/* VMPL 4: the VMPL field has room for it, SEV-SNP has no such level. */
-	snp_ap_create_exit_raw(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_CREATE, 4, 1), p, features, &i1, &i2);
+	snp_ap_create_exit_raw(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_CREATE, 4, 1), p, features, &i1, &i2, NULL);
 	kprintf("test: AP Creation naming VMPL 4: SW_EXITINFO1 %#llx, SW_EXITINFO2 %#llx\n", i1, i2);
 	CHECK(i1 == GHCB_HV_RESP_ISSUE && i2 == GHCB_ERR_INVALID_INPUT);
 	return EXIT_OK;

@@ -141,20 +141,23 @@ TEST(vmsa_vmpl_is_the_callers)
 /* 0 = created; 2 + a GHCB_ERR_* reason = refused; anything else is no valid answer. */
 TEST(ap_create_answers)
 {
-	EXPECT_EQ(snp_ap_answer(0, 0), SNP_AP_ANSWER_OK);
-	EXPECT_EQ(snp_ap_answer(0, 0x1234), SNP_AP_ANSWER_OK);
-	EXPECT_EQ(snp_ap_answer(2, GHCB_ERR_INVALID_INPUT), SNP_AP_ANSWER_REFUSED);
-	EXPECT_EQ(snp_ap_answer(2, GHCB_ERR_NOT_REGISTERED), SNP_AP_ANSWER_REFUSED);
-	EXPECT_EQ(snp_ap_answer(2, GHCB_ERR_INVALID_EVENT), SNP_AP_ANSWER_REFUSED);
-	EXPECT_EQ(snp_ap_answer(2, 0), SNP_AP_ANSWER_MALFORMED);
-	EXPECT_EQ(snp_ap_answer(2, 0x99), SNP_AP_ANSWER_MALFORMED);
-	EXPECT_EQ(snp_ap_answer(1, 0), SNP_AP_ANSWER_MALFORMED);
+	EXPECT_EQ(snp_ap_answer(0, 0, true), SNP_AP_ANSWER_OK);
+	EXPECT_EQ(snp_ap_answer(0, 0x1234, true), SNP_AP_ANSWER_OK);
+	EXPECT_EQ(snp_ap_answer(2, GHCB_ERR_INVALID_INPUT, true), SNP_AP_ANSWER_REFUSED);
+	EXPECT_EQ(snp_ap_answer(2, GHCB_ERR_NOT_REGISTERED, true), SNP_AP_ANSWER_REFUSED);
+	EXPECT_EQ(snp_ap_answer(2, GHCB_ERR_INVALID_EVENT, true), SNP_AP_ANSWER_REFUSED);
+	EXPECT_EQ(snp_ap_answer(2, 0, true), SNP_AP_ANSWER_MALFORMED);
+	EXPECT_EQ(snp_ap_answer(2, 0x99, true), SNP_AP_ANSWER_MALFORMED);
+	EXPECT_EQ(snp_ap_answer(1, 0, true), SNP_AP_ANSWER_MALFORMED);
 	/* 1: an exception to raise (EVENTINJ): a valid #GP or #UD, type exception, is a no. */
-	EXPECT_EQ(snp_ap_answer(1, 0x80000b0dULL), SNP_AP_ANSWER_REFUSED);	/* #GP, error code valid */
-	EXPECT_EQ(snp_ap_answer(1, 0x80000306ULL), SNP_AP_ANSWER_REFUSED);	/* #UD */
-	EXPECT_EQ(snp_ap_answer(1, 0x0000030dULL), SNP_AP_ANSWER_MALFORMED);	/* not valid */
-	EXPECT_EQ(snp_ap_answer(1, 0x8000000dULL), SNP_AP_ANSWER_MALFORMED);	/* type: interrupt */
-	EXPECT_EQ(snp_ap_answer(1, 0x8000030eULL), SNP_AP_ANSWER_MALFORMED);	/* #PF */
-	EXPECT_EQ(snp_ap_answer(3, GHCB_ERR_INVALID_INPUT), SNP_AP_ANSWER_MALFORMED);
-	EXPECT_EQ(snp_ap_answer(0x100000000ULL, 0), SNP_AP_ANSWER_MALFORMED);
+	EXPECT_EQ(snp_ap_answer(1, 0x80000b0dULL, true), SNP_AP_ANSWER_REFUSED);	/* #GP, error code valid */
+	EXPECT_EQ(snp_ap_answer(1, 0x80000306ULL, true), SNP_AP_ANSWER_REFUSED);	/* #UD */
+	EXPECT_EQ(snp_ap_answer(1, 0x0000030dULL, true), SNP_AP_ANSWER_MALFORMED);	/* not valid */
+	EXPECT_EQ(snp_ap_answer(1, 0x8000000dULL, true), SNP_AP_ANSWER_MALFORMED);	/* type: interrupt */
+	EXPECT_EQ(snp_ap_answer(1, 0x8000030eULL, true), SNP_AP_ANSWER_MALFORMED);	/* #PF */
+	EXPECT_EQ(snp_ap_answer(3, GHCB_ERR_INVALID_INPUT, true), SNP_AP_ANSWER_MALFORMED);
+	EXPECT_EQ(snp_ap_answer(0x100000000ULL, 0, true), SNP_AP_ANSWER_MALFORMED);
+	/* Not marked valid in the GHCB: no answer, whatever the fields hold (Linux vmgexit_ap_control). */
+	EXPECT_EQ(snp_ap_answer(0, 0, false), SNP_AP_ANSWER_MALFORMED);
+	EXPECT_EQ(snp_ap_answer(2, GHCB_ERR_INVALID_INPUT, false), SNP_AP_ANSWER_MALFORMED);
 }

@@ -159,6 +159,7 @@ static bool watch_pages = true;
 
 static volatile int armed;	/* the emulator armed the observer: check from now on */
 static int mode;		/* OBS_ARM_TDX or OBS_ARM_SNP */
+static uint32_t arm_features;	/* SNP: OBS_ARM_SNP_* (the SEV features that drop an intercept) */
 static uint64_t arm_vaddr;	/* where the arm marker ran: runqemu finds the image base by it */
 static bool mmio_on;		/* TBs translated from now on get memory callbacks */
 static volatile int stopping;
@@ -221,9 +222,9 @@ static __attribute__((noreturn)) void stop_raw(unsigned vcpu, uint64_t rip, cons
 			pause();
 	}
 	emit("{\"event\":\"observer_stop\",\"platform\":\"%s\",\"insn\":\"%s\",\"rip\":%llu,"
-	     "\"vcpu\":%u,\"trap\":\"%s\",\"arm_rip\":%llu%s,\"why\":\"%s\"}",
+	     "\"vcpu\":%u,\"trap\":\"%s\",\"arm_rip\":%llu,\"arm_features\":%u%s,\"why\":\"%s\"}",
 	     mode_name(), insn, (unsigned long long)rip, vcpu, trap, (unsigned long long)arm_vaddr,
-	     extra ? extra : "", why);
+	     arm_features, extra ? extra : "", why);
 	_exit((OBS_EXIT_STOPPED << 1) | 1);
 }
 
@@ -326,6 +327,10 @@ static int classify(const uint8_t *b, size_t n, struct site *s)
 		return rep ? -2 : TC_VMMCALL;
 	case 0xf9:
 		return TC_RDTSCP;
+	case 0xfd:
+		return TC_RDPRU;
+	case 0xc5:
+		return TC_PCONFIG;
 	case 0xd1:
 		return TC_XSETBV;
 	case 0xd8: case 0xda: case 0xdb: case 0xdc: case 0xdd: case 0xde: case 0xdf:
@@ -578,7 +583,8 @@ static void on_marker(unsigned int vcpu, void *udata)
 	case OBS_KIND_ARM:
 		if (__atomic_exchange_n(&armed, 1, __ATOMIC_ACQ_REL))
 			return;
-		mode = (int)(s->imm & 0xff);
+		mode = (int)(s->imm & OBS_ARM_MODE_MASK);
+		arm_features = s->imm & ~(uint32_t)OBS_ARM_MODE_MASK;
 		arm_vaddr = s->vaddr;
 		/*
 		 * Retranslate everything, with a memory callback on each instruction (on a
@@ -625,7 +631,8 @@ static void on_marker(unsigned int vcpu, void *udata)
 
 static int platform_trap(int cls)
 {
-	return mode == OBS_ARM_TDX ? tdx_insn_trap(cls) : snp_insn_trap(cls);
+	return mode == OBS_ARM_TDX ? tdx_insn_trap(cls)
+				   : snp_insn_trap(cls, !!(arm_features & OBS_ARM_SNP_DEBUG_SWAP));
 }
 
 static void on_sensitive(unsigned int vcpu, void *udata)
@@ -656,7 +663,8 @@ static void on_sensitive(unsigned int vcpu, void *udata)
 		add(&declared);
 		snprintf(extra, sizeof(extra), ",\"msr\":%u", v->decl_msr);
 		trap = mode == OBS_ARM_TDX ? tdx_msr_trap(v->decl_msr, s->cls == TC_WRMSR)
-					   : snp_msr_trap(v->decl_msr, s->cls == TC_WRMSR, 0);
+					   : snp_msr_trap(v->decl_msr, s->cls == TC_WRMSR,
+							  !!(arm_features & OBS_ARM_SNP_SECURE_TSC));
 		if (trap != TRAP_NONE)
 			stop(vcpu, s, s->vaddr, trap_class_name(s->cls), trap,
 			     "the kernel declared this MSR native, but the platform traps it", extra);

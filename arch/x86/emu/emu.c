@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept (test image): emulator core: trap dispatch, page model, counters, fault injection. */
+#include "arch/x86/acpi_walk.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/emu/decode.h"
 #include "arch/x86/emu/emu.h"
@@ -174,6 +175,76 @@ void boot_emulator_select(struct boot_info *bi)
 	if (emu.mode == EMU_SNP)
 		emu.svsm = bi->config.emu_svsm;
 	emu.guest_vmpl = emu.svsm == EMU_SVSM_NONE ? 0 : bi->config.emu_svsm_vmpl == 2 ? 2 : 1;
+}
+
+/*
+ * How many vCPUs QEMU made: fw_cfg item FW_CFG_NB_CPUS (0x05, a little-endian u16; QEMU
+ * hw/i386/fw_cfg.c; selector port 0x510, data port 0x511: QEMU docs/specs/fw_cfg.rst).
+ */
+#define FW_CFG_PORT_SEL 0x510
+#define FW_CFG_PORT_DATA 0x511
+#define FW_CFG_NB_CPUS 0x05
+
+static u32 fw_cfg_nb_cpus(void)
+{
+	u32 n;
+
+	plain_io_out(FW_CFG_PORT_SEL, FW_CFG_NB_CPUS, 2);
+	n = plain_io_in(FW_CFG_PORT_DATA, 1);
+	n |= plain_io_in(FW_CFG_PORT_DATA, 1) << 8;
+	return MAX(n, 1u);
+}
+
+/* Boot services are alive: the firmware's tables are where its pointers say. */
+static bool host_read(void *ctx, u64 addr, void *dst, u64 len)
+{
+	(void)ctx;
+	memcpy(dst, (const void *)(uintptr_t)addr, len);
+	return true;
+}
+
+/*
+ * The host knows its vCPUs by the APIC IDs QEMU gave them (KVM's vcpu_id: QEMU
+ * target/i386/kvm/kvm.c kvm_arch_vcpu_id). QEMU derives them from the topology, which
+ * leaves holes (x86_apicid_from_cpu_idx: each level's field is a power of two wide, so
+ * -smp 6,sockets=2,cores=3 gives 0, 1, 2, 4, 5, 6), and writes one MADT entry per vCPU
+ * in its CPU-index order (hw/i386/acpi-common.c build_madt walks possible_cpus). The
+ * emulated host reads them back from there; without a usable MADT, QEMU's vCPU count
+ * (fw_cfg) with IDs 0 .. n-1, what QEMU's default topology gives.
+ */
+void boot_emulator_host_vcpus(const struct boot_info *bi)
+{
+	struct acpi_reader r = { host_read, NULL };
+	static struct acpi_facts f;
+
+	if (emu.mode != EMU_SNP && emu.mode != EMU_TDX)
+		return;
+	if (bi->acpi_rsdp)
+		acpi_scan(&r, bi->acpi_rsdp, &f);
+	emu.host_nvcpus = 0;
+	if (bi->acpi_rsdp && f.madt == ACPI_OK) {
+		for (u32 i = 0; i < f.cpus_listed && emu.host_nvcpus < EMU_MAX_VCPUS; i++) {
+			bool dup = false;
+
+			for (u32 j = 0; j < emu.host_nvcpus && !dup; j++)
+				dup = emu.host_apic_ids[j] == f.apic_ids[i];
+			if (!dup)
+				emu.host_apic_ids[emu.host_nvcpus++] = f.apic_ids[i];
+		}
+	}
+	if (!emu.host_nvcpus) {
+		emu.host_nvcpus = MIN(fw_cfg_nb_cpus(), (u32)EMU_MAX_VCPUS);
+		for (u32 i = 0; i < emu.host_nvcpus; i++)
+			emu.host_apic_ids[i] = i;
+	}
+}
+
+int emu_host_vcpu_index(u32 apic_id)
+{
+	for (u32 i = 0; i < emu.host_nvcpus; i++)
+		if (emu.host_apic_ids[i] == apic_id)
+			return (int)i;
+	return -1;
 }
 
 /* The values an emulated VMM returns for CPUID (TDVMCALL or GHCB exit), any time. */

@@ -104,6 +104,14 @@ struct emu_state {
 	 */
 	u32 svsm;
 	u32 guest_vmpl;
+	/*
+	 * The vCPUs the host made, by APIC ID, in QEMU's vCPU order (its CPU index): KVM
+	 * knows a vCPU by the ID QEMU created it with, the APIC ID (QEMU target/i386/kvm/kvm.c
+	 * kvm_arch_vcpu_id), and QEMU's topology may leave holes between them
+	 * (boot_emulator_host_vcpus).
+	 */
+	u32 host_apic_ids[EMU_MAX_VCPUS];
+	u32 host_nvcpus;
 	u64 svsm_caa;
 };
 
@@ -128,6 +136,8 @@ void emu_unlock_if_mine(void);
 
 /* Called from efi_main before detection: the mode, and the emu_fault= faults (boot/boot.h). */
 void boot_emulator_select(struct boot_info *bi);
+/* Called from efi_main once the RSDP is known: the vCPUs the emulated host made (by APIC ID). */
+void boot_emulator_host_vcpus(const struct boot_info *bi);
 /* Called from kernel_main before idt_init(): the #UD handler. */
 void emu_install(void);
 /* After idt_init(): say which mode, host and faults are in effect. */
@@ -151,8 +161,8 @@ void emu_snp_vmgexit(struct trap_frame *f);
 void emu_snp_rmpadjust(struct trap_frame *f);
 /* The emulated SVSM: one call made with the GHCB MSR's "run VMPL0" request. */
 void emu_svsm_call(struct trap_frame *f);
-/* How many vCPUs QEMU made (fw_cfg); their APIC IDs are 0 .. n-1. */
-u32 emu_snp_host_vcpus(void);
+/* QEMU's CPU index of the vCPU with this APIC ID, or -1 if the host made none. */
+int emu_host_vcpu_index(u32 apic_id);
 /* SNP: the stacks the emulated VMRUN starts vCPUs on, while boot-time allocation works. */
 void emu_snp_reserve_vmrun_stacks(void);
 bool emu_snp_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r);
@@ -202,7 +212,7 @@ static inline void emu_host_leave(void)
  * the observer (the vCPU's own state is not set up yet).
  */
 void emu_obs_arm_tdx(void);
-void emu_obs_arm_snp(void);
+void emu_obs_arm_snp(u32 features);	/* OBS_ARM_SNP_* (arch/x86/observer.h) */
 void emu_obs_adopt(u32 vcpu);
 void emu_obs_hand_over(void);
 void emu_obs_arm_sim(void);

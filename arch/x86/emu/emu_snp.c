@@ -274,6 +274,7 @@ struct exit_regs {
 	u64 rax, rbx, rcx, rdx, xcr0, scratch;
 	u8 valid[16];
 	bool rbx_not_valid;	/* cpuid_novalid: RBX goes back without its valid bit */
+	bool info_not_valid;	/* ap_create_novalid: SW_EXITINFO1/2 go back without theirs */
 };
 
 static bool was_valid(const struct exit_regs *r, u32 off)
@@ -290,6 +291,7 @@ static void sync_from_ghcb(u8 *g, struct exit_regs *r)
 {
 	memcpy(r->valid, g + GHCB_VALID_BITMAP, sizeof(r->valid));
 	r->rbx_not_valid = false;
+	r->info_not_valid = false;
 	r->code = *ghcb_field(g, GHCB_SW_EXIT_CODE);
 	r->info1 = *ghcb_field(g, GHCB_SW_EXIT_INFO_1);
 	r->info2 = *ghcb_field(g, GHCB_SW_EXIT_INFO_2);
@@ -308,13 +310,21 @@ static void sync_to_ghcb(u8 *g, const struct exit_regs *r)
 		ghcb_field_set(g, GHCB_RBX, r->rbx);
 	ghcb_field_set(g, GHCB_RCX, r->rcx);
 	ghcb_field_set(g, GHCB_RDX, r->rdx);
+	if (r->info_not_valid)
+		for (u32 off = GHCB_SW_EXIT_INFO_1; off <= GHCB_SW_EXIT_INFO_2; off += 8)
+			g[GHCB_VALID_BITMAP + off / 64] &= (u8)~(1u << ((off / 8) % 8));
 }
 
-/* SW_EXITINFO1 = 0 (no action needed) and SW_EXITINFO2 = info (KVM svm_vmgexit_success). */
+/*
+ * The answer in SW_EXITINFO1 and SW_EXITINFO2, both marked valid: KVM writes them with
+ * ghcb_set_sw_exit_info_1/2 (asm/svm.h DEFINE_GHCB_ACCESSORS sets the valid bit), 0 and
+ * 0 before it handles any exit (sev_handle_vmgexit: svm_vmgexit_success(svm, 0)), 2 and
+ * the reason for one it refuses (sev_es_validate_vmgexit).
+ */
 static void exit_result(u8 *g, u64 info1, u64 info2)
 {
-	*ghcb_field(g, GHCB_SW_EXIT_INFO_1) = info1;
-	*ghcb_field(g, GHCB_SW_EXIT_INFO_2) = info2;
+	ghcb_field_set(g, GHCB_SW_EXIT_INFO_1, info1);
+	ghcb_field_set(g, GHCB_SW_EXIT_INFO_2, info2);
 }
 
 /*
@@ -461,29 +471,6 @@ static void cpuid(struct exit_regs *r)
 
 /* ------------------------------------------------------------------ AP Creation */
 
-/*
- * How many vCPUs the host made: QEMU's fw_cfg item FW_CFG_NB_CPUS (0x05, a little-endian
- * u16; QEMU hw/i386/fw_cfg.c puts the boot CPU count there; selector port 0x510, data port
- * 0x511: QEMU docs/specs/fw_cfg.rst). With QEMU's default topology for -smp N their APIC
- * IDs are 0 .. N-1: the IDs KVM's kvm_get_vcpu_by_id finds.
- */
-#define FW_CFG_PORT_SEL 0x510
-#define FW_CFG_PORT_DATA 0x511
-#define FW_CFG_NB_CPUS 0x05
-
-u32 emu_snp_host_vcpus(void)
-{
-	static u32 n;
-
-	if (!n) {
-		plain_io_out(FW_CFG_PORT_SEL, FW_CFG_NB_CPUS, 2);
-		n = plain_io_in(FW_CFG_PORT_DATA, 1);
-		n |= plain_io_in(FW_CFG_PORT_DATA, 1) << 8;
-		n = MAX(n, 1u);
-	}
-	return n;
-}
-
 /* The reason the ap_create_malformed fault answers with: no GHCB_ERR_* has this value. */
 #define AP_MALFORMED_REASON 0x99
 /* The start-up code's stacks, and how long the emulator waits for QEMU's vCPU to run it. */
@@ -571,15 +558,16 @@ static void vmrun_delay(u64 ns)
 }
 
 /*
- * The start-up code's stacks, one per vCPU QEMU made, taken while boot-time allocation
- * works (an AP Creation may come later, from a test case, after the page allocator took over).
+ * The start-up code's stacks, one per vCPU QEMU made (by its CPU index), taken while
+ * boot-time allocation works (an AP Creation may come later, from a test case, after the
+ * page allocator took over).
  */
 static u64 vmrun_stacks;
 static u32 vmrun_nstacks;
 
 void emu_snp_reserve_vmrun_stacks(void)
 {
-	vmrun_nstacks = MIN(emu_snp_host_vcpus(), (u32)EMU_MAX_VCPUS);
+	vmrun_nstacks = emu.host_nvcpus;
 	vmrun_stacks = early_alloc((u64)vmrun_nstacks * VMRUN_STACK, PAGE_SIZE);
 }
 
@@ -587,7 +575,8 @@ void emu_snp_reserve_vmrun_stacks(void)
 static bool vmrun_start(u32 apic_id, struct emu_vcpu *t)
 {
 	u64 tramp = emu.bi ? emu.bi->smp_trampoline : 0;
-	u64 stack = vmrun_stacks + (u64)apic_id * VMRUN_STACK, top = stack + VMRUN_STACK, arg = 0;
+	int idx = emu_host_vcpu_index(apic_id);
+	u64 stack = vmrun_stacks + (u64)(idx < 0 ? 0 : idx) * VMRUN_STACK, top = stack + VMRUN_STACK, arg = 0;
 	/*
 	 * The start-up code loads CR3 in real mode, 32 bits of it: the kernel's tables
 	 * through their shared view (the C-bit is an address bit only when it is below 52,
@@ -595,7 +584,7 @@ static bool vmrun_start(u32 apic_id, struct emu_vcpu *t)
 	 */
 	u64 cr3 = read_cr3() & ~(EMU_CBIT_MASK & PTE_ADDR_MASK);
 
-	if (!tramp || !vmrun_stacks || apic_id >= vmrun_nstacks || cr3 >> 32)
+	if (!tramp || !vmrun_stacks || idx < 0 || (u32)idx >= vmrun_nstacks || cr3 >> 32)
 		return false;
 	smp_arch_tramp_install(tramp, (u32)cr3, (u64)(uintptr_t)vmrun_entry, &apic_id, &top, &arg, 1);
 	emu_send_init(apic_id);
@@ -724,7 +713,7 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 	if (emu_fault_take(&emu.faults, destroy ? FAULT_AP_DESTROY_REFUSED : FAULT_AP_CREATE_REFUSED,
 			   0, 0))
 		refused = destroy ? "ap_destroy_refused_fault" : "ap_create_refused_fault";
-	else if (apic_id >= emu_snp_host_vcpus() || apic_id >= EMU_MAX_VCPUS)
+	else if (emu_host_vcpu_index(apic_id) < 0 || apic_id >= EMU_MAX_VCPUS)
 		refused = "ap_create_unknown_apic_id";
 	else if (req != SNP_AP_CREATE_ON_INIT && req != SNP_AP_CREATE && req != SNP_AP_DESTROY)
 		refused = "ap_create_bad_request";
@@ -751,6 +740,11 @@ static void ap_creation(u8 *g, struct exit_regs *r)
 	}
 	t->vmsa_gpa = gpa;
 	t->start_at_destroy = false;
+	/* ap_create_novalid: carried out, the answer's SW_EXITINFO1/2 left unmarked. */
+	if (emu_fault_take(&emu.faults, FAULT_AP_CREATE_NOVALID, 0, 0)) {
+		emu_count("ap_create_novalid_fault");
+		r->info_not_valid = true;
+	}
 	/* Create on INIT waits for an INIT, which the emulator does not deliver (emu_guest_ipi). */
 	if (req == SNP_AP_CREATE_ON_INIT) {
 		emu_count("ap_create_on_init");

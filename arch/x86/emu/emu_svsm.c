@@ -46,12 +46,19 @@ static bool readable(u64 pa, u64 len)
 					  (pa + len + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1));
 }
 
+/*
+ * One entry, in COCONUT core_pvalidate_one's order: a reserved bit (11:4) set, then a
+ * page size other than 4 KiB / 2 MiB or a misaligned address, answer INVALID_PARAMETER;
+ * an address outside guest RAM INVALID_ADDRESS.
+ */
 static u64 pvalidate_one(u64 e)
 {
 	u32 size = (u32)SVSM_PVAL_ENTRY_SIZE(e), rc;
 	u64 pa = SVSM_PVAL_ENTRY_PA(e);
 	bool no_update = false;
 
+	if (SVSM_PVAL_ENTRY_RESERVED(e))
+		return SVSM_ERR_INVALID_PARAMETER;
 	if (size > PVALIDATE_2M || !IS_ALIGNED(pa, size == PVALIDATE_2M ? UNIT_SIZE : PAGE_SIZE))
 		return SVSM_ERR_INVALID_PARAMETER;
 	if (!emu_model_is_ram(&emu.model, pa, pa + (size == PVALIDATE_2M ? UNIT_SIZE : PAGE_SIZE)))
@@ -101,7 +108,7 @@ static bool guest_page(u64 pa)
  * Create vCPU as COCONUT core.rs core_create_vcpu checks it, in its order: RCX (VMSA)
  * and RDX (calling area) page-aligned guest addresses, not the same page, else
  * INVALID_ADDRESS; R8[31:0] an APIC ID the SVSM has a vCPU for (PERCPU_AREAS
- * get_by_apic_id; here QEMU's vCPUs 0 .. n-1), else INVALID_PARAMETER; the VMSA's
+ * get_by_apic_id; here the APIC IDs of QEMU's vCPUs), else INVALID_PARAMETER; the VMSA's
  * VMPL the guest's, EFER.SVME set and SEV_FEATURES the caller's (check_vmsa), else
  * INVALID_PARAMETER. Then the page becomes a VMSA in the RMP (rmp_set_guest_vmsa; here
  * it must be private and validated, as the guest's own page would be) and the target
@@ -127,7 +134,7 @@ static u64 core_create_vcpu(const struct trap_frame *f)
 		emu_count("svsm_create_vcpu_bad_address");
 		return SVSM_ERR_INVALID_ADDRESS;
 	}
-	if (apic_id >= emu_snp_host_vcpus() || apic_id >= EMU_MAX_VCPUS) {
+	if (emu_host_vcpu_index(apic_id) < 0 || apic_id >= EMU_MAX_VCPUS) {
 		emu_count("svsm_create_vcpu_unknown_apic_id");
 		return SVSM_ERR_INVALID_PARAMETER;
 	}

@@ -55,6 +55,7 @@ static const struct {
 	[FAULT_GPAW52] = { "gpaw52", false, false, false, false },
 	[FAULT_LA57] = { "la57", false, false, false, false },
 	[FAULT_CBIT] = { "cbit", false, false, false, true },
+	[FAULT_AP_CREATE_NOVALID] = { "ap_create_novalid", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

@@ -56,6 +56,9 @@
  *                           as KVM refuses a bad one (SW_EXITINFO1 = 2, invalid input)
  *   ap_create_malformed     SNP: the host answers the next create request with
  *                           SW_EXITINFO1 = 2 and a reason no GHCB spec defines (0x99)
+ *   ap_create_novalid       SNP: the host carries out the next AP Creation create request
+ *                           but leaves SW_EXITINFO1 and SW_EXITINFO2 unmarked in the GHCB
+ *                           valid bitmap (KVM marks them: ghcb_set_sw_exit_info_1/2)
  *   ap_destroy_refused:N    SNP: the host refuses the next N AP Destroy requests (as
  *                           ap_create_refused; KVM refuses one only for an unknown APIC ID)
  *   ap_destroy_malformed    SNP: the next AP Destroy gets ap_create_malformed's answer
@@ -96,9 +99,10 @@
  *                           validated)
  *   cc_pages_usable         SNP: the CC blob's secrets and CPUID pages are boot-services
  *                           data, memory the OS may allocate after ExitBootServices
- *   cbit=N                  SNP: the C-bit is bit N (default 56, a PTE bit TCG ignores;
- *                           real parts: 51). Below 52 it is an address bit for TCG: the
- *                           boot needs guest RAM mapped a second time at 2^N (tests/run.py
+ *   cbit=N                  SNP: the C-bit is bit N (without it: 51, as on real parts,
+ *                           where guest RAM can be seen a second time, else 56, a PTE bit
+ *                           TCG ignores). Below 52 it is an address bit for TCG: the boot
+ *                           needs guest RAM mapped a second time at 2^N (tests/run.py
  *                           `c_bit_alias`: an ivshmem device on the same memory, whose BAR
  *                           the emulated host moves there), else the host refuses it
  *   la57                    the firmware hands over with five-level paging (CR4.LA57):
@@ -157,6 +161,7 @@ enum emu_fault_kind {
 	FAULT_GPAW52,
 	FAULT_LA57,
 	FAULT_CBIT,
+	FAULT_AP_CREATE_NOVALID,
 	FAULT_KIND_COUNT,
 };
 

@@ -37,7 +37,11 @@ static bool send(u32 apic_id, u32 low)
 
 bool emu_send_init(u32 apic_id)
 {
-	emu_obs_adopt(apic_id);
+	int idx = emu_host_vcpu_index(apic_id);
+
+	/* The observer knows vCPUs by QEMU's CPU index, which differs from the APIC ID where QEMU's topology leaves holes. */
+	if (idx >= 0)
+		emu_obs_adopt((u32)idx);
 	return send(apic_id, ICR_INIT | ICR_ASSERT);
 }
 

@@ -14,6 +14,9 @@ section .text
 %define OBS_ARM_TDX 1
 %define OBS_ARM_SNP 2
 %define OBS_ARM_SIM 3
+%define OBS_ARM_SNP_SECURE_TSC 0x100
+%define OBS_ARM_SNP_DEBUG_SWAP 0x200
+%define ARM_SNP_ENTRY 9			; marker and RET
 %define OBS_KIND_ARG 0xa7
 %define OBS_MAGIC 0x4d410000
 %define ADOPT_ENTRY 9			; marker and RET
@@ -27,13 +30,34 @@ section .text
 global emu_obs_arm_tdx, emu_obs_arm_snp, emu_obs_arm_sim, emu_obs_adopt, emu_obs_hand_over
 global emu_obs_arg
 
-; void emu_obs_arm_tdx(void), emu_obs_arm_snp(void): check from here, as this platform.
+; void emu_obs_arm_tdx(void): check from here, as a TD.
 emu_obs_arm_tdx:
 	MARK OBS_KIND_ARM, OBS_ARM_TDX
 	ret
+
+; void emu_obs_arm_snp(u32 features): check from here, as an SNP guest with these of
+; OBS_ARM_SNP_SECURE_TSC and OBS_ARM_SNP_DEBUG_SWAP (bits 9:8): the entry of a table
+; with one marker per combination.
 emu_obs_arm_snp:
-	MARK OBS_KIND_ARM, OBS_ARM_SNP
+	mov eax, edi
+	shr eax, 8
+	and eax, 3
+	imul eax, eax, ARM_SNP_ENTRY
+	lea rcx, [arm_snp_table]
+	add rax, rcx
+	jmp rax
+
+; Each entry is labelled emu_obs_arm_snp_<features >> 8>: tools/runqemu.py finds the
+; image's load address from the one that ran.
+arm_snp_table:
+%assign i 0
+%rep 4
+emu_obs_arm_snp_ %+ i:
+	MARK OBS_KIND_ARM, OBS_ARM_SNP | (i << 8)
 	ret
+%assign i i + 1
+%endrep
+
 emu_obs_arm_sim:
 	MARK OBS_KIND_ARM, OBS_ARM_SIM
 	ret

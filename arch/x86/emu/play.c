@@ -215,7 +215,8 @@ static void vc_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 
 static int msr_trap(u32 msr, bool write)
 {
-	return emu.mode == EMU_TDX ? tdx_msr_trap(msr, write) : snp_msr_trap(msr, write, 0);
+	return emu.mode == EMU_TDX ? tdx_msr_trap(msr, write)
+				   : snp_msr_trap(msr, write, !!(emu_sev_status() & SEV_STATUS_SNP_SECURE_TSC));
 }
 
 /*
@@ -450,7 +451,8 @@ void boot_test_after_ebs(void)
 	if (emu.mode == EMU_TDX)
 		emu_obs_arm_tdx();
 	else if (emu.mode == EMU_SNP)
-		emu_obs_arm_snp();
+		emu_obs_arm_snp((emu_sev_status() & SEV_STATUS_SNP_SECURE_TSC ? OBS_ARM_SNP_SECURE_TSC : 0) |
+				(emu_sev_status() & SEV_STATUS_DEBUG_SWAP ? OBS_ARM_SNP_DEBUG_SWAP : 0));
 	else if (emu.bi->config.fake_set || emu.bi->config.platform == PLAT_SIM)
 		emu_obs_arm_sim();	/* memory only: on a normal VM no instruction traps */
 	/* The emulated host's own set-up, checked from the arm on like everything else. */

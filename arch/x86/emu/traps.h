@@ -40,6 +40,8 @@ enum trap_class {
 	TC_DR7,		/* MOV to or from DR7 */
 	TC_SVM,		/* VMRUN, VMLOAD, VMSAVE, STGI, CLGI, SKINIT, INVLPGA */
 	TC_MMIO,	/* a load or store that reaches a device, not RAM */
+	TC_RDPRU,	/* 0F 01 FD, AMD only */
+	TC_PCONFIG,	/* 0F 01 C5, Intel only */
 	TC_COUNT,
 };
 
@@ -58,7 +60,7 @@ static inline const char *trap_class_name(int c)
 	static const char *const names[TC_COUNT] = {
 		"rdmsr", "wrmsr", "cpuid", "hlt", "io", "string_io", "wbinvd", "invd", "monitor",
 		"mwait", "vmcall", "vmmcall", "rdpmc", "rdtsc", "rdtscp", "xsetbv", "dr7", "svm",
-		"mmio",
+		"mmio", "rdpru", "pconfig",
 	};
 	return c >= 0 && c < TC_COUNT ? names[c] : "?";
 }
@@ -81,8 +83,22 @@ static inline const char *trap_kind_name(int k)
  * RDPMC raises #GP(0) unless ATTRIBUTES.PERFMON (td_rdpmc_exit). RDTSC(P),
  * XGETBV and DR accesses do not exit; XSETBV exits and the module emulates it
  * (td_xsetbv_instruction_exit). MMIO in a TD is an EPT violation on a shared GPA: #VE
- * (a private GPA with nothing behind it never completes). SVM instructions do not exist
- * on Intel: #UD.
+ * (a private GPA with nothing behind it never completes). SVM instructions and RDPRU
+ * do not exist on Intel: #UD. PCONFIG is #UD unless the TD's CPUID reports it
+ * (td_vmcs_init.c: en_pconfig = cpuid_flags.mktme_supported), and then every leaf exits
+ * (the PCONFIG-exiting bitmap is all ones) to a #VE (td_generic_ve_exit): a trap either
+ * way; memaccept's TD model reports no PCONFIG, so #UD.
+ *
+ * Not classes, because whether they trap depends on an operand the observer cannot read
+ * (QEMU's plugin API reads no registers): MOV to CR0/CR4, LMSW and CLTS exit only where
+ * they change a bit of the module's CR0/CR4 guest/host masks (td_vmcs_init.c: CR0 PE,
+ * NE, NW, CD and the VMX fixed bits; CR4 MCE, VMXE, SMXE, and PKE/CET/UINTR/KL/PKS as the
+ * TD's XFAM and attributes leave them to the module), then td_cr_access_exit decides
+ * (#GP or #VE); a write that keeps those bits as the read shadow has them runs natively,
+ * as memaccept's AP trampoline does. RDTSCP and INVPCID run natively: the module
+ * enables both among its fixed secondary controls (vmcs_defs.h PROCBASED_CTLS2_INIT
+ * 0x133CB3FA: enable RDTSCP, bit 3; enable INVPCID, bit 12) and never lets them exit
+ * (tdx_td_dispatcher.c treats both exit reasons as fatal).
  */
 static inline int tdx_insn_trap(int c)
 {
@@ -92,7 +108,7 @@ static inline int tdx_insn_trap(int c)
 	case TC_HLT: case TC_IO: case TC_STRING_IO: case TC_VMCALL: case TC_WBINVD: case TC_INVD:
 	case TC_MONITOR: case TC_MWAIT: case TC_MMIO:
 		return TRAP_VE;
-	case TC_VMMCALL: case TC_SVM:
+	case TC_VMMCALL: case TC_SVM: case TC_RDPRU: case TC_PCONFIG:
 		return TRAP_UD;
 	case TC_RDPMC:
 		return TRAP_GP;
@@ -105,22 +121,35 @@ static inline int tdx_insn_trap(int c)
  * An SNP guest under KVM (svm.c init_vmcb sets the intercepts, sev.c sev_es_init_vmcb
  * clears those an SEV-ES guest keeps for itself): CPUID (#VC 0x72), IN/OUT (0x7B: the
  * I/O permission map intercepts every port), WBINVD (0x89), INVD (0x76), MONITOR/MWAIT
- * (0x8A/0x8B unless mwait-in-guest), VMMCALL (0x81), RDPMC (0x6F), DR7 (0x27/0x37 unless
- * DebugSwap) and the SVM instructions are intercepted: #VC. HLT and PAUSE are automatic
+ * (0x8A/0x8B unless mwait-in-guest), VMMCALL (0x81), RDPMC (0x6F), DR7 (0x27/0x37) and
+ * the SVM instructions are intercepted: #VC. DR7 only without DebugSwap (SEV_FEATURES
+ * bit 5): sev_es_init_vmcb sets INTERCEPT_DR7_READ/WRITE only if
+ * !sev_vcpu_has_debug_swap; with it the hardware swaps DR7 itself. HLT and PAUSE are automatic
  * exits (no #VC: Linux has no #VC case for them and runs HLT itself). RDTSC is not
  * intercepted, RDTSCP only where the guest's CPUID lacks it, XSETBV not for SEV-ES
  * (sev_es_init_vmcb clears it). MMIO is a nested page fault: #VC 0x400. VMCALL is Intel's:
+ * #UD on AMD. RDPRU is intercepted (init_vmcb sets INTERCEPT_RDPRU; sev_es_init_vmcb
+ * leaves it): #VC 0x8E, which Linux's #VC handler does not serve. PCONFIG is Intel's:
  * #UD on AMD.
+ *
+ * Not classes: MOV to CR0/CR4 (LMSW, CLTS) are trap-style intercepts for an SEV-ES
+ * guest (sev_es_init_vmcb clears the CR read/write and selective CR0 intercepts and sets
+ * TRAP_CR0_WRITE and TRAP_CR4_WRITE, exit codes 0x90-0x9F), which the hardware takes as
+ * automatic exits after the write completes: no #VC. INVPCID and RDTSCP are intercepted
+ * only where the guest's CPUID lacks them (svm.c svm_recalc_instruction_intercepts), a
+ * fact of the VM's configuration the observer is not told.
  */
-static inline int snp_insn_trap(int c)
+static inline int snp_insn_trap(int c, int debug_swap)
 {
 	switch (c) {
+	case TC_DR7:
+		return debug_swap ? TRAP_NONE : TRAP_VC;
 	case TC_RDMSR: case TC_WRMSR:
 		return TRAP_OPERAND;
 	case TC_CPUID: case TC_IO: case TC_STRING_IO: case TC_WBINVD: case TC_INVD: case TC_MONITOR:
-	case TC_MWAIT: case TC_VMMCALL: case TC_RDPMC: case TC_DR7: case TC_SVM: case TC_MMIO:
+	case TC_MWAIT: case TC_VMMCALL: case TC_RDPMC: case TC_SVM: case TC_MMIO: case TC_RDPRU:
 		return TRAP_VC;
-	case TC_VMCALL:
+	case TC_VMCALL: case TC_PCONFIG:
 		return TRAP_UD;
 	default:
 		return TRAP_NONE;

@@ -616,6 +616,11 @@ static u64 svsm_call(struct svsm_pval_req *req)
 	return svsm_core_call(SVSM_CORE_PVALIDATE, (u64)(uintptr_t)req, 0, 0);
 }
 
+u64 snp_svsm_pvalidate_call(struct svsm_pval_req *req)
+{
+	return svsm_call(req);
+}
+
 /*
  * Create vCPU (core protocol call 2, see svsm.h) through the calling CPU's calling area:
  * RCX = the VMSA page, RDX = the new vCPU's calling area, R8 = its APIC ID (as Linux
@@ -1210,7 +1215,8 @@ bool snp_below_vmpl0(void)
  * below VMPL0 ours, as Linux vmgexit_ap_control), SW_EXITINFO2 = the VMSA's GPA. The
  * answer (SW_EXITINFO1 and SW_EXITINFO2 as the hypervisor left them) goes to the caller.
  */
-void snp_ap_create_exit_raw(u64 request_info1, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2)
+void snp_ap_create_exit_raw(u64 request_info1, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2,
+			    bool *valid)
 {
 	u8 *ghcb = this_ghcb();
 
@@ -1219,12 +1225,15 @@ void snp_ap_create_exit_raw(u64 request_info1, u64 vmsa_gpa, u64 features, u64 *
 	ghcb_exit(SVM_VMGEXIT_AP_CREATION, request_info1, vmsa_gpa);
 	*info1 = *ghcb_field(ghcb, GHCB_SW_EXIT_INFO_1);
 	*info2 = *ghcb_field(ghcb, GHCB_SW_EXIT_INFO_2);
+	if (valid)
+		*valid = ghcb_field_valid(ghcb, GHCB_SW_EXIT_INFO_1) &&
+			 (!*info1 || ghcb_field_valid(ghcb, GHCB_SW_EXIT_INFO_2));
 }
 
-void snp_ap_create_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2)
+void snp_ap_create_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2, bool *valid)
 {
 	snp_ap_create_exit_raw(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_CREATE, snp_guest_vmpl(), apic_id), vmsa_gpa,
-			       features, info1, info2);
+			       features, info1, info2, valid);
 }
 
 /*
@@ -1232,10 +1241,10 @@ void snp_ap_create_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64
  * it; on its next entry the vCPU has no VMSA and is not run. Linux vmgexit_ap_control
  * sends the VMSA's GPA and SEV features with it as with create; KVM reads neither.
  */
-void snp_ap_destroy_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2)
+void snp_ap_destroy_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2, bool *valid)
 {
 	snp_ap_create_exit_raw(SNP_AP_CREATE_INFO1_VMPL(SNP_AP_DESTROY, snp_guest_vmpl(), apic_id), vmsa_gpa,
-			       features, info1, info2);
+			       features, info1, info2, valid);
 }
 
 /*

@@ -332,12 +332,17 @@ bool snp_ap_creation_offered(void);
 /* Does this guest run with Secure TSC (SEV_STATUS bit 11)? */
 bool snp_secure_tsc(void);
 bool snp_below_vmpl0(void);
-/* One AP Creation exit for apic_id (create, at our VMPL); the hypervisor's SW_EXITINFO1/2 come back. */
-void snp_ap_create_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2);
+/*
+ * One AP Creation exit for apic_id (create, at our VMPL); the hypervisor's SW_EXITINFO1/2
+ * come back, and in *valid (unless NULL) whether it marked them valid: SW_EXITINFO1, and
+ * SW_EXITINFO2 as well when SW_EXITINFO1 is not 0 (then SW_EXITINFO2 says why).
+ */
+void snp_ap_create_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2, bool *valid);
 /* AP Destroy (request 2) for apic_id, at our VMPL: the hypervisor stops running that VMSA. */
-void snp_ap_destroy_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2);
+void snp_ap_destroy_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2, bool *valid);
 /* The same with SW_EXITINFO1 as given (test cases: requests a host must refuse). */
-void snp_ap_create_exit_raw(u64 request_info1, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2);
+void snp_ap_create_exit_raw(u64 request_info1, u64 vmsa_gpa, u64 features, u64 *info1, u64 *info2,
+			    bool *valid);
 /* The VMPL this guest runs at: 0, or below VMPL0 the one the secrets page names. */
 u8 snp_guest_vmpl(void);
 /*
@@ -348,6 +353,12 @@ u64 snp_svsm_create_vcpu(u64 vmsa, u64 caa, u32 apic_id);
 /* Below VMPL0: the SVSM's Delete vCPU call for a VMSA page Create vCPU made, its RAX back. */
 u64 snp_svsm_delete_vcpu(u64 vmsa);
 void snp_svsm_set_caa(unsigned cpu, u64 caa);
+/*
+ * Below VMPL0: one core protocol PVALIDATE call with the request as the caller built it
+ * (the test image sends malformed ones), the SVSM's RAX back.
+ */
+struct svsm_pval_req;
+u64 snp_svsm_pvalidate_call(struct svsm_pval_req *req);
 /* NULL if the APs can be started with AP Creation here, else why not. */
 const char *snp_ap_start_unavailable(void);
 struct smp_start;

@@ -190,9 +190,10 @@ static u8 undo_vmsa(u64 vmsa, u32 apic_id, bool svsm)
 static u8 destroy_abandoned(u32 apic_id, u64 vmsa, u64 features, bool svsm)
 {
 	u64 info1, info2;
+	bool valid;
 
-	snp_ap_destroy_exit(apic_id, vmsa, features, &info1, &info2);
-	switch (snp_ap_answer(info1, info2)) {
+	snp_ap_destroy_exit(apic_id, vmsa, features, &info1, &info2, &valid);
+	switch (snp_ap_answer(info1, info2, valid)) {
 	case SNP_AP_ANSWER_OK:
 		return undo_vmsa(vmsa, apic_id, svsm);
 	case SNP_AP_ANSWER_REFUSED:
@@ -259,6 +260,7 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 		unsigned cpu = (unsigned)pc->index;
 		u64 vmsa = vmsas[i] = snp_vmsa_pick(alloc_pages_aligned(s, 2));
 		u64 info1, info2;
+		bool valid;
 		u32 rc;
 
 		if (!pc->stack_top)
@@ -287,8 +289,8 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 				continue;
 			}
 		}
-		snp_ap_create_exit(pc->apic_id, vmsa, features, &info1, &info2);
-		switch (snp_ap_answer(info1, info2)) {
+		snp_ap_create_exit(pc->apic_id, vmsa, features, &info1, &info2, &valid);
+		switch (snp_ap_answer(info1, info2, valid)) {
 		case SNP_AP_ANSWER_OK:
 			requested[i] = true;
 			break;
@@ -301,8 +303,8 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 		default:
 			/* Neither success nor a refusal the GHCB spec defines. */
 			fatal_reason(EXIT_HOST_HOSTILE, FC_GHCB, "malformed answer to AP Creation for "
-				     "APIC ID %u: SW_EXITINFO1 %#llx, SW_EXITINFO2 %#llx", pc->apic_id,
-				     info1, info2);
+				     "APIC ID %u: SW_EXITINFO1 %#llx, SW_EXITINFO2 %#llx%s", pc->apic_id,
+				     info1, info2, valid ? "" : " (not marked valid)");
 		}
 	}
 

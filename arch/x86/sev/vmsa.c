@@ -58,8 +58,10 @@ u64 snp_vmsa_pick(u64 base)
 	return base % VMSA_UNIT ? base : base + VMSA_PAGE;
 }
 
-enum snp_ap_answer snp_ap_answer(u64 info1, u64 info2)
+enum snp_ap_answer snp_ap_answer(u64 info1, u64 info2, bool valid)
 {
+	if (!valid)
+		return SNP_AP_ANSWER_MALFORMED;
 	if (info1 == 0)
 		return SNP_AP_ANSWER_OK;
 	if (info1 == GHCB_HV_RESP_ISSUE && info2 >= GHCB_ERR_NOT_REGISTERED && info2 <= GHCB_ERR_INVALID_EVENT)

@@ -165,13 +165,20 @@ void snp_vmsa_fill(struct sev_vmsa *v, const struct snp_ap_state *s);
  */
 u64 snp_vmsa_pick(u64 base);
 
-/* The hypervisor's answer to an AP Creation exit, judged (GHCB spec 4.1; KVM sev_handle_vmgexit). */
+/*
+ * The hypervisor's answer to an AP Creation exit, judged (GHCB spec 4.1; KVM
+ * sev_handle_vmgexit). valid: the hypervisor marked SW_EXITINFO1 valid in the GHCB, and
+ * SW_EXITINFO2 too if SW_EXITINFO1 is not 0. KVM always does (ghcb_set_sw_exit_info_1/2);
+ * Linux vmgexit_ap_control counts an AP Creation whose SW_EXITINFO1 is not marked valid
+ * as failed.
+ */
 enum snp_ap_answer {
 	SNP_AP_ANSWER_OK,	/* SW_EXITINFO1 = 0 */
 	SNP_AP_ANSWER_REFUSED,	/* SW_EXITINFO1 = 2 with a GHCB_ERR_* reason, or 1 with a #GP
 				 * or #UD to raise: the host said no */
-	SNP_AP_ANSWER_MALFORMED,	/* anything else: not an answer the protocol allows */
+	SNP_AP_ANSWER_MALFORMED,	/* anything else, or not marked valid: not an answer the
+					 * protocol allows */
 };
-enum snp_ap_answer snp_ap_answer(u64 info1, u64 info2);
+enum snp_ap_answer snp_ap_answer(u64 info1, u64 info2, bool valid);
 
 #endif
