@@ -58,19 +58,27 @@ unsigned emu_snp_cbit(void)
 	/* An address bit from 32 up, or one of the bits 52-58 the CPU ignores in a PTE. */
 	if (f && f->value >= 32 && f->value <= 58)
 		return (unsigned)f->value;
-	if (alias < 0)
+	if (alias < 0) {
+		/* The emulated host's own look at its machine: port I/O the observer lets through. */
+		emu_host_enter();
 		alias = find_ivshmem() < 32;
+		emu_host_leave();
+	}
 	/* Where the second view of RAM exists, the position of current EPYC parts. */
 	return alias ? EMU_SNP_CBIT_REAL : EMU_SNP_CBIT_DEFAULT;
 }
 
 void emu_snp_cbit_alias(void)
 {
-	unsigned cbit = emu_snp_cbit();
-	u64 at = 1ULL << cbit, size;
+	unsigned cbit;
+	u64 at, size;
 	u32 dev, cmd;
 
-	if (emu.mode != EMU_SNP || cbit >= 52)
+	if (emu.mode != EMU_SNP)
+		return;
+	cbit = emu_snp_cbit();
+	at = 1ULL << cbit;
+	if (cbit >= 52)
 		return;
 	emu_host_enter();
 	dev = find_ivshmem();
