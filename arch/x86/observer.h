@@ -87,7 +87,8 @@
 #define OBS_PS_UNACCEPTED 3	/* sim: unaccepted (fake_unaccepted_start) */
 #define OBS_PS_NOT_VALIDATED 4	/* SNP: assigned to the guest in the RMP, not validated */
 #define OBS_PS_SHARED 5		/* SNP: owned by the hypervisor (shared) */
-#define OBS_PS_COUNT 6
+#define OBS_PS_VMPL_DENIED 6	/* SNP under an SVSM: private, validated, no permission for the guest's VMPL */
+#define OBS_PS_COUNT 7
 
 #define OBS_MAGIC 0x4d410000	/* imm of the markers without an argument: "MA" */
 

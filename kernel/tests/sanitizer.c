@@ -132,3 +132,22 @@ TESTCASE(snp_reserved_page_private, "SNP: the firmware's reserved secrets page r
 	(void)*(volatile u8 *)(uintptr_t)bi->cc_secrets;
 	return EXIT_OK;
 }
+
+/*
+ * SNP under an SVSM: once the SVSM made a page a vCPU's VMSA, the guest's VMPL has no
+ * permission on it (COCONUT-SVSM revokes it) until the SVSM deletes the vCPU. Planted:
+ * a store into a running AP's VMSA.
+ */
+TESTCASE(planted_vmsa_write, "SNP under an SVSM: a store into an AP's VMSA stops the emulated boot")
+{
+	u64 vmsa = 0;
+
+	CHECK(emu_mode() == EMU_SNP);
+	for (unsigned i = 0; i < EMU_MAX_VCPUS && !vmsa; i++)
+		vmsa = __atomic_load_n(&emu.vcpu[i].svsm_vmsa, __ATOMIC_ACQUIRE);
+	CHECK(vmsa != 0);
+	kprintf("planted: the allocator handed out %llx; the SVSM made it an AP's VMSA; storing into it\n",
+		vmsa);
+	*(volatile u8 *)(uintptr_t)(vmsa + 0x800) = 0;
+	return EXIT_TEST_FAILED;
+}

@@ -346,6 +346,7 @@ static const char *const state_names[OBS_PS_COUNT] = {
 	[OBS_PS_UNTRACKED] = "untracked", [OBS_PS_OK] = "accepted",
 	[OBS_PS_PENDING] = "pending", [OBS_PS_UNACCEPTED] = "unaccepted",
 	[OBS_PS_NOT_VALIDATED] = "private, not validated", [OBS_PS_SHARED] = "shared",
+	[OBS_PS_VMPL_DENIED] = "not for this VMPL",
 };
 
 static uint8_t shadow_get(uint64_t pa)
@@ -434,6 +435,12 @@ static const char *judge(uint8_t sh, bool io, const char **trap)
 						 "a TD that ends the TD, on SNP it is a #VC 0x404"
 					       : NULL;
 	case OBS_ARM_SNP:
+		if (st == OBS_PS_VMPL_DENIED) {
+			*trap = "npf";
+			return "an access to a page the SVSM took from the guest's VMPL (a VMSA): the "
+			       "RMP's VMPL permission check fails, a nested page fault the host cannot "
+			       "resolve";
+		}
 		if (shared) {
 			*trap = "conversion";
 			if (st == OBS_PS_OK || st == OBS_PS_NOT_VALIDATED ||

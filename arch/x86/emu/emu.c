@@ -348,6 +348,14 @@ u32 emu_obs_page_state(u32 mode, u8 page)
 {
 	if (!(page & EMU_PG_RAM))
 		return OBS_PS_UNTRACKED;
+	/*
+	 * Under an SVSM a VMSA is the SVSM's alone: COCONUT-SVSM takes every permission
+	 * from the guest's VMPL when it makes a page one (kernel/src/sev/utils.rs
+	 * rmp_set_guest_vmsa: rmp_revoke_guest_access, then the VMSA bit only) and gives
+	 * them back when it clears it (rmp_clear_guest_vmsa).
+	 */
+	if (mode == EMU_SNP && (page & EMU_PG_VMSA) && emu.svsm != EMU_SVSM_NONE)
+		return OBS_PS_VMPL_DENIED;
 	if (mode == EMU_SNP)
 		return !(page & EMU_PG_PRIVATE) ? OBS_PS_SHARED
 		       : page & EMU_PG_ACCEPTED ? OBS_PS_OK : OBS_PS_NOT_VALIDATED;

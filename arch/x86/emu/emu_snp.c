@@ -156,6 +156,8 @@ void emu_snp_rmpadjust(struct trap_frame *f)
 				*p |= EMU_PG_VMSA;
 			else
 				*p &= (u8)~EMU_PG_VMSA;
+			emu_model_changed(&emu.model, w.pa & ~(PAGE_SIZE - 1),
+					  (w.pa & ~(PAGE_SIZE - 1)) + PAGE_SIZE);
 			emu_count(set ? "rmpadjust_vmsa" : "rmpadjust_plain");
 		}
 	}
@@ -536,13 +538,19 @@ static __noreturn void vmrun_entry(void *slot)
 			   "r"(m->gs.selector));
 	raw_wrmsr(MSR_FS_BASE, m->fs.base);
 	raw_wrmsr(MSR_GS_BASE, m->gs.base);
+	/*
+	 * The last reads of the VMSA, before the hand-over: from there on the vCPU is the
+	 * guest's, whose VMPL may have no permission on its own VMSA (under an SVSM), and
+	 * the page-state sanitizer judges every access it makes.
+	 */
+	u64 ss = m->ss.selector, rsp = m->rsp, rflags = m->rflags, cs = m->cs.selector, rip = m->rip;
+
 	(void)slot;
 	__atomic_store_n(&v->running, true, __ATOMIC_RELEASE);
 	/* From the IRETQ on, the vCPU runs the guest's code (for the instruction observer). */
 	emu_obs_hand_over();
 	__asm__ volatile("pushq %0; pushq %1; pushq %2; pushq %3; pushq %4; iretq"
-			 : : "r"((u64)m->ss.selector), "r"(m->rsp), "r"(m->rflags),
-			   "r"((u64)m->cs.selector), "r"(m->rip)
+			 : : "r"(ss), "r"(rsp), "r"(rflags), "r"(cs), "r"(rip)
 			 : "memory");
 	__builtin_unreachable();
 }

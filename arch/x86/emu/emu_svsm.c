@@ -149,6 +149,7 @@ static u64 core_create_vcpu(const struct trap_frame *f)
 		return SVSM_ERR_INVALID_ADDRESS;
 	}
 	*p |= EMU_PG_VMSA;
+	emu_model_changed(&emu.model, vmsa, vmsa + PAGE_SIZE);
 	t = &emu.vcpu[apic_id];
 	t->svsm_vmsa = vmsa;
 	t->svsm_caa = caa;
@@ -192,6 +193,7 @@ static u64 core_delete_vcpu(const struct trap_frame *f)
 	p = emu_model_page(&emu.model, vmsa);
 	if (p)
 		*p &= (u8)~EMU_PG_VMSA;
+	emu_model_changed(&emu.model, vmsa, vmsa + PAGE_SIZE);
 	return SVSM_SUCCESS;
 }
 
