@@ -139,7 +139,7 @@ class Symbols:
     """Function names for addresses in a loaded image, from the ELF kept beside the .efi
     (the .elf is linked at 0, so an image offset is an ELF address)."""
 
-    # SNP arms at one of four markers, by the SEV features in bits 9:8 of its immediate
+    # SNP arms at one of sixteen markers, by the features in bits 11:8 of its immediate
     # (arch/x86/emu/observer.asm), which the observer reports as arm_features.
     ARM_SITES = {"tdx": "emu_obs_arm_tdx", "snp": "emu_obs_arm_snp_%d", "sim": "emu_obs_arm_sim"}
 
@@ -153,7 +153,7 @@ class Symbols:
     def base_from(self, stop):
         name = self.ARM_SITES.get(stop.get("platform"), "")
         if "%d" in name:
-            name = name % ((stop.get("arm_features", 0) >> 8) & 3)
+            name = name % ((stop.get("arm_features", 0) >> 8) & 15)
         site = self.syms.get(name)
         return stop["arm_rip"] - site if site is not None and stop.get("arm_rip") else None
 

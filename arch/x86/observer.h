@@ -29,6 +29,12 @@
 #define OBS_ARM_MODE_MASK 0xff
 #define OBS_ARM_SNP_SECURE_TSC (1 << 8)
 #define OBS_ARM_SNP_DEBUG_SWAP (1 << 9)
+/*
+ * SNP: the guest's CPUID lacks RDTSCP / INVPCID, so KVM intercepts the instruction
+ * (svm.c svm_recalc_instruction_intercepts) and an SEV-ES guest takes #VC.
+ */
+#define OBS_ARM_SNP_NO_RDTSCP (1 << 10)
+#define OBS_ARM_SNP_NO_INVPCID (1 << 11)
 /* A normal VM with software-accepted memory (platform sim, fake_unaccepted_start): memory is checked, instructions are not. */
 #define OBS_ARM_SIM 3
 /* This vCPU enters / leaves the emulated host (emulator code, playing firmware, KVM, CPU). */

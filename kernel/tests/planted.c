@@ -140,3 +140,36 @@ TESTCASE(snp_native_dr7, "a native read of DR7: allowed only under DebugSwap")
 	(void)dr7;
 	return EXIT_OK;
 }
+
+/*
+ * RDTSCP and INVPCID on SNP: KVM intercepts each only where the guest's CPUID lacks it
+ * (QEMU's default CPU model lacks both), and an SEV-ES guest then takes #VC.
+ */
+TESTCASE(planted_rdtscp, "a raw RDTSCP stops the emulated SNP boot where the guest's CPUID lacks it")
+{
+	u32 lo, hi, aux;
+
+	__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
+	(void)lo, (void)hi, (void)aux;
+	return EXIT_TEST_FAILED;
+}
+
+TESTCASE(rdtscp_native, "RDTSCP runs natively in an SNP guest whose CPUID reports it")
+{
+	u32 lo, hi, aux;
+
+	__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
+	CHECK(lo || hi);
+	return EXIT_OK;
+}
+
+TESTCASE(planted_invpcid, "a raw INVPCID stops the emulated SNP boot where the guest's CPUID lacks it")
+{
+	struct {
+		u64 pcid, addr;
+	} desc = { 0, 0 };
+
+	/* Type 2: all contexts, globals included (Intel SDM vol. 2A, INVPCID). */
+	__asm__ volatile("invpcid %0, %1" : : "m"(desc), "r"(2ULL) : "memory");
+	return EXIT_TEST_FAILED;
+}

@@ -308,6 +308,9 @@ static int classify(const uint8_t *b, size_t n, struct site *s)
 			return SITE_MARKER;
 		}
 		return -2;
+	case 0x38:
+		/* 66 0F 38 82 /r is INVPCID (the 66 prefix is part of its opcode). */
+		return i < n && b[i] == 0x82 ? TC_INVPCID : -2;
 	case 0x01:
 		break;
 	default:
@@ -639,7 +642,9 @@ static void on_marker(unsigned int vcpu, void *udata)
 static int platform_trap(int cls)
 {
 	return mode == OBS_ARM_TDX ? tdx_insn_trap(cls)
-				   : snp_insn_trap(cls, !!(arm_features & OBS_ARM_SNP_DEBUG_SWAP));
+				   : snp_insn_trap(cls, !!(arm_features & OBS_ARM_SNP_DEBUG_SWAP),
+						   !!(arm_features & OBS_ARM_SNP_NO_RDTSCP),
+						   !!(arm_features & OBS_ARM_SNP_NO_INVPCID));
 }
 
 static void on_sensitive(unsigned int vcpu, void *udata)

@@ -36,12 +36,13 @@ emu_obs_arm_tdx:
 	ret
 
 ; void emu_obs_arm_snp(u32 features): check from here, as an SNP guest with these of
-; OBS_ARM_SNP_SECURE_TSC and OBS_ARM_SNP_DEBUG_SWAP (bits 9:8): the entry of a table
-; with one marker per combination.
+; OBS_ARM_SNP_SECURE_TSC, OBS_ARM_SNP_DEBUG_SWAP, OBS_ARM_SNP_NO_RDTSCP and
+; OBS_ARM_SNP_NO_INVPCID (bits 11:8): the entry of a table with one marker per
+; combination.
 emu_obs_arm_snp:
 	mov eax, edi
 	shr eax, 8
-	and eax, 3
+	and eax, 15
 	imul eax, eax, ARM_SNP_ENTRY
 	lea rcx, [arm_snp_table]
 	add rax, rcx
@@ -51,7 +52,7 @@ emu_obs_arm_snp:
 ; image's load address from the one that ran.
 arm_snp_table:
 %assign i 0
-%rep 4
+%rep 16
 emu_obs_arm_snp_ %+ i:
 	MARK OBS_KIND_ARM, OBS_ARM_SNP | (i << 8)
 	ret

@@ -443,6 +443,30 @@ static void handover_la57(void)
 	kprintf("emu: la57: the firmware hands over with five-level paging\n");
 }
 
+/*
+ * What the SNP guest's configuration changes about trapping, for the observer: SEV
+ * features that drop an intercept, and instructions its CPUID lacks, which KVM then
+ * intercepts (CPUID leaf 0x80000001 EDX bit 27 RDTSCP, leaf 7 EBX bit 10 INVPCID: Intel
+ * SDM vol. 2A and AMD APM vol. 3, CPUID).
+ */
+static u32 snp_arm_features(void)
+{
+	struct cpuid_regs ext, l7;
+	u32 f = 0;
+
+	emu_cpuid_values(0x80000001, 0, &ext);
+	emu_cpuid_values(7, 0, &l7);
+	if (emu_sev_status() & SEV_STATUS_SNP_SECURE_TSC)
+		f |= OBS_ARM_SNP_SECURE_TSC;
+	if (emu_sev_status() & SEV_STATUS_DEBUG_SWAP)
+		f |= OBS_ARM_SNP_DEBUG_SWAP;
+	if (!(ext.edx & (1u << 27)))
+		f |= OBS_ARM_SNP_NO_RDTSCP;
+	if (!(l7.ebx & (1u << 10)))
+		f |= OBS_ARM_SNP_NO_INVPCID;
+	return f;
+}
+
 void boot_test_after_ebs(void)
 {
 	if (emu_fault_take(&emu.faults, FAULT_LA57, 0, 0))
@@ -451,8 +475,7 @@ void boot_test_after_ebs(void)
 	if (emu.mode == EMU_TDX)
 		emu_obs_arm_tdx();
 	else if (emu.mode == EMU_SNP)
-		emu_obs_arm_snp((emu_sev_status() & SEV_STATUS_SNP_SECURE_TSC ? OBS_ARM_SNP_SECURE_TSC : 0) |
-				(emu_sev_status() & SEV_STATUS_DEBUG_SWAP ? OBS_ARM_SNP_DEBUG_SWAP : 0));
+		emu_obs_arm_snp(snp_arm_features());
 	else if (emu.bi->config.fake_set || emu.bi->config.platform == PLAT_SIM)
 		emu_obs_arm_sim();	/* memory only: on a normal VM no instruction traps */
 	/* The emulated host's own set-up, checked from the arm on like everything else. */

@@ -42,6 +42,7 @@ enum trap_class {
 	TC_MMIO,	/* a load or store that reaches a device, not RAM */
 	TC_RDPRU,	/* 0F 01 FD, AMD only */
 	TC_PCONFIG,	/* 0F 01 C5, Intel only */
+	TC_INVPCID,	/* 66 0F 38 82 */
 	TC_COUNT,
 };
 
@@ -60,7 +61,7 @@ static inline const char *trap_class_name(int c)
 	static const char *const names[TC_COUNT] = {
 		"rdmsr", "wrmsr", "cpuid", "hlt", "io", "string_io", "wbinvd", "invd", "monitor",
 		"mwait", "vmcall", "vmmcall", "rdpmc", "rdtsc", "rdtscp", "xsetbv", "dr7", "svm",
-		"mmio", "rdpru", "pconfig",
+		"mmio", "rdpru", "pconfig", "invpcid",
 	};
 	return c >= 0 && c < TC_COUNT ? names[c] : "?";
 }
@@ -136,14 +137,19 @@ static inline int tdx_insn_trap(int c)
  * guest (sev_es_init_vmcb clears the CR read/write and selective CR0 intercepts and sets
  * TRAP_CR0_WRITE and TRAP_CR4_WRITE, exit codes 0x90-0x9F), which the hardware takes as
  * automatic exits after the write completes: no #VC. INVPCID and RDTSCP are intercepted
- * only where the guest's CPUID lacks them (svm.c svm_recalc_instruction_intercepts), a
- * fact of the VM's configuration the observer is not told.
+ * only where the guest's CPUID lacks them (svm.c svm_recalc_instruction_intercepts):
+ * #VC then (exit codes 0xA2 and 0x87); the emulator tells the observer which, with the
+ * arm (OBS_ARM_SNP_NO_RDTSCP, OBS_ARM_SNP_NO_INVPCID).
  */
-static inline int snp_insn_trap(int c, int debug_swap)
+static inline int snp_insn_trap(int c, int debug_swap, int no_rdtscp, int no_invpcid)
 {
 	switch (c) {
 	case TC_DR7:
 		return debug_swap ? TRAP_NONE : TRAP_VC;
+	case TC_RDTSCP:
+		return no_rdtscp ? TRAP_VC : TRAP_NONE;
+	case TC_INVPCID:
+		return no_invpcid ? TRAP_VC : TRAP_NONE;
 	case TC_RDMSR: case TC_WRMSR:
 		return TRAP_OPERAND;
 	case TC_CPUID: case TC_IO: case TC_STRING_IO: case TC_WBINVD: case TC_INVD: case TC_MONITOR:
