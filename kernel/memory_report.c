@@ -7,6 +7,7 @@
 #include "kernel/memory.h"
 #include "kernel/memory_facts.h"
 #include "kernel/smp.h"
+#include "lib/muldiv.h"
 #include "lib/string.h"
 #include "mm/bitmap.h"
 #include "mm/early.h"
@@ -201,7 +202,7 @@ void memory_report_summary(void)
 	ev_u64("accept_ns_p99", p99);
 	ev_u64("accept_ns_max", l->max_ns);
 	ev_u64("accept_ns_min", l->count ? l->min_ns : 0);
-	ev_u64("accept_mib_s", l->total_ns ? s->accepted_bytes * 1000000000ULL / l->total_ns >> 20 : 0);
+	ev_u64("accept_mib_s", rate_mib_s(s->accepted_bytes, l->total_ns));
 	ev_bool("accept_percentiles_exact", latency_exact(l));
 	ev_u64("map_ns_total", f->map_ns_total);
 	/* What keeping unaccepted memory unmapped costs: mapping time per accept call. */

@@ -11,6 +11,7 @@
 #include "kernel/smp.h"
 #include "kernel/workload.h"
 #include "lib/format.h"
+#include "lib/muldiv.h"
 #include "lib/sort.h"
 #include "lib/string.h"
 #include "mm/accept.h"
@@ -208,10 +209,6 @@ static void ev_latency(const char *key, struct latency *l)
 	ev_obj_end();
 }
 
-static u64 mib_per_s(u64 bytes, u64 ns)
-{
-	return ns ? bytes * 1000000000ULL / ns >> 20 : 0;
-}
 
 /* Opens the step's `workload` event with the fields every step has; the caller adds and ends. */
 static void step_event(struct step *s, bool ok)
@@ -231,7 +228,7 @@ static void step_event(struct step *s, bool ok)
 	ev_u64("accepted_bytes", accepted);
 	ev_u64("accept_calls", st->accept_calls - s->calls_before);
 	ev_u64("accept_ns", accept_ns);
-	ev_u64("accept_mib_s", mib_per_s(accepted, accept_ns));
+	ev_u64("accept_mib_s", rate_mib_s(accepted, accept_ns));
 	ev_u64("meta_bytes_added", st->meta_bytes - s->meta_before);
 	/* Pages the kernel took for itself meanwhile (page tables for newly accepted memory). */
 	ev_u64("kernel_pages_added", st->allocs - s->allocs_before - s->own_allocs);
@@ -549,8 +546,8 @@ static int bandwidth(const struct workload_step *w)
 	while (n)
 		palloc_free(live_addr[--n]);
 	kprintf("workload: write bandwidth %llu MiB/s over %llu MiB of accepted memory; first write "
-		"to %llu MiB never written since acceptance %llu MiB/s\n", mib_per_s(bytes, median),
-		bytes >> 20, fresh_bytes >> 20, mib_per_s(fresh_bytes, fresh_ns));
+		"to %llu MiB never written since acceptance %llu MiB/s\n", rate_mib_s(bytes, median),
+		bytes >> 20, fresh_bytes >> 20, rate_mib_s(fresh_bytes, fresh_ns));
 	if (pairs) {
 		u64 r = latency_percentile(&pair_ratio, 500);
 
@@ -561,10 +558,10 @@ static int bandwidth(const struct workload_step *w)
 	}
 	step_event(&s, true);
 	ev_u64("bytes", bytes);
-	ev_u64("write_mib_s", mib_per_s(bytes, median));
-	ev_u64("first_pass_mib_s", mib_per_s(bytes, first_ns));
+	ev_u64("write_mib_s", rate_mib_s(bytes, median));
+	ev_u64("first_pass_mib_s", rate_mib_s(bytes, first_ns));
 	ev_u64("first_write_bytes", fresh_bytes);
-	ev_u64("first_write_mib_s", mib_per_s(fresh_bytes, fresh_ns));
+	ev_u64("first_write_mib_s", rate_mib_s(fresh_bytes, fresh_ns));
 	/* Free units passed over because the firmware or an accept had written them. */
 	ev_u64("first_write_skipped_bytes", skipped);
 	/* Every first write of one unit (ns), paired or not. */

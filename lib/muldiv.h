@@ -24,4 +24,13 @@ static inline u64 mul_div_u64(u64 a, u64 b, u64 c)
 	return q;
 }
 
+/*
+ * MiB per second for bytes in ns nanoseconds, 0 for no time. bytes * 10^9 needs the
+ * 128-bit intermediate from 18.4 GB on (2^64 / 10^9): a 64-bit product wraps there.
+ */
+static inline u64 rate_mib_s(u64 bytes, u64 ns)
+{
+	return ns ? mul_div_u64(bytes, 1000000000ULL, ns) >> 20 : 0;
+}
+
 #endif

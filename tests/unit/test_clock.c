@@ -341,6 +341,17 @@ TEST(mul_div_saturates)
 	EXPECT_EQ(mul_div_u64(1, 1, 0), UINT64_MAX);
 }
 
+/* MiB/s of an accept of more than 18.4 GB: the 64-bit product bytes * 10^9 would wrap. */
+TEST(rate_mib_s_past_the_64_bit_product)
+{
+	u64 bytes = 20ULL << 30;	/* 20 GiB in 10 s: 2048 MiB/s */
+
+	EXPECT_EQ(rate_mib_s(bytes, 10000000000ULL), 2048);
+	EXPECT_EQ(rate_mib_s(8ULL << 40, 1000000000ULL), 8ULL << 20);
+	EXPECT_EQ(rate_mib_s(1ULL << 20, 1000000000ULL), 1);
+	EXPECT_EQ(rate_mib_s(bytes, 0), 0);
+}
+
 /* ---------------------------------------------------------------- rescaling */
 
 TEST(latency_rescale_corrects_everything)
