@@ -244,19 +244,30 @@ const struct conformance_rule *conformance_rules(unsigned *count)
 
 /* ---------------------------------------------------------------- the raw map */
 
+/* [s, e): a range a verdict names. */
+struct span {
+	u64 s, e;
+};
+
 /* What one pass over the raw map found. */
 struct map_facts {
 	bool readable;
 	u32 ndesc, examined;
 	u32 unaligned, zero_pages, wraps;
 	s64 first_bad;			/* index of the first descriptor with a bad extent */
+	u64 bad_start, bad_pages;	/* ... its start and its page count */
 	s64 first_unsorted;
 	u64 unsorted_start, unsorted_prev;	/* its start, and its predecessor's */
+	u64 unsorted_end, unsorted_prev_end;
 	s64 overlap_a, overlap_b;	/* the first two descriptors found overlapping */
+	struct span overlap_sa, overlap_sb;	/* ... their ranges */
 	u32 overlaps;
 	u32 unacc_desc;
 	u64 unacc_bytes, unacc_below_1m, unacc_below_4g;
 	u32 unacc_runtime, unacc_no_wb, unacc_sp;
+	/* The first type 15 descriptor of each kind, so that a verdict names where it is. */
+	struct span unacc_first, runtime_first, no_wb_first, sp_first, below_1m_first, top;
+	struct span unaligned_first;	/* the first type 15 range off 2 MiB boundaries */
 	u64 unacc_end;			/* the highest end of any type 15 descriptor */
 	u64 unacc_hash;			/* lib/hash.h hash_range summed over them */
 	u32 unacc_ranges, unacc_unaligned_ranges;
@@ -337,7 +348,7 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 	f->ndesc = (u32)MIN(in->map_size / in->desc_size, (u64)UINT32_MAX);
 	f->examined = MIN(f->ndesc, (u32)CONFORMANCE_MAX_DESC);
 
-	u64 prev_start = 0;
+	u64 prev_start = 0, prev_end = 0;
 	u32 nkeys = 0;
 
 	for (u32 i = 0; i < f->examined; i++) {
@@ -349,9 +360,12 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 		if (i && s < prev_start && f->first_unsorted < 0) {
 			f->first_unsorted = i;
 			f->unsorted_start = s;
+			f->unsorted_end = s + (d.num_pages << EFI_PAGE_SHIFT);
 			f->unsorted_prev = prev_start;
+			f->unsorted_prev_end = prev_end;
 		}
 		prev_start = s;
+		prev_end = s + (d.num_pages << EFI_PAGE_SHIFT);
 		if (!IS_ALIGNED(s, PAGE_SIZE))
 			f->unaligned++;
 		if (!d.num_pages)
@@ -360,14 +374,31 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 			f->wraps++;
 		if (!IS_ALIGNED(s, PAGE_SIZE) || !d.num_pages ||
 		    d.num_pages > (~0ULL - s) >> EFI_PAGE_SHIFT) {
-			if (f->first_bad < 0)
+			if (f->first_bad < 0) {
 				f->first_bad = i;
+				f->bad_start = s;
+				f->bad_pages = d.num_pages;
+			}
 			continue;	/* no extent to judge the rest by */
 		}
 		e = s + (d.num_pages << EFI_PAGE_SHIFT);
 		if (is_ram(d.type) && e > LOW_4G && !(d.attribute & EFI_MEMORY_SP))
 			f->ram_above_4g = true;
 		if (d.type == EFI_UNACCEPTED_MEMORY) {
+			struct span sp = { s, e };
+
+			if (!f->unacc_desc)
+				f->unacc_first = sp;
+			if (e > f->top.e)
+				f->top = sp;
+			if (s < LOW_1M && !f->unacc_below_1m)
+				f->below_1m_first = (struct span){ s, MIN(e, (u64)LOW_1M) };
+			if ((d.attribute & EFI_MEMORY_RUNTIME) && !f->unacc_runtime)
+				f->runtime_first = sp;
+			if (!(d.attribute & EFI_MEMORY_WB) && !f->unacc_no_wb)
+				f->no_wb_first = sp;
+			if ((d.attribute & EFI_MEMORY_SP) && !f->unacc_sp)
+				f->sp_first = sp;
 			f->unacc_desc++;
 			f->unacc_bytes += e - s;
 			f->unacc_below_1m += below(s, e, LOW_1M);
@@ -386,7 +417,7 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 
 	/* Overlaps and unaccepted ranges, in address order. */
 	sort_u64(scratch, nkeys);
-	u64 max_end = 0, ustart = 0, uend = 0;
+	u64 max_end = 0, max_start = 0, ustart = 0, uend = 0;
 	s64 max_idx = -1;
 	bool in_range = false;
 
@@ -404,10 +435,13 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 				if (!f->overlaps++) {
 					f->overlap_a = max_idx;
 					f->overlap_b = i;
+					f->overlap_sa = (struct span){ max_start, max_end };
+					f->overlap_sb = (struct span){ s, e };
 				}
 			}
 			if (e > max_end) {
 				max_end = e;
+				max_start = s;
 				max_idx = i;
 			}
 		}
@@ -418,6 +452,8 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 				u64 lo = MIN(ALIGN_UP(ustart, UNIT_SIZE), uend);
 				u64 hi = MAX(ALIGN_DOWN(uend, UNIT_SIZE), lo);
 
+				if (!f->unacc_unaligned_ranges)
+					f->unaligned_first = (struct span){ ustart, uend };
 				f->unacc_unaligned_ranges++;
 				f->unacc_partial_bytes += (lo - ustart) + (uend - hi);
 			}
@@ -518,30 +554,44 @@ static void rules_map(struct ctx *c, const struct map_facts *f)
 	}
 	if (f->first_bad >= 0)
 		judge(c, R_MAP_ALIGNMENT, false,
-		      "%u unaligned start(s), %u with 0 pages, %u wrapping; first: descriptor %lld",
-		      f->unaligned, f->zero_pages, f->wraps, (long long)f->first_bad);
+		      "%u unaligned start(s), %u with 0 pages, %u wrapping; first: descriptor %lld "
+		      "(start %#llx, %llu pages)", f->unaligned, f->zero_pages, f->wraps,
+		      (long long)f->first_bad, f->bad_start, f->bad_pages);
 	else
 		judge(c, R_MAP_ALIGNMENT, true, "every descriptor starts on 4 KiB and has pages");
 	if (f->first_unsorted >= 0)
 		judge(c, R_MAP_SORTED, false,
-		      "descriptor %lld (%#llx) starts below its predecessor (%#llx): the specification "
-		      "does not promise order, but a loader that assumes it misreads the map",
-		      (long long)f->first_unsorted, f->unsorted_start, f->unsorted_prev);
+		      "descriptor %lld (%#llx) starts below its predecessor (%#llx): [%#llx, %#llx) "
+		      "after [%#llx, %#llx); the specification does not promise order, but a loader "
+		      "that assumes it misreads the map", (long long)f->first_unsorted,
+		      f->unsorted_start, f->unsorted_prev, f->unsorted_start, f->unsorted_end,
+		      f->unsorted_prev, f->unsorted_prev_end);
 	else
 		judge(c, R_MAP_SORTED, true, "ascending physical addresses");
 	if (f->overlaps)
 		judge(c, R_MAP_OVERLAP, false,
-		      "%u overlap(s), first: descriptors %lld and %lld; the guest cannot tell which "
-		      "type is true (memaccept uses neither)", f->overlaps, (long long)f->overlap_a,
-		      (long long)f->overlap_b);
+		      "%u overlap(s), first: descriptors %lld and %lld, [%#llx, %#llx) and [%#llx, "
+		      "%#llx); the guest cannot tell which type is true (memaccept uses neither)",
+		      f->overlaps, (long long)f->overlap_a, (long long)f->overlap_b,
+		      f->overlap_sa.s, f->overlap_sa.e, f->overlap_sb.s, f->overlap_sb.e);
 	else
 		judge(c, R_MAP_OVERLAP, true, "no two descriptors share an address");
 	info(c, R_MAP_SIZE, "%u descriptors, %u judged", f->ndesc, f->examined);
 }
 
+/* ", first [s, e)" when n things were found, "" otherwise: where a failing rule points. */
+static const char *first_span(char *buf, size_t len, u64 n, struct span sp)
+{
+	if (!n)
+		return "";
+	format_buf(buf, len, ", first [%#llx, %#llx)", sp.s, sp.e);
+	return buf;
+}
+
 static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 {
 	const struct conformance_input *in = c->in;
+	char first[48];
 	bool cc = in->platform == DETECTED_TDX || in->platform == DETECTED_SNP;
 	static const enum rule_index all[] = {
 		R_UNACC_PLATFORM, R_UNACC_RUNTIME, R_UNACC_WB, R_UNACC_SP, R_UNACC_ADDR_WIDTH,
@@ -562,16 +612,19 @@ static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 		      in->platform == DETECTED_TDX ? "TDX" : "SEV-SNP");
 	else
 		judge(c, R_UNACC_PLATFORM, false,
-		      "%llu MiB unaccepted on a guest with neither TDX nor SEV-SNP: nothing can "
-		      "accept it", f->unacc_bytes >> 20);
+		      "%llu MiB unaccepted on a guest with neither TDX nor SEV-SNP, first [%#llx, "
+		      "%#llx): nothing can accept it", f->unacc_bytes >> 20, f->unacc_first.s,
+		      f->unacc_first.e);
 
 	judge(c, R_UNACC_RUNTIME, !f->unacc_runtime,
-	      "%u of %u type 15 descriptor(s) carry EFI_MEMORY_RUNTIME", f->unacc_runtime,
-	      f->unacc_desc);
-	judge(c, R_UNACC_WB, !f->unacc_no_wb, "%u of %u type 15 descriptor(s) lack EFI_MEMORY_WB",
-	      f->unacc_no_wb, f->unacc_desc);
+	      "%u of %u type 15 descriptor(s) carry EFI_MEMORY_RUNTIME%s", f->unacc_runtime,
+	      f->unacc_desc, first_span(first, sizeof(first), f->unacc_runtime, f->runtime_first));
+	judge(c, R_UNACC_WB, !f->unacc_no_wb, "%u of %u type 15 descriptor(s) lack EFI_MEMORY_WB%s",
+	      f->unacc_no_wb, f->unacc_desc,
+	      first_span(first, sizeof(first), f->unacc_no_wb, f->no_wb_first));
 	judge(c, R_UNACC_SP, !f->unacc_sp,
-	      "%u of %u type 15 descriptor(s) carry EFI_MEMORY_SP%s", f->unacc_sp, f->unacc_desc,
+	      "%u of %u type 15 descriptor(s) carry EFI_MEMORY_SP%s%s", f->unacc_sp, f->unacc_desc,
+	      first_span(first, sizeof(first), f->unacc_sp, f->sp_first),
 	      f->unacc_sp ? ": an OS that accepts it uses special-purpose memory as general RAM" :
 	      "");
 
@@ -582,21 +635,22 @@ static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 		na(c, R_UNACC_ADDR_WIDTH, "address width not known");
 	else if (in->tdx_shared_bit && f->unacc_end > in->tdx_shared_bit)
 		judge(c, R_UNACC_ADDR_WIDTH, false,
-		      "type 15 reaches %#llx, at or above the TDX shared bit (%#llx): the guest "
-		      "cannot accept shared memory", f->unacc_end, in->tdx_shared_bit);
+		      "type 15 [%#llx, %#llx) reaches above the TDX shared bit (%#llx): the guest "
+		      "cannot accept shared memory", f->top.s, f->top.e, in->tdx_shared_bit);
 	else if (limit && f->unacc_end > limit)
 		judge(c, R_UNACC_ADDR_WIDTH, false,
-		      "type 15 reaches %#llx, beyond the %u-bit physical address width",
-		      f->unacc_end, in->phys_bits);
+		      "type 15 [%#llx, %#llx) reaches beyond the %u-bit physical address width",
+		      f->top.s, f->top.e, in->phys_bits);
 	else
 		judge(c, R_UNACC_ADDR_WIDTH, true, "type 15 ends at %#llx, below %#llx",
 		      f->unacc_end, in->tdx_shared_bit ? in->tdx_shared_bit : limit);
 
 	if (f->unacc_unaligned_ranges)
 		judge(c, R_UNACC_ALIGNMENT, false,
-		      "%u of %u range(s) not on 2 MiB boundaries: %llu KiB in partial units (Linux "
-		      "accepts them at boot; memaccept on demand)", f->unacc_unaligned_ranges,
-		      f->unacc_ranges, f->unacc_partial_bytes >> 10);
+		      "%u of %u range(s) not on 2 MiB boundaries, first [%#llx, %#llx): %llu KiB in "
+		      "partial units (Linux accepts them at boot; memaccept on demand)",
+		      f->unacc_unaligned_ranges, f->unacc_ranges, f->unaligned_first.s,
+		      f->unaligned_first.e, f->unacc_partial_bytes >> 10);
 	else
 		judge(c, R_UNACC_ALIGNMENT, true, "%u range(s), all on 2 MiB boundaries",
 		      f->unacc_ranges);
@@ -616,7 +670,8 @@ static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 		      in->ebs_first_unacc_hash == f->unacc_hash ? "" : " (the ranges differ)");
 
 	judge(c, R_UNACC_BELOW_1M, !f->unacc_below_1m,
-	      "%llu KiB below 1 MiB unaccepted%s", f->unacc_below_1m >> 10,
+	      "%llu KiB below 1 MiB unaccepted%s%s", f->unacc_below_1m >> 10,
+	      first_span(first, sizeof(first), f->unacc_below_1m != 0, f->below_1m_first),
 	      f->unacc_below_1m ? ": memaccept cannot reserve its AP start-up pages there" : "");
 
 	if (!cc)
@@ -978,6 +1033,18 @@ unsigned conformance_evaluate(const struct conformance_input *in, struct conform
 	rules_boot(&c, &f);
 	rules_acpi(&c);
 	rules_tables(&c);
+	return c.n;
+}
+
+unsigned conformance_evaluate_map(const struct conformance_input *in,
+				  struct conformance_check *out, unsigned cap, u64 *scratch)
+{
+	struct ctx c = { in, out, 0, cap };
+	struct map_facts f;
+
+	scan_map(in, scratch, &f);
+	rules_map(&c, &f);
+	rules_unaccepted(&c, &f);
 	return c.n;
 }
 

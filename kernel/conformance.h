@@ -110,7 +110,7 @@ struct conformance_input {
 	const char *mp_wakeup_problem;
 };
 
-#define CONFORMANCE_DETAIL_MAX 176
+#define CONFORMANCE_DETAIL_MAX 256
 #define CONFORMANCE_MAX_CHECKS 48
 /* Descriptors looked at for ordering and overlaps; boot/ holds at most this many. */
 #define CONFORMANCE_MAX_DESC 4096
@@ -131,6 +131,15 @@ struct conformance_check {
  */
 unsigned conformance_evaluate(const struct conformance_input *in, struct conformance_check *out,
 			      unsigned cap, u64 *scratch);
+
+/*
+ * The map rules alone (map.* and unaccepted.*), in the order conformance_evaluate emits
+ * them, with the same verdicts: what the host's offline judge (tools/judge/) can decide
+ * from a memory map captured elsewhere. Inputs other than the map, the platform, the
+ * address width and the ExitBootServices record are not read.
+ */
+unsigned conformance_evaluate_map(const struct conformance_input *in,
+				  struct conformance_check *out, unsigned cap, u64 *scratch);
 
 /* The registry: every rule the report can emit, in report order. */
 const struct conformance_rule *conformance_rules(unsigned *count);

@@ -1331,3 +1331,79 @@ TEST(mp_wakeup_mailbox_checks)
 	wk_ranges[2].start = 0x7f001800;
 	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox is not in ACPI NVS memory");
 }
+
+/*
+ * Every failing map rule names where: the check's detail holds the address range, so a
+ * firmware team can find the descriptor without the raw map. And the map rules alone
+ * (conformance_evaluate_map, the offline judge's entry) give the same verdicts and details.
+ */
+static void expect_range(const char *rule, const char *range)
+{
+	const struct conformance_check *c = find(rule);
+
+	EXPECT(c && (c->verdict == VERDICT_FAIL || c->verdict == VERDICT_WARN));
+	if (!EXPECT(c && strstr(c->detail, range)))
+		fprintf(stderr, "  %s: want %s in: %s\n", rule, range, c ? c->detail : "(none)");
+}
+
+static void expect_map_rules_agree(void)
+{
+	struct conformance_check m[CONFORMANCE_MAX_CHECKS];
+	unsigned n = conformance_evaluate_map(&in, m, CONFORMANCE_MAX_CHECKS, scratch);
+
+	EXPECT(n >= 16);
+	for (unsigned i = 0; i < n; i++) {
+		const struct conformance_check *c = find(m[i].rule);
+
+		EXPECT(strncmp(m[i].rule, "map.", 4) == 0 || strncmp(m[i].rule, "unaccepted.", 11) == 0);
+		if (!EXPECT(c && c->verdict == m[i].verdict && strcmp(c->detail, m[i].detail) == 0))
+			fprintf(stderr, "  %s differs: %s\n", m[i].rule, m[i].detail);
+	}
+}
+
+TEST(failing_map_rules_name_the_range)
+{
+	good_tdx();
+	add(EFI_CONVENTIONAL_MEMORY, 8 * GiB + 0x800, 4 * KiB);
+	run();
+	expect_range("map.alignment", "descriptor 7 (start 0x200000800, 1 pages)");
+	expect_map_rules_agree();
+
+	good_tdx();
+	add(EFI_CONVENTIONAL_MEMORY, 7 * GiB, 4 * KiB);
+	add(EFI_CONVENTIONAL_MEMORY, 6 * GiB + 1 * MiB, 4 * KiB);
+	run();
+	expect_range("map.sorted", "[0x180100000, 0x180101000) after [0x1c0000000, 0x1c0001000)");
+	expect_map_rules_agree();
+
+	good_tdx();
+	add(EFI_CONVENTIONAL_MEMORY, 5 * GiB, 2 * MiB);
+	run();
+	expect_range("map.overlap", "[0x100000000, 0x180000000) and [0x140000000, 0x140200000)");
+	expect_map_rules_agree();
+
+	good_tdx();
+	add_attr(EFI_UNACCEPTED_MEMORY, 8 * GiB, 2 * MiB, RUNTIME);
+	add_attr(EFI_UNACCEPTED_MEMORY, 9 * GiB, 2 * MiB, WB | SP);
+	add(EFI_UNACCEPTED_MEMORY, 10 * GiB + 4 * KiB, 4 * MiB);
+	add(EFI_UNACCEPTED_MEMORY, 512 * KiB, 64 * KiB);
+	in.platform = DETECTED_NONE;
+	in.tdx_shared_bit = 0;
+	in.phys_bits = 33;
+	run();
+	expect_range("unaccepted.platform", "first [0x100000000, 0x180000000)");
+	expect_range("unaccepted.runtime", "first [0x200000000, 0x200200000)");
+	expect_range("unaccepted.wb", "first [0x200000000, 0x200200000)");
+	expect_range("unaccepted.sp", "first [0x240000000, 0x240200000)");
+	expect_range("unaccepted.alignment", "first [0x80000, 0x90000)");
+	expect_range("unaccepted.below_1m", "first [0x80000, 0x90000)");
+	expect_range("unaccepted.addr_width", "[0x280001000, 0x280401000)");
+	expect_map_rules_agree();
+
+	/* The TDX shared bit names the range that reaches it. */
+	good_tdx();
+	add(EFI_UNACCEPTED_MEMORY, (1ULL << 46) - 2 * MiB, 4 * MiB);
+	run();
+	expect_range("unaccepted.addr_width", "[0x3fffffe00000, 0x400000200000)");
+	expect_map_rules_agree();
+}
