@@ -6,6 +6,7 @@
 #include "drivers/console.h"
 #include "drivers/event.h"
 #include "include/exit_codes.h"
+#include "include/version.h"
 #include "kernel/conformance.h"
 #include "kernel/mp_wakeup.h"
 #include "kernel/main.h"
@@ -226,6 +227,11 @@ int conformance_run(void)
 	for (unsigned i = 0; i < n; i++)
 		count[checks[i].verdict < VERDICT_COUNT ? checks[i].verdict : VERDICT_NA]++;
 
+	/* Provenance: what judged what (the host adds the image's hash and the VM's configuration). */
+	kprintf("conformance: memaccept %s, firmware %s revision %#x (UEFI %u.%u), %u CPU(s) "
+		"reported, %llu MiB conventional memory\n", memaccept_version,
+		bi->fw_vendor[0] ? bi->fw_vendor : "?", bi->fw_revision, bi->uefi_revision >> 16,
+		(bi->uefi_revision & 0xffff) / 10, bi->efi_cpus, kernel_memmap.conventional_bytes >> 20);
 	kprintf("conformance: firmware %s (revision %#x), platform %s, rule set %u: %u pass, "
 		"%u warn, %u fail, %u n/a, %u info\n", bi->fw_vendor[0] ? bi->fw_vendor : "?",
 		bi->fw_revision, pname, CONFORMANCE_RULE_SET, count[VERDICT_PASS],
@@ -248,10 +254,13 @@ int conformance_run(void)
 
 	ev_begin("conformance");
 	ev_u64("rule_set", CONFORMANCE_RULE_SET);
+	ev_str("memaccept", memaccept_version);
 	ev_str("firmware", bi->fw_vendor);
 	ev_u64("firmware_revision", bi->fw_revision);
 	ev_u64("uefi_revision", bi->uefi_revision);
 	ev_str("platform", pname);
+	ev_u64("efi_cpus", bi->efi_cpus);
+	ev_u64("conventional_bytes", kernel_memmap.conventional_bytes);
 	ev_u64("pass", count[VERDICT_PASS]);
 	ev_u64("warn", count[VERDICT_WARN]);
 	ev_u64("fail", count[VERDICT_FAIL]);
