@@ -79,7 +79,7 @@ TEST_OBJS := $(patsubst %,$(B)/test/%.o,$(COMMON_SRCS) $(COMMON_ASM) $(TEST_SRCS
 	$(VERSION_C))
 
 .PHONY: all deps-build deps-run deps-test prod test-image run debug test unit qemu-test bench \
-	image report clean fuzz conformance
+	image report clean fuzz conformance judge
 all: $(B)/memaccept.efi $(B)/memaccept-test.efi
 
 deps-build:
@@ -197,12 +197,26 @@ $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_TSAN_SRCS)): $(B)/unit/%: tests/uni
 
 unit: $(UNIT_BINS)
 
+# The offline judge (tools/judge.py): the map rules of kernel/conformance.c built for the host.
+JUDGE_BIN := $(B)/memaccept-judge
+JUDGE_SRCS := tools/judge/judge.c kernel/conformance.c arch/x86/acpi_walk.c arch/x86/acpi.c lib/format.c \
+	lib/string.c lib/sort.c
+$(JUDGE_BIN): $(JUDGE_SRCS) $(UNIT_HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $@"
+	$(Q)$(HOSTCC) -std=gnu11 -O2 -g -I. -DHOSTED -Wall -Wextra -Werror -Wno-unused-parameter \
+		-o $@ $(JUDGE_SRCS)
+# make judge CAPTURE=FILE [JUDGE_ARGS="--platform tdx"]: judge a captured map (docs/firmware.md).
+judge: $(JUDGE_BIN)
+	@test -n "$(CAPTURE)" || { echo 'make judge: set CAPTURE=FILE (a memaccept console with verbose=1, a UEFI shell memmap listing, or a Linux log with efi=debug)' >&2; exit 2; }
+	@$(PYTHON) tools/judge.py $(JUDGE_ARGS) $(CAPTURE)
+
 # Fuzzing and host benchmarks (before `test`, which needs $(FUZZ_BIN) defined).
 -include $(wildcard tests/fuzz/*.mk tests/bench/*.mk)
 
 # Everything: host unit tests, QEMU cases from tests/qemu/manifest.toml, host tool tests.
 # The host benchmarks are built (not run) so that they cannot rot unnoticed.
-test: deps-test all $(UNIT_BINS) $(B)/memaccept.img $(FUZZ_BIN) $(BENCH_BINS) $(OBSERVER_SO)
+test: deps-test all $(UNIT_BINS) $(B)/memaccept.img $(FUZZ_BIN) $(BENCH_BINS) $(OBSERVER_SO) $(JUDGE_BIN)
 	@$(PYTHON) tests/run.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
 		--unit $(UNIT_BINS) --fuzz $(FUZZ_BIN) --observer $(OBSERVER_SO)
 

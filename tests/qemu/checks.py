@@ -890,3 +890,23 @@ def sanitizer_names_planted_access(case, events, text):
         problems.append("the stop names a page in state %r, mapped %r" % (stop.get("state"),
                                                                          stop.get("mapping")))
     return problems
+
+
+def offline_judge_agrees(case, events, text):
+    """The offline judge (tools/judge.py: kernel/conformance.c's map rules built for the
+    host) on the raw map this log dumped (verbose=1) gives every map rule it can decide
+    the same verdict and detail as the guest's own conformance event."""
+    import judge  # tools/judge.py
+    try:
+        c = judge.parse_memaccept(text)
+        verdicts = judge.judge(c)
+    except judge.CaptureError as e:
+        return ["offline judge: %s" % e]
+    if not c.guest:
+        return ["no conformance event to compare the offline judge with"]
+    lines, diffs = judge.compare(c, verdicts)
+    decided = sum(1 for ln in lines if not ln.startswith("skip"))
+    problems = [ln for ln in lines if ln.startswith("DIFF")]
+    if decided < 14:
+        problems.append("the offline judge decided only %d map rules" % decided)
+    return problems
