@@ -312,7 +312,9 @@ def diff(a, b):
     va = {x["rule"]: x for x in a.checks}
     vb = {x["rule"]: x for x in b.checks}
     order = list(va) + [r for r in vb if r not in va]
-    rank = {"fail": 0, "warn": 1, "pass": 2, "info": 2, "n/a": 3}
+    # Worse means a rule now not met (or failing where it warned); between pass, info and
+    # n/a (a rule that applies differently) the verdict only changed.
+    rank = {"fail": 0, "warn": 1, "pass": 2, "info": 2, "n/a": 2}
     worse, better, changed, same = [], [], [], 0
     for r in order:
         x, y = va.get(r), vb.get(r)
@@ -322,7 +324,12 @@ def diff(a, b):
             changed.append("- %-28s %s (not in B)" % (r, x["verdict"]))
         elif x["verdict"] != y["verdict"]:
             line = "  %-28s %s -> %s: %s" % (r, x["verdict"], y["verdict"], y["detail"])
-            (worse if rank[y["verdict"]] < rank[x["verdict"]] else better).append(line)
+            if rank[y["verdict"]] < rank[x["verdict"]]:
+                worse.append(line)
+            elif rank[y["verdict"]] > rank[x["verdict"]]:
+                better.append(line)
+            else:
+                changed.append(line)
         elif x["detail"] != y["detail"]:
             changed.append("  %-28s %s, detail: %s -> %s" % (r, y["verdict"], x["detail"],
                                                             y["detail"]))
@@ -333,8 +340,9 @@ def diff(a, b):
                len(worse), len(better), len(changed), same)]
     if a.event.get("rule_set") != b.event.get("rule_set"):
         out.append("rule sets differ (%s, %s): a rule's meaning may have changed "
-                   "(docs/firmware.md, \"Rule set versions\")" % (a.event.get("rule_set"),
-                                                                   b.event.get("rule_set")))
+                   "(docs/firmware.md, \"Rule set versions\")" % (
+                       a.event.get("rule_set", "1, not recorded"),
+                       b.event.get("rule_set", "1, not recorded")))
     for title, lines in (("Worse in B", worse), ("Better in B", better), ("Changed", changed)):
         if lines:
             out += ["", title + ":"] + lines
