@@ -31,7 +31,8 @@ What each host choice needs, and where that comes from:
             SVSM build produces (coconut-qemu.igvm: SVSM and OVMF together), given with
             -object igvm-cfg,id=igvm0,file=... and -machine ...,igvm-cfg=igvm0, never with
             -bios. Memory as coconut-svsm/svsm scripts/launch_guest.sh gives it (QEMU 9 and
-            later): memory-backend-memfd, share=true.
+            later): memory-backend-memfd, share=true (used for snp as well: the
+            shared pages the guest converts stay backed by the file).
 
 The console, the debug-exit device and the command line file on a throw-away ESP are
 runqemu.py's; the ESP is a virtio-scsi disk with iommu_platform=on, as the SNP and TDX
@@ -141,21 +142,17 @@ def command(host, esp, mem, smp, firmware, qemu="qemu-system-x86_64", cpu=None,
                 "-machine", "q35,kernel-irqchip=split,confidential-guest-support=tdx0",
                 "-object", "tdx-guest,id=tdx0",
                 "-bios", firmware]
-    elif host == "snp":
-        cmd += ["-cpu", cpu or "EPYC-v4",
-                "-machine", "q35,confidential-guest-support=sev0",
-                "-object", "sev-snp-guest,id=sev0,cbitpos=%d,reduced-phys-bits=%d"
-                % (cbitpos, reduced_phys_bits),
-                "-bios", firmware]
     else:
+        svsm = host == "snp-svsm"
         cmd += ["-cpu", cpu or "EPYC-v4",
-                "-machine", "q35,confidential-guest-support=sev0,memory-backend=ram0,"
-                "igvm-cfg=igvm0",
+                "-machine", "q35,confidential-guest-support=sev0,memory-backend=ram0" +
+                (",igvm-cfg=igvm0" if svsm else ""),
                 "-object", "memory-backend-memfd,id=ram0,size=%s,share=true,prealloc=false,"
                 "reserve=false" % m,
                 "-object", "sev-snp-guest,id=sev0,cbitpos=%d,reduced-phys-bits=%d"
-                % (cbitpos, reduced_phys_bits),
-                "-object", "igvm-cfg,id=igvm0,file=%s" % firmware]
+                % (cbitpos, reduced_phys_bits)]
+        cmd += ["-object", "igvm-cfg,id=igvm0,file=%s" % firmware] if svsm else \
+            ["-bios", firmware]
     cmd += ["-m", m, "-smp", str(smp),
             "-display", "none", "-vga", "none", "-serial", "stdio", "-monitor", "none",
             "-no-reboot", "-nic", "none",

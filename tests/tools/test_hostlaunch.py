@@ -152,18 +152,19 @@ class CommandLines(unittest.TestCase):
             self.assertNotIn("-plugin", cmd)
             self.assertEqual(o["-m"], ["4096M"])
             self.assertIn("isa-debug-exit,iobase=0xf4,iosize=0x04", o["-device"])
-            if host == "snp-svsm":
-                self.assertNotIn("-bios", o)   # the firmware is inside the IGVM file
+            if host.startswith("snp"):
                 backend = [x for x in o["-object"] if x.startswith("memory-backend-memfd")]
                 self.assertEqual(len(backend), 1)
                 self.assertTrue({"id=ram0", "size=4096M", "share=true"} <= props(backend[0]))
                 self.assertIn("memory-backend=ram0", props(o["-machine"][0]))
+            if host == "snp-svsm":
+                self.assertNotIn("-bios", o)   # the firmware is inside the IGVM file
             else:
                 self.assertEqual(o["-bios"], ["/fw"])
         tdx = options(hostlaunch.command("tdx", "/esp", "1G", 1, "/fw"))
         self.assertIn("kernel-irqchip=split", props(tdx["-machine"][0]))
         snp = options(hostlaunch.command("snp", "/esp", "1G", 1, "/fw", cbitpos=47))
-        self.assertIn("cbitpos=47", props(snp["-object"][0]))
+        self.assertIn("cbitpos=47", props(snp["-object"][1]))
 
     def test_the_rest_boots_under_tcg(self):
         """The launcher's command line without the confidential guest (its object and
@@ -194,7 +195,7 @@ class CommandLines(unittest.TestCase):
                     skip = True
                     continue
                 if a == "-machine":
-                    out += ["-machine", "q35"]
+                    out += ["-machine", "q35,memory-backend=ram0"]
                     skip = True
                     continue
                 out.append(a)
