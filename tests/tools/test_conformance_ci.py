@@ -316,3 +316,63 @@ class ConformanceCI(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class MakeConformance(unittest.TestCase):
+    """`make conformance` end to end under QEMU (three boots of the production image, about
+    10 s each): Debian's OVMF passes with every output written, a MUST failure makes the
+    exit status non-zero, and a single-file image is judged through -bios."""
+
+    def make(self, *args):
+        d = tempfile.mkdtemp(prefix="memaccept-makeconf-")
+        self.addCleanup(shutil.rmtree, d, True)
+        r = subprocess.run(["make", "-s", "-C", ROOT, "conformance", "MEM=2G",
+                            "CONFORMANCE_DIR=%s" % d] + list(args),
+                           capture_output=True, text=True, timeout=900)
+        return r, d
+
+    def read(self, d, name):
+        with open(os.path.join(d, name)) as f:
+            return f.read()
+
+    def test_debian_ovmf_passes_with_every_output(self):
+        r, d = self.make()
+        self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr)
+        self.assertIn("conformance: gate must passed", r.stdout)
+        self.assertEqual(junit_problems(self.read(d, "junit.xml")), [])
+        self.assertEqual(ET.fromstring(self.read(d, "junit.xml")).get("failures"), "0")
+        sarif = json.loads(self.read(d, "report.sarif"))
+        self.assertEqual(sarif_problems(sarif), [])
+        self.assertGreaterEqual(len(sarif["runs"][0]["tool"]["driver"]["rules"]), 30)
+        prov = json.loads(self.read(d, "provenance.json"))
+        self.assertEqual(prov["vm"]["firmware_load"], "pflash")
+        self.assertRegex(prov["images"]["firmware_code"]["sha256"], r"^[0-9a-f]{64}$")
+        self.assertRegex(prov["images"]["image"]["sha256"], r"^[0-9a-f]{64}$")
+        md = self.read(d, "report.md")
+        self.assertIn("### What this run can judge", md)
+        self.assertRegex(md, r"- memaccept: \S+ \(rule set \d+\)")
+
+    def test_a_must_failure_fails_the_run(self):
+        # QEMU without ACPI: OVMF installs no MADT, acpi.madt (MUST) fails.
+        r, d = self.make("MACHINE=acpi=off")
+        self.assertNotEqual(r.returncode, 0, r.stdout[-3000:])
+        self.assertRegex(r.stdout, r"conformance: gate must failed: .*acpi.madt \(MUST fail\)")
+        junit = ET.fromstring(self.read(d, "junit.xml"))
+        self.assertIsNotNone(junit.find("testsuite/testcase[@name='acpi.madt']/failure"))
+        # The same run with the gate off reports and passes.
+        r, _ = self.make("MACHINE=acpi=off", "CONFORMANCE_FAIL_ON=never")
+        self.assertEqual(r.returncode, 0, r.stdout[-3000:])
+
+    def test_a_single_file_image_through_bios(self):
+        fw = "/usr/share/ovmf/OVMF.fd"
+        if not os.path.exists(fw):
+            self.fail("%s missing (Debian package ovmf)" % fw)
+        r, d = self.make("BIOS=%s" % fw)
+        self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr)
+        prov = json.loads(self.read(d, "provenance.json"))
+        self.assertEqual(prov["vm"]["firmware_load"], "bios")
+        cmd = prov["command"]
+        self.assertEqual(cmd[cmd.index("-bios") + 1], fw)
+        self.assertFalse(any("pflash" in a for a in cmd))
+        self.assertEqual(prov["images"]["firmware"]["bytes"], os.path.getsize(fw))
+        self.assertIn("acpi.madt", self.read(d, "console.log"))
