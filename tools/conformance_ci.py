@@ -181,9 +181,10 @@ def scope_lines(c, prov):
 def junit_xml(cs, gate, log_names=None):
     """One <testsuite> per report, one <testcase> per rule. Verdicts that fail the gate are
     <failure>; n/a and waived rules are <skipped>; a warning under the must gate passes
-    with the warning in <system-out>, so red and green match the exit status."""
+    with the warning in <system-out>, so red and green match the exit status. Valid
+    against Jenkins' junit-4.xsd (the strictest of the JUnit schemas CI tools use)."""
     root = ET.Element("testsuites", name="memaccept firmware conformance")
-    total = fails = skips = 0
+    total = fails = 0
     for i, c in enumerate(cs):
         suite = ET.SubElement(root, "testsuite", name="conformance: %s" % c.title())
         n = f = s = 0
@@ -203,25 +204,26 @@ def junit_xml(cs, gate, log_names=None):
                 text += "\naction: %s" % x["action"]
             if x.get("waived"):
                 s += 1
-                ET.SubElement(tc, "skipped", message="waived: %s" % x["waived"]).text = text
+                # Jenkins' junit-4.xsd gives <skipped> no attributes: the reason is its text.
+                ET.SubElement(tc, "skipped").text = "waived: %s\n%s" % (x["waived"], text)
             elif blocking(x, gate):
                 f += 1
                 ET.SubElement(tc, "failure", message=x["detail"],
                               type="%s %s" % (x.get("level") or "-", x["verdict"])).text = text
             elif x["verdict"] == "n/a":
                 s += 1
-                ET.SubElement(tc, "skipped", message="n/a: %s" % x["detail"])
+                ET.SubElement(tc, "skipped").text = "n/a: %s" % x["detail"]
             else:
                 ET.SubElement(tc, "system-out").text = text
         suite.set("tests", str(n))
         suite.set("failures", str(f))
         suite.set("errors", "0")
         suite.set("skipped", str(s))
-        total, fails, skips = total + n, fails + f, skips + s
+        total, fails = total + n, fails + f
     root.set("tests", str(total))
     root.set("failures", str(fails))
     root.set("errors", "0")
-    root.set("skipped", str(skips))
+    # junit-4.xsd (Jenkins) has no skipped attribute on <testsuites>: the suites carry it.
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

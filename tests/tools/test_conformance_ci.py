@@ -168,7 +168,7 @@ class ConformanceCI(unittest.TestCase):
         f = root.find("testsuite/testcase[@name='ebs.attempts']/failure")
         self.assertEqual(f.get("type"), "MUST fail")
         self.assertIn("3 calls", f.get("message"))
-        self.assertEqual(root.get("skipped"), "14")   # the n/a rules
+        self.assertEqual(root.find("testsuite").get("skipped"), "14")   # the n/a rules
         if shutil.which("xmllint"):
             r = subprocess.run(["xmllint", "--noout", self.path("junit.xml")],
                                capture_output=True, text=True)
@@ -233,7 +233,7 @@ class ConformanceCI(unittest.TestCase):
         self.assertIn("waived: fixed in 2027.02 (ticket FW-12)", out)
         self.assertIn("waiver line 4 (acpi.rsdt) matches no rule of this report", err)
         case = ET.fromstring(j).find("testsuite/testcase[@name='ebs.attempts']")
-        self.assertEqual(case.find("skipped").get("message"), "waived: fixed in 2027.02 (ticket FW-12)")
+        self.assertTrue(case.find("skipped").text.startswith("waived: fixed in 2027.02 (ticket FW-12)\n"))
         res = [r for r in s["runs"][0]["results"] if r["ruleId"] == "ebs.attempts"][0]
         self.assertEqual(res["suppressions"], [{"kind": "external", "status": "accepted",
                                                 "justification": "fixed in 2027.02 (ticket FW-12)"}])
