@@ -39,6 +39,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -222,9 +223,17 @@ def parse_linux(text):
 PARSERS = {"memaccept": parse_memaccept, "memmap": parse_memmap, "linux": parse_linux}
 
 
+_BUILD_LOCK = threading.Lock()   # tests/run.py checks logs from two threads
+
+
 def judge_binary(path=None):
     """The host build of the rules; built with make when missing."""
     path = path or os.path.join(ROOT, "build", "memaccept-judge")
+    with _BUILD_LOCK:
+        return _build(path)
+
+
+def _build(path):
     if not os.path.exists(path):
         r = subprocess.run(["make", "-s", "-C", ROOT, "build/memaccept-judge"],
                            capture_output=True, text=True)
