@@ -241,7 +241,7 @@ report:
 # options. The exit status: CONFORMANCE_FAIL_ON=must (default: non-zero when a MUST rule
 # failed), should (also a SHOULD rule not met) or never; WAIVERS=FILE waives rules with a
 # reason. CONFORMANCE_DIR moves the outputs (two runs to compare: tools/report.py
-# --conformance --diff A/console.log B/console.log).
+# --diff A/console.log B/console.log).
 CONFORMANCE_DIR ?= $(B)/conformance
 CONFORMANCE_FAIL_ON ?= must
 WAIVERS ?=

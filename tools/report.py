@@ -4,7 +4,7 @@
 """Usage: report.py [--markdown FILE] [--plots DIR] [--include-failed] LOG|LABEL=LOG...
        report.py --conformance [--markdown FILE] [--junit FILE] [--sarif FILE]
                  [--waivers FILE] [--fail-on must|should|never] [--provenance JSON] LOG...
-       report.py --conformance --diff A B
+       report.py [--conformance] --diff A B
        report.py --probe [--markdown FILE] [--plots DIR] LOG|LABEL=LOG...
 
 Each LOG is the console of one boot (tools/runqemu.py --log, build/bench/logs/*.log).
@@ -751,8 +751,10 @@ def level_of(check):
     return check.get("level") if check.get("level") in LEVELS else "-"
 
 
-def render_conformance_text(c):
+def render_conformance_text(c, prov=None):
     out = ["== %s" % c.path, "firmware %s: %s" % (c.title(), c.totals())]
+    if prov is not None:
+        out.append("scope: %s" % cci.scope_lines(c, prov)[0])
     width = max([len(x["rule"]) for x in c.checks] + [4])
     out.append("%-7s %-6s %-*s %s" % ("verdict", "level", width, "rule", "detail"))
     for x in c.ordered():
@@ -861,7 +863,7 @@ def conformance_main(o):
     if not cs:
         print("report: no conformance report among %d log(s)" % len(o.logs), file=sys.stderr)
         return 1
-    print("\n\n".join(render_conformance_text(c) for c in cs))
+    print("\n\n".join(render_conformance_text(c, prov) for c in cs))
     if o.markdown and not write_markdown(o.markdown, render_conformance_markdown(cs, prov,
                                                                                  o.fail_on)):
         return 1
@@ -1158,11 +1160,11 @@ def main(argv=None):
     ap.add_argument("--provenance", metavar="JSON",
                     help="--conformance: the host's record of the boot (runqemu.py --provenance)")
     ap.add_argument("--diff", action="store_true",
-                    help="--conformance: compare two logs, A then B")
+                    help="compare the conformance verdicts of two logs, A then B")
     ap.add_argument("--probe", action="store_true",
                     help="report each log's workload=probe (primitives, model) and compare them")
     o = ap.parse_args(argv)
-    if o.conformance:
+    if o.conformance or o.diff:
         return conformance_main(o)
     if o.probe:
         return probe_main(o)

@@ -306,7 +306,7 @@ class ConformanceCI(unittest.TestCase):
         self.assertRegex(out, r"Better in B:\n(  .*\n)*  efi.cc_final_events +warn -> n/a")
         self.assertRegex(out, r"Changed:\n(.*\n)*  snp.optin_present +n/a -> pass")
         self.assertRegex(out, r"\+ unaccepted.stable +\S+ \(new in B\)")
-        rc, out, _ = run_report("--conformance", "--diff", log("conformance-ovmf-verbose"),
+        rc, out, _ = run_report("--diff", log("conformance-ovmf-verbose"),
                                 log("conformance-ovmf-verbose"))
         self.assertIn("0 rule(s) worse, 0 better, 0 otherwise changed, 35 the same", out)
         self.assertEqual(run_report("--conformance", "--diff", log("conformance-ovmf-verbose"))[0], 2)
