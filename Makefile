@@ -24,6 +24,11 @@ FUZZCC ?= clang
 BIOS ?=
 QEMU_EXTRA ?=
 HOST ?=
+# Some shells and CI systems export HOST as the machine's name: from the environment only
+# a host choice counts (on the make command line anything else is refused, by name).
+ifeq ($(origin HOST),environment)
+HOST := $(filter tdx snp snp-svsm,$(HOST))
+endif
 MEM ?= 4G
 SMP ?= 1
 IMAGE ?= prod
