@@ -300,8 +300,10 @@ def boot_cell(cell, o):
     try:
         extra = (["-machine", o.machine] if o.machine else []) + cell.qemu_extra
         # On a real TDX or SEV-SNP host (--cc-host) the launcher builds the KVM command line.
+        cbit = hostlaunch.host_cbitpos() or hostlaunch.DEFAULT_CBITPOS
         command = (lambda esp: hostlaunch.command(o.cc_host, esp, cell.mem, cell.smp, o.bios,
-                                                  o.qemu, mem_bytes=cell.mem_bytes)) \
+                                                  o.qemu, cbitpos=cbit,
+                                                  mem_bytes=cell.mem_bytes)) \
             if o.cc_host else None
         res = runqemu.run(o.efi, cell.args, cell.mem, cell.smp, cell.timeout(o.timeout), None,
                           o.qemu, o.ovmf_code, o.ovmf_vars, extra=extra, prealloc=cell.prealloc,

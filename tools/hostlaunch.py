@@ -25,7 +25,8 @@ What each host choice needs, and where that comes from:
             Command line from QEMU docs/system/i386/amd-memory-encryption.rst ("To launch a
             SEV-SNP guest"): -machine ...,confidential-guest-support=sev0 -object
             sev-snp-guest,id=sev0,cbitpos=51,reduced-phys-bits=1. cbitpos is the host's
-            C-bit (CPUID 0x8000001F EBX[5:0]: 51 on Milan and Genoa; CBITPOS= overrides).
+            C-bit (CPUID 0x8000001F EBX[5:0], read from /dev/cpu/0/cpuid when it can be:
+            runqemu.py --cbitpos overrides; 51, as on Milan and Genoa, otherwise).
   snp-svsm  as snp, the guest at VMPL2 under COCONUT-SVSM at VMPL0: QEMU with igvm-cfg
             (QEMU 10.1 and later, docs/system/igvm.rst); the firmware is the IGVM file the
             SVSM build produces (coconut-qemu.igvm: SVSM and OVMF together), given with
@@ -73,6 +74,21 @@ def object_types(qemu):
 def parse_object_help(text):
     """`-object help` prints a header line and then one type per indented line."""
     return {ln.strip() for ln in text.splitlines() if ln.startswith(" ") and ln.strip()}
+
+
+def host_cbitpos(root="/"):
+    """The host's C-bit position, CPUID 0x8000001F EBX[5:0] (AMD APM vol. 3, "Function
+    8000_001Fh"), read through the cpuid driver (/dev/cpu/0/cpuid: the file offset is the
+    leaf, 16 bytes EAX EBX ECX EDX); None when that file cannot be read (no driver, no root)."""
+    try:
+        with open(os.path.join(root, "dev/cpu/0/cpuid"), "rb") as f:
+            f.seek(0x8000001F)
+            regs = f.read(16)
+    except OSError:
+        return None
+    if len(regs) != 16:
+        return None
+    return int.from_bytes(regs[4:8], "little") & 0x3F or None
 
 
 def param_enabled(path):

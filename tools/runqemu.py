@@ -359,8 +359,9 @@ def main():
     ap.add_argument("--host", choices=hostlaunch.HOSTS,
                     help="boot under KVM on a real TDX or SEV-SNP host (tools/hostlaunch.py); "
                     "--bios names the firmware (for snp-svsm: the IGVM file)")
-    ap.add_argument("--cbitpos", type=int, default=hostlaunch.DEFAULT_CBITPOS,
-                    help="SEV-SNP: the host's C-bit position")
+    ap.add_argument("--cbitpos", type=int,
+                    help="SEV-SNP: the host's C-bit position (default: from CPUID 0x8000001F "
+                    "through /dev/cpu/0/cpuid, else %d)" % hostlaunch.DEFAULT_CBITPOS)
     ap.add_argument("--provenance", help="write what the host knows about the boot (image "
                     "SHA-256, QEMU, VM configuration) to this JSON file")
     ap.add_argument("extra", nargs="*", help="more QEMU arguments (after --)")
@@ -377,8 +378,9 @@ def main():
             print(hostlaunch.refuse_message(o.host, problems), file=sys.stderr)
             sys.exit(hostlaunch.REFUSED)
         size = parse_size(o.mem)
+        cbit = o.cbitpos or hostlaunch.host_cbitpos() or hostlaunch.DEFAULT_CBITPOS
         command = lambda esp: hostlaunch.command(o.host, esp, o.mem, o.smp, o.bios, o.qemu,  # noqa: E731
-                                                 cbitpos=o.cbitpos, mem_bytes=size)
+                                                 cbitpos=cbit, mem_bytes=size)
     elif o.bios:
         if not os.path.isfile(o.bios):
             sys.exit("runqemu: firmware %s not found" % o.bios)

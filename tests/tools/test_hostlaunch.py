@@ -97,6 +97,17 @@ class HostChecks(unittest.TestCase):
         self.assertIn("no igvm-cfg object", p[1])
         self.assertIn("IGVM file with COCONUT-SVSM", p[2])
 
+    def test_cbit_from_cpuid(self):
+        h = FakeHost(self, "snp")
+        self.assertIsNone(hostlaunch.host_cbitpos(h.root))     # no cpuid driver
+        os.makedirs(os.path.join(h.root, "dev", "cpu", "0"))
+        with open(os.path.join(h.root, "dev", "cpu", "0", "cpuid"), "wb") as f:
+            f.seek(0x8000001F)
+            # EAX: SME, SEV, ... ; EBX[5:0] = 47 (the C-bit), EBX[11:6] = 1.
+            f.write((0x1B).to_bytes(4, "little") + (47 | 1 << 6).to_bytes(4, "little") +
+                    bytes(8))
+        self.assertEqual(hostlaunch.host_cbitpos(h.root), 47)
+
     def test_object_help_parsing(self):
         text = "List of user creatable objects:\n  authz-list\n  sev-snp-guest\n  tdx-guest\n"
         self.assertEqual(hostlaunch.parse_object_help(text),
