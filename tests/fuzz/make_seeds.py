@@ -3,7 +3,8 @@
 # memaccept: write the seed inputs of tests/fuzz/fuzz_memmap.c and fuzz_accept.c into tests/fuzz/seeds*/.
 """fuzz_memmap seeds (seeds/): the fuzzer's 12-byte header followed by raw EFI memory
 descriptors. fuzz_acpi seeds (seeds-acpi/): MADT and FADT bodies the target wraps in valid
-tables (a TDVF-like MADT, 300 CPUs, every entry type), and one raw table image. fuzz_accept seeds (seeds-accept/): its 15-byte header, 6-byte descriptors and
+tables (a TDVF-like MADT, 300 CPUs, every entry type), and one raw table image. fuzz_psc
+seeds (seeds-psc/): ranges with honest, partial, stalling and lying hypervisor replies. fuzz_accept seeds (seeds-accept/): its 15-byte header, 6-byte descriptors and
 operation bytes, from the real OVMF maps in maps/.
 
 The header encodings mirror LLVMFuzzerTestOneInput in each target; the seeds start the
@@ -297,12 +298,30 @@ def acpi_seeds():
     }
 
 
+def psc_seed(flags, start_pages, units, pages, replies=b"", pvalidate=b""):
+    """fuzz_psc's input: flags, start, size, then two bytes per PSC exit and one per PVALIDATE
+    (0xff, also what an exhausted input gives, is the honest answer to both)."""
+    return struct.pack("<BHBB", flags, start_pages, units, pages) + replies + pvalidate
+
+
+def psc_seeds():
+    honest = b"\xff\xff"
+    return {
+        "private-honest": psc_seed(0, 0, 100, 3),
+        "shared-edges": psc_seed(1, 5, 2, 7),
+        "private-partial": psc_seed(0, 0, 140, 200, honest + b"\x02\x40" * 12 + b"\x06\x00" * 3 + honest * 4),
+        "private-ahead": psc_seed(2 | (20 << 2), 0, 4, 0),
+        "private-mismatch": psc_seed(0, 0, 3, 0, honest * 2, b"\x01" + b"\xff" * 600),
+        "private-lies": psc_seed(0, 0, 10, 1, b"\x0d\x00\x07\x05\x06\x00" + honest),
+    }
+
+
 def main():
     if sys.argv[1:2] == ["--from-log"]:
         from_log(sys.argv[2], sys.argv[3])
         return
     for d, seeds, limit in (("seeds", SEEDS, 4096), ("seeds-accept", accept_seeds(), 1024),
-                            ("seeds-acpi", acpi_seeds(), 16384)):
+                            ("seeds-acpi", acpi_seeds(), 16384), ("seeds-psc", psc_seeds(), 4096)):
         out = os.path.join(HERE, d)
         os.makedirs(out, exist_ok=True)
         for name, data in seeds.items():
