@@ -282,6 +282,8 @@ def run_unit(binary):
 FUZZ_TARGETS = {
     "fuzz_memmap": ("seeds", 4096, []),
     "fuzz_accept": ("seeds-accept", 1024, ["-entropic=0"]),
+    "fuzz_acpi": ("seeds-acpi", 16384, []),
+    "fuzz_psc": ("seeds-psc", 512, []),
 }
 
 
