@@ -11,7 +11,7 @@
  * level, its meaning or what it is checked against (docs/firmware.md, "Rule set versions").
  * A rule keeps its ID for as long as its meaning holds; a new meaning gets a new ID.
  */
-#define CONFORMANCE_RULE_SET 2
+#define CONFORMANCE_RULE_SET 3
 
 enum verdict {
 	VERDICT_PASS,
@@ -60,10 +60,12 @@ struct conformance_input {
 
 	u32 platform;			/* enum detected_platform */
 	u32 snp_protocol;		/* enum snp_protocol_status */
+	const char *fw_vendor;		/* EFI FirmwareVendor (NULL: not known) */
+	bool svsm;			/* SEV-SNP under an SVSM */
 
 	u32 ebs_attempts;
 	u64 ebs_last_call_us;		/* the ExitBootServices call that succeeded */
-	u64 ebs_total_us;		/* first GetMemoryMap of the EBS loop to success */
+	u64 ebs_total_us;		/* first GetMemoryMap of the EBS loop to success: every call */
 	/* The first map of the EBS loop (0 descriptors: not known). */
 	u32 ebs_first_desc;
 	u32 ebs_first_unacc_desc;

@@ -193,6 +193,8 @@ int conformance_run(void)
 		.desc_version = bi->desc_version,
 		.platform = bi->detected,
 		.snp_protocol = bi->snp_protocol,
+		.fw_vendor = bi->fw_vendor,
+		.svsm = bi->svsm_size != 0,
 		.ebs_attempts = bi->ebs_attempts,
 		.ebs_last_call_us = tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_ebs_call) / 1000,
 		.ebs_total_us = tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_ebs_start) / 1000,
