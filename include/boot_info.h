@@ -163,7 +163,12 @@ struct boot_info {
 	 * (boot/efi_main.c): 1 lets a normal VM skip the MADT walk inside the window.
 	 */
 	u32 efi_cpus;
-	u32 efi_cpus_reserved;
+	/*
+	 * The GetMemoryMap() size handshake (boot/efi_main.c boot_map_handshake), for the
+	 * conformance report: enum map_handshake in bits 7:0, in bits 31:8 the bytes the map
+	 * exceeded the size the firmware had asked for (capped).
+	 */
+	u32 map_handshake;
 
 	/*
 	 * For the conformance report: the first map of the ExitBootServices loop (read after
@@ -184,6 +189,13 @@ struct boot_info {
 };
 
 _Static_assert(sizeof(struct boot_info) == 1728, "struct boot_info changed: bump BOOT_INFO_VERSION");
+
+enum map_handshake {
+	MAP_HANDSHAKE_NOT_RUN,
+	MAP_HANDSHAKE_OK,		/* the map fit the size GetMemoryMap() asked for */
+	MAP_HANDSHAKE_TOO_SMALL,	/* the asked-for size was refused as too small again */
+	MAP_HANDSHAKE_OVERFLOW,		/* the firmware wrote more than the size it asked for */
+};
 
 /*
  * The firmware runs this vCPU alone and no test asked for phantom APs: no trampoline

@@ -82,7 +82,7 @@ _Static_assert(CONFORMANCE_MAX_DESC <= PAGE_SIZE,
 
 enum rule_index {
 	R_MAP_DESC_SIZE, R_MAP_DESC_ALIGN, R_MAP_DESC_VERSION, R_MAP_ALIGNMENT, R_MAP_SORTED,
-	R_MAP_OVERLAP, R_MAP_SIZE,
+	R_MAP_OVERLAP, R_MAP_SIZE, R_MAP_SIZE_HANDSHAKE,
 	R_UNACC_PLATFORM, R_UNACC_RUNTIME, R_UNACC_WB, R_UNACC_SP, R_UNACC_ADDR_WIDTH,
 	R_UNACC_ALIGNMENT, R_UNACC_STABLE, R_UNACC_BELOW_1M, R_UNACC_BELOW_4G,
 	R_ACCEPTED_PROBE, R_UNACCEPTED_PROBE,
@@ -130,6 +130,12 @@ static const struct conformance_rule rules[R_COUNT] = {
 		"describe every address at most once"),
 	[R_MAP_SIZE] = OWN_INFO("map.size",
 		"memaccept kernel/conformance.c (judges the first 4096 descriptors)"),
+	[R_MAP_SIZE_HANDSHAKE] = MUST("map.size_handshake",
+		UEFI_MAP " (MemoryMapSize on output: the size needed when the buffer is too small); "
+		"edk2 MdeModulePkg/Core/Dxe/Mem/Page.c CoreGetMemoryMap left type 15 entries out of "
+		"that size until pull request 11609 (2025, \"Account for Unaccepted Entries\")",
+		"return from GetMemoryMap a needed size that holds every descriptor you then write, "
+		"type 15 ones included"),
 	[R_UNACC_PLATFORM] = MUST("unaccepted.platform",
 		UEFI_TYPE15 ": memory the guest must accept through its platform before use",
 		"report type 15 only on a TDX or SEV-SNP guest"),
@@ -695,6 +701,30 @@ static __printf(3, 4) void info(struct ctx *c, enum rule_index r, const char *fm
 
 /* ---------------------------------------------------------------- the rules */
 
+/* The GetMemoryMap() size handshake, made by boot/efi_main.c before the final map. */
+static void rule_map_handshake(struct ctx *c)
+{
+	const struct conformance_input *in = c->in;
+
+	switch (in->map_handshake & 0xff) {
+	case MAP_HANDSHAKE_OK:
+		judge(c, R_MAP_SIZE_HANDSHAKE, true, "the map fit the size GetMemoryMap asked for");
+		break;
+	case MAP_HANDSHAKE_OVERFLOW:
+		judge(c, R_MAP_SIZE_HANDSHAKE, false, "given the size it asked for, GetMemoryMap wrote "
+		      "%u bytes more: a loader that allocates exactly that (or with less slack) has "
+		      "its memory overwritten", in->map_handshake >> 8);
+		break;
+	case MAP_HANDSHAKE_TOO_SMALL:
+		judge(c, R_MAP_SIZE_HANDSHAKE, false, "GetMemoryMap refused the size it had asked "
+		      "for, with nothing allocated in between");
+		break;
+	default:
+		na(c, R_MAP_SIZE_HANDSHAKE, "not checked");
+		break;
+	}
+}
+
 static void rules_map(struct ctx *c, const struct map_facts *f)
 {
 	const struct conformance_input *in = c->in;
@@ -723,6 +753,7 @@ static void rules_map(struct ctx *c, const struct map_facts *f)
 		na(c, R_MAP_SORTED, "map unreadable");
 		na(c, R_MAP_OVERLAP, "map unreadable");
 		na(c, R_MAP_SIZE, "map unreadable");
+		rule_map_handshake(c);
 		return;
 	}
 	if (f->first_bad >= 0)
@@ -746,6 +777,7 @@ static void rules_map(struct ctx *c, const struct map_facts *f)
 	else
 		judge(c, R_MAP_OVERLAP, true, "no two descriptors share an address");
 	info(c, R_MAP_SIZE, "%u descriptors, %u judged", f->ndesc, f->examined);
+	rule_map_handshake(c);
 }
 
 static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
@@ -853,13 +885,17 @@ static void rule_probe(struct ctx *c)
 		na(c, R_ACCEPTED_PROBE, "%u page(s) probed, no answer told (%u unknown)", in->probed,
 		   in->probe_unknown);
 	else if (!in->probe_not_accepted)
-		judge(c, R_ACCEPTED_PROBE, true, "%u page(s) of accepted memory probed: all accepted, "
-		      "%u unknown", in->probed, in->probe_unknown);
+		judge(c, R_ACCEPTED_PROBE, true, "%u page(s) of accepted memory probed (%s of %u "
+		      "descriptors): all accepted, %u unknown", in->probed, in->probe_full ?
+		      "every free page; the first and last page" :
+		      "the first and last page", in->probe_descs, in->probe_unknown);
 	else
 		judge(c, R_ACCEPTED_PROBE, false,
-		      "%u page(s) of accepted memory probed: %u were not accepted (first %#llx; the "
-		      "probe accepted them), %u unknown", in->probed, in->probe_not_accepted,
-		      in->probe_first_bad, in->probe_unknown);
+		      "%u page(s) of accepted memory probed (%s of %u descriptors): %u were not "
+		      "accepted (first %#llx; the probe accepted them), %u unknown", in->probed,
+		      in->probe_full ? "every free page; the first and last page" :
+		      "the first and last page", in->probe_descs,
+		      in->probe_not_accepted, in->probe_first_bad, in->probe_unknown);
 }
 
 /*
@@ -886,13 +922,15 @@ static void rule_unaccepted_probe(struct ctx *c)
 		na(c, R_UNACCEPTED_PROBE, "%u page(s) probed, no answer told (%u unknown)", in->unacc_pages,
 		   in->unacc_pages_unknown);
 	else if (!in->unacc_pages_accepted)
-		judge(c, R_UNACCEPTED_PROBE, true, "%u page(s) probed, the lowest unit of %u of %u "
+		judge(c, R_UNACCEPTED_PROBE, true, "%u page(s) probed, %s %u of %u "
 		      "unaccepted range(s)%s: all still unaccepted, %u unknown", in->unacc_pages,
+		      in->unacc_full ? "every whole unit of" : "the lowest unit of",
 		      in->unacc_ranges_probed, in->unacc_ranges, fake, in->unacc_pages_unknown);
 	else
-		judge(c, R_UNACCEPTED_PROBE, false, "%u page(s) probed, the lowest unit of %u of %u "
+		judge(c, R_UNACCEPTED_PROBE, false, "%u page(s) probed, %s %u of %u "
 		      "unaccepted range(s)%s: %u were already accepted (first %#llx), %u unknown",
-		      in->unacc_pages, in->unacc_ranges_probed, in->unacc_ranges, fake,
+		      in->unacc_pages, in->unacc_full ? "every whole unit of" : "the lowest unit of",
+		      in->unacc_ranges_probed, in->unacc_ranges, fake,
 		      in->unacc_pages_accepted, in->unacc_first_accepted, in->unacc_pages_unknown);
 }
 

@@ -552,6 +552,59 @@ TEST(linux_profiles_say_what_the_kernel_does)
 	EXPECT_EQ(verdict("linux.2026"), VERDICT_FAIL);
 }
 
+/*
+ * The GetMemoryMap() size handshake: given the size it asked for, the firmware must write
+ * no more (edk2 before pull request 11609 left type 15 entries out of that size).
+ */
+TEST(map_size_handshake)
+{
+	good_tdx();
+	run();
+	EXPECT_EQ(verdict("map.size_handshake"), VERDICT_NA);
+
+	good_tdx();
+	in.map_handshake = MAP_HANDSHAKE_OK;
+	run();
+	EXPECT_EQ(verdict("map.size_handshake"), VERDICT_PASS);
+
+	good_tdx();
+	in.map_handshake = MAP_HANDSHAKE_OVERFLOW | 96u << 8;	/* two 48-byte descriptors */
+	run();
+	EXPECT_EQ(verdict("map.size_handshake"), VERDICT_FAIL);
+	EXPECT(detail_has("map.size_handshake", "wrote 96 bytes more"));
+
+	good_tdx();
+	in.map_handshake = MAP_HANDSHAKE_TOO_SMALL;
+	run();
+	EXPECT_EQ(verdict("map.size_handshake"), VERDICT_FAIL);
+
+	/* Judged even when the map itself cannot be read. */
+	good_tdx();
+	in.map_handshake = MAP_HANDSHAKE_OK;
+	in.desc_size = 24;
+	run();
+	EXPECT_EQ(verdict("map.size_handshake"), VERDICT_PASS);
+}
+
+/* The accepted-memory probe says what it swept: the edges, or every free page too. */
+TEST(accepted_probe_scope)
+{
+	good_snp();
+	in.probed = 12;
+	in.probe_descs = 6;
+	run();
+	EXPECT(detail_has("accepted.probe", "12 page(s) of accepted memory probed (the first and last page of 6 descriptors)"));
+	in.probe_full = true;
+	in.probed = 510914;
+	run();
+	EXPECT(detail_has("accepted.probe", "510914 page(s) of accepted memory probed (every free page; the first and last page of 6"));
+	in.unacc_ranges = in.unacc_ranges_probed = 1;
+	in.unacc_full = true;
+	in.unacc_pages = 524288;
+	run();
+	EXPECT(detail_has("unaccepted.probe", "524288 page(s) probed, every whole unit of 1 of 1"));
+}
+
 TEST(exit_boot_services)
 {
 	/* A second call is what Linux's stub allows: one retry. */
