@@ -515,7 +515,7 @@ def ptouch_consistent(case, events, text):
     return problems
 
 
-# ---------------------------------------------------------------- conformance (issue 15)
+# ---------------------------------------------------------------- conformance
 VERDICTS = ("pass", "warn", "fail", "n/a", "info")
 # snp.optin_present is a SHOULD (docs/firmware.md): a missing or failing opt-in warns,
 # unless the final map has type 15 anyway (handed over without being asked: a pass).
