@@ -86,7 +86,7 @@ enum rule_index {
 	R_UNACC_PLATFORM, R_UNACC_RUNTIME, R_UNACC_WB, R_UNACC_SP, R_UNACC_ADDR_WIDTH,
 	R_UNACC_ALIGNMENT, R_UNACC_STABLE, R_UNACC_BELOW_1M, R_UNACC_BELOW_4G,
 	R_ACCEPTED_PROBE, R_UNACCEPTED_PROBE,
-	R_SNP_OPTIN_PRESENT, R_SNP_OPTIN_HONOURED, R_SNP_CC_PAGES,
+	R_SNP_OPTIN_PRESENT, R_SNP_OPTIN_HONOURED, R_SNP_CC_PAGES, R_SNP_SVSM_PAGES,
 	R_TDX_AP_MEMORY, R_EBS_ATTEMPTS, R_EBS_DURATION, R_BOOT_RESET,
 	R_ACPI_RSDP, R_ACPI_XSDT, R_ACPI_MADT, R_ACPI_MP_WAKEUP,
 	R_EFI_ACPI_TABLE, R_EFI_SMBIOS, R_EFI_LINUX_UNACC, R_EFI_LINUX_UNACC_TABLE, R_EFI_CC_BLOB,
@@ -216,6 +216,12 @@ static const struct conformance_rule rules[R_COUNT] = {
 		"keeps using both pages)",
 		"put the CC blob's secrets and CPUID pages in reserved (or ACPI NVS) memory, never "
 		"in memory the OS may allocate"),
+	[R_SNP_SVSM_PAGES] = MUST("snp.svsm_pages",
+		"SVSM specification (AMD pub. 58019), the secrets page's SVSM_BASE, SVSM_SIZE and "
+		"SVSM_CAA; Linux arch/x86/boot/startup/sev-shared.c svsm_setup_ca (the guest calls "
+		"the SVSM through the calling area the secrets page names until it sets up its own)",
+		"put the SVSM's memory and its boot calling area in reserved memory, never in "
+		"memory the OS may allocate"),
 	[R_TDX_AP_MEMORY] = SHOULD("tdx.ap_memory",
 		"edk2 OvmfPkg/PlatformInitLib (commit 383f729a, pull request 6112, in "
 		"edk2-stable202411: TDVF reserves the SEC page tables its waiting APs run on, "
@@ -934,6 +940,9 @@ static void rule_unaccepted_probe(struct ctx *c)
 		      in->unacc_pages_accepted, in->unacc_first_accepted, in->unacc_pages_unknown);
 }
 
+static void rule_svsm_pages(struct ctx *c);
+static void rule_cc_pages(struct ctx *c);
+
 static void rules_snp(struct ctx *c, const struct map_facts *f)
 {
 	const struct conformance_input *in = c->in;
@@ -942,6 +951,7 @@ static void rules_snp(struct ctx *c, const struct map_facts *f)
 		na(c, R_SNP_OPTIN_PRESENT, "not an SEV-SNP guest");
 		na(c, R_SNP_OPTIN_HONOURED, "not an SEV-SNP guest");
 		na(c, R_SNP_CC_PAGES, "not an SEV-SNP guest");
+		na(c, R_SNP_SVSM_PAGES, "not an SEV-SNP guest");
 		return;
 	}
 	switch (in->snp_protocol) {
@@ -978,10 +988,36 @@ static void rules_snp(struct ctx *c, const struct map_facts *f)
 		      "opted in, yet the final map has no unaccepted memory: the firmware accepted "
 		      "it all anyway");
 
-	if (!in->cc_secrets && !in->cc_cpuid) {
+	if (!in->cc_secrets && !in->cc_cpuid)
 		na(c, R_SNP_CC_PAGES, "no CC blob, or it names no pages");
+	else
+		rule_cc_pages(c);
+	rule_svsm_pages(c);
+}
+
+/* The SVSM's own memory and the calling area the guest starts with. */
+static void rule_svsm_pages(struct ctx *c)
+{
+	const struct conformance_input *in = c->in;
+
+	if (!in->svsm || !in->svsm_size) {
+		na(c, R_SNP_SVSM_PAGES, "no SVSM");
 		return;
 	}
+	u64 caa_usable = span_cover(in, in->svsm_caa, PAGE_SIZE, is_usable);
+	u64 caa_known = span_cover(in, in->svsm_caa, PAGE_SIZE, NULL);
+	u64 svsm_usable = span_cover(in, in->svsm_base, in->svsm_size, is_usable);
+
+	judge(c, R_SNP_SVSM_PAGES, !caa_usable && !svsm_usable,
+	      "calling area %#llx %s; SVSM memory [%#llx, %#llx): %llu KiB usable", in->svsm_caa,
+	      caa_usable ? "in usable memory" : caa_known ? "reserved" : "not in the map",
+	      in->svsm_base, in->svsm_base + in->svsm_size, svsm_usable >> 10);
+}
+
+static void rule_cc_pages(struct ctx *c)
+{
+	const struct conformance_input *in = c->in;
+
 	u32 ts = type_of_span(in, in->cc_secrets, MAX(in->cc_secrets_len, 1u));
 	u32 tc = type_of_span(in, in->cc_cpuid, MAX(in->cc_cpuid_len, 1u));
 	bool ok_s = ts != EFI_MEMORY_TYPE_COUNT && !is_usable(ts);

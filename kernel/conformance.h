@@ -63,6 +63,7 @@ struct conformance_input {
 	u32 snp_protocol;		/* enum snp_protocol_status */
 	const char *fw_vendor;		/* EFI FirmwareVendor (NULL: not known) */
 	bool svsm;			/* SEV-SNP under an SVSM */
+	u64 svsm_caa, svsm_base, svsm_size;	/* from the secrets page (0: none) */
 
 	u32 ebs_attempts;
 	u64 ebs_last_call_us;		/* the ExitBootServices call that succeeded */

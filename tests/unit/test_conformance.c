@@ -963,6 +963,34 @@ TEST(snp_cc_pages_outside_usable_memory)
 	EXPECT_EQ(verdict("snp.cc_pages"), VERDICT_NA);
 }
 
+/* Under an SVSM: its memory and the boot calling area are never memory the OS may allocate. */
+TEST(snp_svsm_pages_reserved)
+{
+	good_snp();
+	run();
+	EXPECT_EQ(verdict("snp.svsm_pages"), VERDICT_NA);
+
+	good_snp();
+	in.svsm = true;
+	in.svsm_caa = 0xa2000;		/* reserved, beside the secrets and CPUID pages */
+	in.svsm_base = 0xa3000;
+	in.svsm_size = 4096;
+	run();
+	EXPECT_EQ(verdict("snp.svsm_pages"), VERDICT_PASS);
+
+	in.svsm_caa = 16 * MiB;		/* conventional memory */
+	run();
+	EXPECT_EQ(verdict("snp.svsm_pages"), VERDICT_FAIL);
+	EXPECT(detail_has("snp.svsm_pages", "calling area 0x1000000 in usable memory"));
+
+	in.svsm_caa = 0xa2000;
+	in.svsm_base = TDVF_RESERVED_END - 8 * KiB;	/* half reserved, half conventional */
+	in.svsm_size = 16 * KiB;
+	run();
+	EXPECT_EQ(verdict("snp.svsm_pages"), VERDICT_FAIL);
+	EXPECT(detail_has("snp.svsm_pages", "8 KiB usable"));
+}
+
 /* A crafted Linux unaccepted memory table (include/linux/efi.h struct efi_unaccepted_memory). */
 static u8 lut_bitmap[64];
 
