@@ -111,9 +111,51 @@ static void boot_map_handshake(void)
 	else if (over || (status == EFI_SUCCESS && size > asked))
 		bi.map_handshake = MAP_HANDSHAKE_OVERFLOW |
 				   (u32)MIN(MAX((u64)over, size > asked ? (u64)(size - asked) : 0),
-					    0xffffffULL) << 8;
+					    0xffffULL) << 16;
 	else
 		bi.map_handshake = MAP_HANDSHAKE_TOO_SMALL;
+}
+
+/*
+ * Type 15 is no memory a loader can allocate (UEFI 2.9 section 7.2: AllocatePages and
+ * AllocatePool refuse EfiUnacceptedMemoryType with EFI_INVALID_PARAMETER), and
+ * AllocateAddress into a type 15 range would hand the loader memory no one has accepted.
+ * Asked once each before the final map; whatever the firmware grants is freed at once.
+ */
+static void boot_alloc15_checks(void)
+{
+	EFI_BOOT_SERVICES *bs = st->BootServices;
+	UINTN size = sizeof(map_buf), key = 0, desc_size = 0;
+	UINT32 version = 0;
+	EFI_PHYSICAL_ADDRESS pa = 0;
+	void *pool = NULL;
+
+	bi.map_handshake |= FW_ALLOC15_CHECKED;
+	if (bs->AllocatePages(AllocateAnyPages, EFI_UNACCEPTED_MEMORY_TYPE, 1, &pa) == EFI_SUCCESS) {
+		bi.map_handshake |= FW_ALLOC15_PAGES;
+		bs->FreePages(pa, 1);
+	}
+	if (bs->AllocatePool(EFI_UNACCEPTED_MEMORY_TYPE, 64, &pool) == EFI_SUCCESS) {
+		bi.map_handshake |= FW_ALLOC15_POOL;
+		bs->FreePool(pool);
+	}
+	if (bs->GetMemoryMap(&size, (EFI_MEMORY_DESCRIPTOR *)map_buf, &key, &desc_size, &version) ||
+	    desc_size < sizeof(EFI_MEMORY_DESCRIPTOR))
+		return;
+	for (UINTN off = 0; off + desc_size <= size; off += desc_size) {
+		EFI_MEMORY_DESCRIPTOR d;
+
+		memcpy(&d, map_buf + off, sizeof(d));
+		if (d.Type != EFI_UNACCEPTED_MEMORY_TYPE || !d.NumberOfPages)
+			continue;
+		bi.map_handshake |= FW_ALLOC15_ADDR_TRIED;
+		pa = d.PhysicalStart;
+		if (bs->AllocatePages(AllocateAddress, EfiLoaderData, 1, &pa) == EFI_SUCCESS) {
+			bi.map_handshake |= FW_ALLOC15_ADDR;
+			bs->FreePages(pa, 1);
+		}
+		return;
+	}
 }
 
 /*
@@ -305,8 +347,10 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 		reserve_trampoline();
 
 	/* workload=conformance: does the map fit the size GetMemoryMap() asks for? */
-	if (str_starts(bi.config.workload, "conformance"))
+	if (str_starts(bi.config.workload, "conformance")) {
 		boot_map_handshake();
+		boot_alloc15_checks();
+	}
 
 	/* 7. Leave the firmware. No boot service may be called after this. */
 	status = exit_boot_services(image);

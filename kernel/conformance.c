@@ -82,7 +82,7 @@ _Static_assert(CONFORMANCE_MAX_DESC <= PAGE_SIZE,
 
 enum rule_index {
 	R_MAP_DESC_SIZE, R_MAP_DESC_ALIGN, R_MAP_DESC_VERSION, R_MAP_ALIGNMENT, R_MAP_SORTED,
-	R_MAP_OVERLAP, R_MAP_SIZE, R_MAP_SIZE_HANDSHAKE,
+	R_MAP_OVERLAP, R_MAP_SIZE, R_MAP_SIZE_HANDSHAKE, R_MAP_ALLOC15,
 	R_UNACC_PLATFORM, R_UNACC_RUNTIME, R_UNACC_WB, R_UNACC_SP, R_UNACC_ADDR_WIDTH,
 	R_UNACC_ALIGNMENT, R_UNACC_STABLE, R_UNACC_BELOW_1M, R_UNACC_BELOW_4G,
 	R_ACCEPTED_PROBE, R_UNACCEPTED_PROBE,
@@ -136,6 +136,14 @@ static const struct conformance_rule rules[R_COUNT] = {
 		"that size until pull request 11609 (2025, \"Account for Unaccepted Entries\")",
 		"return from GetMemoryMap a needed size that holds every descriptor you then write, "
 		"type 15 ones included"),
+	[R_MAP_ALLOC15] = SHOULD("map.alloc_type15",
+		"UEFI 2.9 section 7.2 (type 15 is memory the firmware reports, not a type to "
+		"allocate); a grant breaks no loader that does not ask (Linux's stub allocates from "
+		"conventional memory only), but accepted memory kept as type 15 shows in the map as "
+		"type 15 a guest would accept again, and AllocateAddress into type 15 hands out "
+		"memory no one accepted",
+		"refuse AllocatePages and AllocatePool of type 15, and AllocateAddress into a type 15 "
+		"range (or accept what you hand out)"),
 	[R_UNACC_PLATFORM] = MUST("unaccepted.platform",
 		UEFI_TYPE15 ": memory the guest must accept through its platform before use",
 		"report type 15 only on a TDX or SEV-SNP guest"),
@@ -707,6 +715,23 @@ static __printf(3, 4) void info(struct ctx *c, enum rule_index r, const char *fm
 
 /* ---------------------------------------------------------------- the rules */
 
+/* Allocations of type 15 (boot/efi_main.c boot_alloc15_checks, before the final map). */
+static void rule_alloc15(struct ctx *c)
+{
+	u32 h = c->in->map_handshake;
+
+	if (!(h & FW_ALLOC15_CHECKED)) {
+		na(c, R_MAP_ALLOC15, "not checked");
+		return;
+	}
+	judge(c, R_MAP_ALLOC15, !(h & (FW_ALLOC15_PAGES | FW_ALLOC15_POOL | FW_ALLOC15_ADDR)),
+	      "AllocatePages of type 15 %s, AllocatePool of type 15 %s, AllocateAddress into type "
+	      "15 %s", h & FW_ALLOC15_PAGES ? "granted" : "refused",
+	      h & FW_ALLOC15_POOL ? "granted" : "refused", !(h & FW_ALLOC15_ADDR_TRIED) ?
+	      "not tried (no type 15)" : h & FW_ALLOC15_ADDR ? "granted: unaccepted memory handed "
+	      "to the loader" : "refused");
+}
+
 /* The GetMemoryMap() size handshake, made by boot/efi_main.c before the final map. */
 static void rule_map_handshake(struct ctx *c)
 {
@@ -719,7 +744,7 @@ static void rule_map_handshake(struct ctx *c)
 	case MAP_HANDSHAKE_OVERFLOW:
 		judge(c, R_MAP_SIZE_HANDSHAKE, false, "given the size it asked for, GetMemoryMap wrote "
 		      "%u bytes more: a loader that allocates exactly that (or with less slack) has "
-		      "its memory overwritten", in->map_handshake >> 8);
+		      "its memory overwritten", in->map_handshake >> 16);
 		break;
 	case MAP_HANDSHAKE_TOO_SMALL:
 		judge(c, R_MAP_SIZE_HANDSHAKE, false, "GetMemoryMap refused the size it had asked "
@@ -760,6 +785,7 @@ static void rules_map(struct ctx *c, const struct map_facts *f)
 		na(c, R_MAP_OVERLAP, "map unreadable");
 		na(c, R_MAP_SIZE, "map unreadable");
 		rule_map_handshake(c);
+	rule_alloc15(c);
 		return;
 	}
 	if (f->first_bad >= 0)
@@ -784,6 +810,7 @@ static void rules_map(struct ctx *c, const struct map_facts *f)
 		judge(c, R_MAP_OVERLAP, true, "no two descriptors share an address");
 	info(c, R_MAP_SIZE, "%u descriptors, %u judged", f->ndesc, f->examined);
 	rule_map_handshake(c);
+	rule_alloc15(c);
 }
 
 static void rules_unaccepted(struct ctx *c, const struct map_facts *f)

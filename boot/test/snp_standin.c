@@ -176,6 +176,21 @@ static EFI_STATUS EFIAPI short_get_memory_map(UINTN *size, EFI_MEMORY_DESCRIPTOR
 	return real_get_memory_map(size, map, key, desc_size, version);
 }
 
+/* emu_fault=alloc_type15: boot services that grant type 15 instead of refusing it. */
+static EFI_ALLOCATE_PAGES real_allocate_pages;
+static EFI_ALLOCATE_POOL real_allocate_pool;
+
+static EFI_STATUS EFIAPI granting_allocate_pages(EFI_ALLOCATE_TYPE how, EFI_MEMORY_TYPE type,
+						 UINTN pages, EFI_PHYSICAL_ADDRESS *pa)
+{
+	return real_allocate_pages(how, type == 15 ? EfiBootServicesData : type, pages, pa);
+}
+
+static EFI_STATUS EFIAPI granting_allocate_pool(EFI_MEMORY_TYPE type, UINTN size, void **p)
+{
+	return real_allocate_pool(type == 15 ? EfiBootServicesData : type, size, p);
+}
+
 void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 {
 	EFI_GUID guid = OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL_GUID;
@@ -189,6 +204,12 @@ void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 	fail = emu_fault_take(&emu.faults, FAULT_OPTIN_FAIL, 0, 0) != NULL;
 	struct emu_fault *f = emu_fault_take(&emu.faults, FAULT_MAP_SIZE_SHORT, 0, 0);
 
+	if (emu_fault_take(&emu.faults, FAULT_ALLOC_TYPE15, 0, 0)) {
+		real_allocate_pages = st->BootServices->AllocatePages;
+		real_allocate_pool = st->BootServices->AllocatePool;
+		st->BootServices->AllocatePages = granting_allocate_pages;
+		st->BootServices->AllocatePool = granting_allocate_pool;
+	}
 	if (f) {
 		short_descs = f->value;
 		real_get_memory_map = st->BootServices->GetMemoryMap;

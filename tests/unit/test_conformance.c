@@ -568,7 +568,7 @@ TEST(map_size_handshake)
 	EXPECT_EQ(verdict("map.size_handshake"), VERDICT_PASS);
 
 	good_tdx();
-	in.map_handshake = MAP_HANDSHAKE_OVERFLOW | 96u << 8;	/* two 48-byte descriptors */
+	in.map_handshake = MAP_HANDSHAKE_OVERFLOW | 96u << 16;	/* two 48-byte descriptors */
 	run();
 	EXPECT_EQ(verdict("map.size_handshake"), VERDICT_FAIL);
 	EXPECT(detail_has("map.size_handshake", "wrote 96 bytes more"));
@@ -584,6 +584,34 @@ TEST(map_size_handshake)
 	in.desc_size = 24;
 	run();
 	EXPECT_EQ(verdict("map.size_handshake"), VERDICT_PASS);
+}
+
+/* Type 15 is no memory a loader can allocate (UEFI 2.9 section 7.2). */
+TEST(map_alloc_type15_refused)
+{
+	good_tdx();
+	run();
+	EXPECT_EQ(verdict("map.alloc_type15"), VERDICT_NA);
+
+	good_tdx();
+	in.map_handshake = FW_ALLOC15_CHECKED | FW_ALLOC15_ADDR_TRIED;
+	run();
+	EXPECT_EQ(verdict("map.alloc_type15"), VERDICT_PASS);
+	EXPECT(detail_has("map.alloc_type15", "AllocateAddress into type 15 refused"));
+
+	good_tdx();
+	in.map_handshake = FW_ALLOC15_CHECKED | FW_ALLOC15_POOL;	/* Debian's OVMF 2022.11 */
+	run();
+	EXPECT_EQ(verdict("map.alloc_type15"), VERDICT_WARN);
+	EXPECT(detail_has("map.alloc_type15", "AllocatePool of type 15 granted"));
+
+	good_tdx();
+	in.map_handshake = FW_ALLOC15_CHECKED | FW_ALLOC15_ADDR_TRIED | FW_ALLOC15_ADDR |
+			   MAP_HANDSHAKE_OK;
+	run();
+	EXPECT_EQ(verdict("map.alloc_type15"), VERDICT_WARN);
+	EXPECT(detail_has("map.alloc_type15", "unaccepted memory handed to the loader"));
+	EXPECT_EQ(verdict("map.size_handshake"), VERDICT_PASS);	/* the fields do not mix */
 }
 
 /* The accepted-memory probe says what it swept: the edges, or every free page too. */

@@ -58,6 +58,7 @@ static const struct {
 	[FAULT_AP_CREATE_NOVALID] = { "ap_create_novalid", false, false, false, false },
 	[FAULT_EBS_ACCEPT_MS] = { "ebs_accept_ms", false, false, false, true },
 	[FAULT_MAP_SIZE_SHORT] = { "map_size_short", false, false, false, true },
+	[FAULT_ALLOC_TYPE15] = { "alloc_type15", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

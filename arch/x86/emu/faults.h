@@ -115,6 +115,8 @@
  *   map_size_short=N        SNP: GetMemoryMap() reports a needed size N descriptors short and,
  *                           given a buffer of that size, writes the whole map past its end
  *                           (edk2 before pull request 11609 did so for type 15 entries)
+ *   alloc_type15            SNP: the stand-in firmware's AllocatePages and AllocatePool grant
+ *                           type 15 (as boot-services data) instead of refusing it
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
  * ExitBootServices, as OVMF does when it accepts everything there.)
  * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
@@ -170,6 +172,7 @@ enum emu_fault_kind {
 	FAULT_AP_CREATE_NOVALID,
 	FAULT_EBS_ACCEPT_MS,
 	FAULT_MAP_SIZE_SHORT,
+	FAULT_ALLOC_TYPE15,
 	FAULT_KIND_COUNT,
 };
 
