@@ -82,6 +82,8 @@ LINUX_LINE = re.compile(r"efi: mem(\d+): \[([^\]]*)\] range=\[0x([0-9a-f]+)-0x([
 
 # The rules a capture cannot decide, by what it lacks.
 DESC_RULES = ("map.desc_size", "map.desc_align", "map.desc_version")
+# Rules judged from what boot services answered before the final map, not from the map.
+CALL_RULES = ("map.size_handshake", "map.alloc_type15")
 
 
 class CaptureError(ValueError):
@@ -280,6 +282,9 @@ def unknown_input(c, rule):
         # guest saw the first map.
         return "no record of the map before ExitBootServices" + (
             " (%d calls)" % c.ebs_attempts if c.ebs_attempts else "")
+    if rule in CALL_RULES:
+        # memaccept calls boot services for these before the final map; a map holds no trace.
+        return "judged by calling the firmware's boot services, not from the map"
     if rule in ("unaccepted.platform", "unaccepted.below_4g") and c.platform is None:
         return "the platform is not known (give --platform)"
     return None

@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "qemu"))
 import judge  # noqa: E402
 import checks  # noqa: E402
 
-FIXTURE = os.path.join(HERE, "logs", "conformance-ovmf-verbose.log")
+FIXTURE = os.path.join(HERE, "logs", "conformance-ovmf-judge.log")
 WB, RUN = 0x8, 1 << 63
 SHELL_NAMES = {0: "Reserved", 1: "LoaderCode", 2: "LoaderData", 3: "BS_Code", 4: "BS_Data",
                5: "RT_Code", 6: "RT_Data", 7: "Available", 9: "ACPI_Recl", 10: "ACPI_NVS",
@@ -97,8 +97,10 @@ class OfflineJudge(unittest.TestCase):
         self.assertEqual(rc, 0, out + err)
         self.assertIn("0 rule(s) differ", out)
         self.assertEqual(len(re.findall(r"^same ", out, re.M)), 16)
-        self.assertRegex(out, r"WARN +SHOULD map.sorted +descriptor 122 \(0xb0000000\)")
-        self.assertIn("[0xb0000000, 0xc0000000) after [0x100000000, 0x180000000)", out)
+        self.assertIn("map.size_handshake", out)
+        self.assertRegex(out, r"skip +map.alloc_type15 +not in this capture")
+        self.assertRegex(out, r"info +INFO +map.sorted +descriptor 122 \[0xb0000000, 0xc0000000\) "
+                         r"starts below its predecessor \[0x100000000, 0x180000000\)")
 
     def test_a_changed_map_is_told_apart(self):
         # Planted fault: the dump's descriptor 122 moved up to where it would be in order;
@@ -107,8 +109,8 @@ class OfflineJudge(unittest.TestCase):
                                  '"i":122,"type":0,"start":9663676416')
         rc, out, _ = self.run_judge("--compare", self.write(text))
         self.assertEqual(rc, 1, out)
-        self.assertRegex(out, r"DIFF +map.sorted +offline warn, guest warn: offline "
-                         r"'descriptor 123 \(0xffc00000\)")
+        self.assertRegex(out, r"DIFF +map.sorted +offline info, guest info: offline "
+                         r"'descriptor 123 \[0xffc00000, ")
         # The QEMU check built on the same comparison fails the same way.
         self.assertTrue(any("map.sorted" in p for p in
                             checks.offline_judge_agrees({}, [], text)))
@@ -152,9 +154,9 @@ class OfflineJudge(unittest.TestCase):
                          r"\[0x13ff00000, 0x140000000\)")
         self.assertRegex(out, r"FAIL +MUST +unaccepted.platform .*first \[0x100000000, 0x140000000\)")
         self.assertRegex(out, r"FAIL +MUST +unaccepted.runtime .*first \[0x200001000, 0x200101000\)")
-        self.assertRegex(out, r"WARN +SHOULD +unaccepted.alignment .*first \[0x200001000, 0x200101000\)")
+        self.assertRegex(out, r"WARN +SHOULD +unaccepted.alignment .*1024 KiB from 0x200001000")
         self.assertRegex(out, r"n/a +MUST +map.desc_size +not in this capture")
-        self.assertRegex(out, r"n/a +MUST +unaccepted.stable +not in this capture")
+        self.assertRegex(out, r"n/a +SHOULD +unaccepted.stable +not in this capture")
         # Without --platform the platform rules are not judged.
         rc, out, _ = self.run_judge(path)
         self.assertRegex(out, r"n/a +MUST +unaccepted.platform +not in this capture: the platform")
@@ -183,9 +185,10 @@ class OfflineJudge(unittest.TestCase):
         self.assertEqual(v["unaccepted.platform"][0], "pass")
         self.assertEqual(v["unaccepted.runtime"][0], "fail")
         self.assertIn("first [0x140000000, 0x140080000)", v["unaccepted.runtime"][1])
-        # The two type 15 descriptors touch: one range, whose end is off 2 MiB.
+        # Judged per descriptor, as Linux's EFI stub takes them: the 512 KiB one is accepted
+        # whole at boot although it touches the 1 GiB one.
         self.assertEqual(v["unaccepted.alignment"][0], "warn")
-        self.assertIn("first [0x100000000, 0x140080000)", v["unaccepted.alignment"][1])
+        self.assertIn("512 KiB from 0x140000000", v["unaccepted.alignment"][1])
         self.assertEqual(judge.parse_linux(linux_log(descs, "AMD SEV SEV-ES SEV-SNP")).platform,
                          "snp")
         self.assertIsNone(judge.parse_linux(linux_log(descs)).platform)

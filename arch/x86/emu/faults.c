@@ -56,6 +56,9 @@ static const struct {
 	[FAULT_LA57] = { "la57", false, false, false, false },
 	[FAULT_CBIT] = { "cbit", false, false, false, true },
 	[FAULT_AP_CREATE_NOVALID] = { "ap_create_novalid", false, false, false, false },
+	[FAULT_EBS_ACCEPT_MS] = { "ebs_accept_ms", false, false, false, true },
+	[FAULT_MAP_SIZE_SHORT] = { "map_size_short", false, false, false, true },
+	[FAULT_ALLOC_TYPE15] = { "alloc_type15", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

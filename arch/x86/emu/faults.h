@@ -109,6 +109,14 @@
  *                           the boot vCPU from ExitBootServices on and, in a TD, the
  *                           APs waiting in the firmware's mailbox loop (a TDVF built
  *                           with 5-level paging); needs a CPU with LA57 (-cpu ...,+la57)
+ *   ebs_accept_ms=N         SNP, without the opt-in: the stand-in firmware spends N ms
+ *                           accepting memory in the first ExitBootServices call (the one that
+ *                           fails), as OVMF's ResolveUnacceptedMemory does
+ *   map_size_short=N        SNP: GetMemoryMap() reports a needed size N descriptors short and,
+ *                           given a buffer of that size, writes the whole map past its end
+ *                           (edk2 before pull request 11609 did so for type 15 entries)
+ *   alloc_type15            SNP: the stand-in firmware's AllocatePages and AllocatePool grant
+ *                           type 15 (as boot-services data) instead of refusing it
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
  * ExitBootServices, as OVMF does when it accepts everything there.)
  * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
@@ -162,6 +170,9 @@ enum emu_fault_kind {
 	FAULT_LA57,
 	FAULT_CBIT,
 	FAULT_AP_CREATE_NOVALID,
+	FAULT_EBS_ACCEPT_MS,
+	FAULT_MAP_SIZE_SHORT,
+	FAULT_ALLOC_TYPE15,
 	FAULT_KIND_COUNT,
 };
 
