@@ -75,7 +75,8 @@ static void *phys_memset(void *p, int c, size_t n);
 #define MAX_SEGS MAX_RANGES
 #define MAX_EDGES (4 * MAX_RANGES)
 #define MAX_LIVE (MODEL_PAGES + 64)
-#define PT_POOL 8
+#define PT_PER_ACCEPT 3		/* the kernel's reserve per CPU (kernel/memory.c) */
+#define MAX_RESV (4 * PT_PER_ACCEPT)
 #define PAGES_PER_UNIT (UNIT_SIZE / PAGE_SIZE)
 
 /* fatal() is the kernel stopping cleanly (early_alloc: no accepted memory left): not a finding. */
@@ -139,6 +140,7 @@ static struct {
 	u64 page0;		/* page 0 was accepted: not managed */
 	u64 refuse_unit;	/* the unit the platform refuses, or ~0 */
 	bool refuse;
+	bool short_reserve;	/* boot memory could not fill every CPU's page-table reserve */
 } mdl;
 
 static u64 rng;
@@ -348,34 +350,67 @@ static void release(u64 k)
 	palloc_free(b.addr);
 }
 
-/* The kernel's page-table pool (kernel/memory.c pt_alloc, pt_pool_top_up). */
-static u64 pt_pool[PT_POOL];
-static unsigned pt_pool_n;
+/*
+ * Page tables, as kernel/memory.c gets them: inside an accept from the accepting CPU's
+ * reserve (palloc_pt_page), which the allocator refills from that accept's memory.
+ * The model marks the reserves' pages used (sync_reserve: they are accepted, and no
+ * block handed out may overlap them) and the page tables taken from them too, for good.
+ */
+static u64 resv[MAX_RESV];
+static unsigned nresv;
+static u64 npt;			/* page-table pages taken */
+static u64 pd_present;		/* one bit per GiB: a page directory maps it */
 
-static u64 pt_page(void)
+static void sync_reserve(void)
 {
-	u64 pa = palloc_alloc_accepted(0);
+	u64 i, j;
 
-	if (pa) {
-		take(pa, 0);
-		return pa;
+	for (unsigned k = 0; k < nresv; k++) {
+		CHECK(span(resv[k], resv[k] + PAGE_SIZE, &i, &j));
+		set_bits(m_used, i, j, false);
 	}
-	return pt_pool_n ? pt_pool[--pt_pool_n] : 0;
+	nresv = palloc_pt_reserve_pages(resv, MAX_RESV);
+	CHECK(nresv <= ncpus * PT_PER_ACCEPT);
+	for (unsigned k = 0; k < nresv; k++) {
+		CHECK(span(resv[k], resv[k] + PAGE_SIZE, &i, &j));
+		CHECK(all_bits(m_avail, i, j, true));
+		CHECK(all_bits(m_used, i, j, false));
+		set_bits(m_used, i, j, true);
+	}
 }
 
-static bool sim_refill(unsigned order)
+/* accept_backend's mapping of [s, e): a page directory for each 1 GiB region not mapped yet. */
+static void map_for_accept(u64 s, u64 e)
 {
-	bool ok = policy_refill(order);
+	for (u64 g = s / GiB; g <= (e - 1) / GiB; g++) {
+		if (pd_present >> g & 1)
+			continue;
+		u64 pa = palloc_pt_page(), i, j;
 
-	while (pt_pool_n < PT_POOL) {
-		u64 pa = palloc_alloc_accepted(0);
-
-		if (!pa)
-			break;
-		take(pa, 0);
-		pt_pool[pt_pool_n++] = pa;
+		/*
+		 * Never none while memory is still to come. Only after a refused accept (its
+		 * page tables were not taken back), or when boot memory was too small to fill
+		 * every reserve, may one run short: then the kernel stops
+		 * (EXIT_OUT_OF_MEMORY), and so does this boot.
+		 */
+		if (!pa) {
+			CHECK(mdl.refused_units + mdl.refused_edges || mdl.short_reserve);
+			longjmp(stop, 1);
+		}
+		CHECK(span(pa, pa + PAGE_SIZE, &i, &j));
+		CHECK(all_bits(m_avail, i, j, true));
+		/* From the reserve (marked used by sync_reserve): it leaves it for good. */
+		for (unsigned k = 0; k < nresv; k++)
+			if (resv[k] == pa) {
+				set_bits(m_used, i, j, false);
+				resv[k] = resv[--nresv];
+				break;
+			}
+		CHECK(all_bits(m_used, i, j, false));
+		set_bits(m_used, i, j, true);
+		npt++;
+		pd_present |= 1ULL << g;
 	}
-	return ok;
 }
 
 /* ------------------------------------------------------------------ the mock platform */
@@ -401,9 +436,8 @@ static int mock_accept(void *ctx, u64 s, u64 e)
 	}
 	set_bits(m_asked, i, j, true);
 	mdl.calls++;
-	/* accept_backend maps the range first: page-table pages, maybe from palloc. */
-	if (next_rand() % 4 == 0)
-		pt_page();
+	/* accept_backend maps the range first: page-table pages. */
+	map_for_accept(s, e);
 	if (mdl.refuse && s < mdl.refuse_unit + UNIT_SIZE && mdl.refuse_unit < e) {
 		if (whole)
 			mdl.refused_units += (e - s) >> UNIT_SHIFT;
@@ -522,6 +556,7 @@ MODEL static struct tally tally(const u64 *w, const u64 *minus, unsigned order)
  */
 static void check_failure(unsigned order)
 {
+	sync_reserve();
 	CHECK(nothing_left_to_accept());
 	if (order == PALLOC_MAX_ORDER)
 		return;
@@ -556,8 +591,9 @@ static void check_stats(void)
 	CHECK(s->edge_accepted_bytes == mdl.edge_accepted);
 	CHECK(s->accept_failures == mdl.refused_units + mdl.refused_edges);
 	CHECK(s->managed_bytes == mdl.bootfree + mdl.accepted - mdl.page0);
-	CHECK(s->allocs - s->frees == nlive);
-	CHECK(s->free_bytes + s->meta_bytes + live_bytes == s->managed_bytes);
+	sync_reserve();
+	CHECK(s->allocs - s->frees == nlive + nresv + npt);
+	CHECK(s->free_bytes + s->meta_bytes + live_bytes + (nresv + npt) * PAGE_SIZE == s->managed_bytes);
 }
 
 /* ------------------------------------------------------------------ the boot */
@@ -725,6 +761,7 @@ static void boot_and_run(const u8 *data, size_t size)
 		.meta_alloc = meta_alloc, .meta_alloc_uninit = meta_alloc_uninit,
 		.now_ns = sim_now, .phys_offset = (u64)(uintptr_t)arena,
 		.cpu_id = sim_cpu_id, .ncpus = ncpus, .cpu_cache_high = cache,
+		.pt_reserve = PT_PER_ACCEPT,
 	};
 	const struct early_reserved *er;
 	struct palloc_reserved res[EARLY_MAX_RESERVED + 1];
@@ -732,9 +769,6 @@ static void boot_and_run(const u8 *data, size_t size)
 
 	palloc_init(&fmap, &bm, &env, lat_samples, ARRAY_SIZE(lat_samples));
 	CHECK(palloc_unaccepted_bytes() == bitmap_count(&bm) * UNIT_SIZE);
-	pt_pool_n = 0;
-	for (unsigned k = 0; k < PT_POOL; k++)
-		pt_pool[pt_pool_n++] = early_alloc_page();
 	early_finish();
 	n = early_reserved(&er);
 	for (unsigned k = 0; k < n; k++) {
@@ -753,15 +787,26 @@ static void boot_and_run(const u8 *data, size_t size)
 	}
 	mark(m_avail, 0, PAGE_SIZE, false);
 	mdl.bootfree = avail_bytes();
+	/* Below 4 GiB everything is mapped at boot (holes as MMIO), above it every range but unaccepted memory. */
+	nresv = 0;
+	npt = 0;
+	pd_present = 0xf;
+	for (unsigned k = 0; k < fmap.nranges; k++)
+		if (fmap.ranges[k].kind != RANGE_UNACCEPTED && fmap.ranges[k].kind != RANGE_SUSPECT)
+			for (u64 g = fmap.ranges[k].start / GiB; g <= (fmap.ranges[k].end - 1) / GiB && g < 64; g++)
+				pd_present |= 1ULL << g;
 	palloc_populate(&fmap, res, n);
-	CHECK(palloc_stats()->free_bytes + palloc_stats()->meta_bytes == mdl.bootfree);
+	sync_reserve();
+	mdl.short_reserve = nresv < ncpus * PT_PER_ACCEPT;
+	CHECK(!mdl.short_reserve || palloc_stats()->free_bytes == 0);
+	CHECK(palloc_stats()->free_bytes + palloc_stats()->meta_bytes + nresv * PAGE_SIZE == mdl.bootfree);
 
 	for (unsigned k = 0; k < nedges; k++)
 		if (!palloc_add_edge(edges[k].start, edges[k].end))
 			palloc_accept_edge(edges[k].start, edges[k].end);
 	policy_init(policy, (u64)h[7] * MiB);
 	policy_set_cpus(NULL);
-	palloc_set_hooks(sim_refill, policy == POLICY_AHEAD ? policy_after_alloc : NULL);
+	palloc_set_hooks(policy_refill, policy == POLICY_AHEAD ? policy_after_alloc : NULL);
 	policy_boot(NULL);
 	policy_boot_edges();
 	if (policy == POLICY_EAGER) {
@@ -837,7 +882,8 @@ static void boot_and_run(const u8 *data, size_t size)
 	struct tally units = tally(m_avail, NULL, 0);
 
 	CHECK(s->meta_bytes >= units.units_part * PAGE_SIZE && s->meta_bytes <= units.units_some * PAGE_SIZE);
-	CHECK(s->free_bytes + s->meta_bytes == avail_bytes());
+	sync_reserve();
+	CHECK(s->free_bytes + s->meta_bytes + (nresv + npt) * PAGE_SIZE == avail_bytes());
 	CHECK(palloc_count_free() == s->free_bytes);
 	u64 by_order = 0;
 
