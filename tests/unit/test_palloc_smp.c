@@ -81,6 +81,8 @@ static bool race_armed;	/* atomically: the next accept waits in race_hold() */
 
 static bool mock_reenter;	/* atomically: the accept calls palloc_alloc (a kernel bug) */
 static unsigned accept_sleep_us = ACCEPT_SLEEP_US;	/* atomically */
+/* atomically: the mock writes to each page it accepts (off where a test accepts all 512 MiB only to have nothing left) */
+static bool mock_touch = true;
 
 static int mock_accept(void *ctx, u64 start, u64 end)
 {
@@ -103,7 +105,7 @@ static int mock_accept(void *ctx, u64 start, u64 end)
 		race_hold();
 	usleep(__atomic_load_n(&accept_sleep_us, __ATOMIC_RELAXED));
 	/* Accepted memory reads as zero: one word per page is enough for TSan to see. */
-	for (u64 p = start; p < end; p += PAGE_SIZE)
+	for (u64 p = start; p < end && __atomic_load_n(&mock_touch, __ATOMIC_RELAXED); p += PAGE_SIZE)
 		*(u64 *)(fx.arena + (p - FB)) = 0;
 	for (u64 u = start; u < end; u += step)
 		__atomic_store_n(accept_state(u), UNIT_DONE, __ATOMIC_RELEASE);
@@ -848,7 +850,11 @@ TEST(refill_publishes_its_count_inside_the_lock)
 
 	setup();
 	thread_cpu = 0;
+	__atomic_store_n(&mock_touch, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&accept_sleep_us, 0, __ATOMIC_RELAXED);
 	palloc_accept_range(FB + ACCEPTED_BYTES, FB + SPAN, ACCEPT_EXPLICIT);
+	__atomic_store_n(&mock_touch, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&accept_sleep_us, ACCEPT_SLEEP_US, __ATOMIC_RELAXED);
 	held = hand_out_everything(0, &n);
 	ASSERT_EQ(palloc_stats()->free_bytes, 0);
 	/* Exactly two pages back into the lists: a unit back, all but two of its pages out again. */
@@ -1087,7 +1093,11 @@ TEST(drain_gives_up_after_a_second_on_a_cpu_that_never_answers)
 	setup();
 	clock_fn = mock_now;
 	thread_cpu = 0;
+	__atomic_store_n(&mock_touch, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&accept_sleep_us, 0, __ATOMIC_RELAXED);
 	palloc_accept_range(FB + ACCEPTED_BYTES, FB + SPAN, ACCEPT_EXPLICIT);
+	__atomic_store_n(&mock_touch, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&accept_sleep_us, ACCEPT_SLEEP_US, __ATOMIC_RELAXED);
 	memset(&mute, 0, sizeof(mute));
 	pthread_create(&mute.thread, NULL, mute_cpu1, NULL);
 	while (!__atomic_load_n(&mute.ready, __ATOMIC_ACQUIRE))
