@@ -185,7 +185,7 @@ UNIT_LIB_SRCS := mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/accept.c mm/latency.
 	arch/x86/acpi.c arch/x86/tsc_cal.c arch/x86/paging.c
 # Every header a unit test may include: a changed constant must rebuild the tests that check it.
 UNIT_HDRS := $(wildcard mm/*.h kernel/*.h lib/*.h include/*.h arch/x86/*.h arch/x86/*/*.h drivers/*.h)
-UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -fsanitize=address,undefined \
+UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -DPALLOC_TEST_POINTS -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter
 
 $(B)/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/unit.c $(UNIT_LIB_SRCS) $(UNIT_HDRS)

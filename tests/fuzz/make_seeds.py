@@ -311,8 +311,26 @@ def psc_seeds():
         "shared-edges": psc_seed(1, 5, 2, 7),
         "private-partial": psc_seed(0, 0, 140, 200, honest + b"\x02\x40" * 12 + b"\x06\x00" * 3 + honest * 4),
         "private-ahead": psc_seed(2 | (20 << 2), 0, 4, 0),
-        "private-mismatch": psc_seed(0, 0, 3, 0, honest * 2, b"\x01" + b"\xff" * 600),
+        "private-mismatch": psc_seed(0, 0, 3, 0, honest * 2, b"\x01"),
         "private-lies": psc_seed(0, 0, 10, 1, b"\x0d\x00\x07\x05\x06\x00" + honest),
+    }
+
+
+def large_seed(cpus, policy=0, extra_gib=0, boot_mib=8, ahead_mib=0, ops=b""):
+    """A large-guest fuzz_accept input: descriptor count 0 (see "large guests" in fuzz_accept.c)."""
+    h = bytes([policy << 3, extra_gib, (boot_mib - 8) // 2, cpus - 1, 0, 0, 0, ahead_mib, 0, 0, 0, 0,
+               0, 0, 0])
+    return h + ops
+
+
+def large_seeds():
+    """64 GiB and more on up to 256 CPUs: the claim cursors spread over 32 GiB."""
+    return {
+        "large-64g-256cpu-lazy": large_seed(256, ops=ops_mix(400, 11)),
+        "large-100g-64cpu-ahead": large_seed(64, policy=2, extra_gib=36, ahead_mib=16,
+                                             ops=ops_mix(300, 12)),
+        "large-64g-9cpu-lazy": large_seed(9, boot_mib=40, ops=ops_mix(200, 13)),
+        "large-64g-1cpu-eager": large_seed(1, policy=1, ops=ops_mix(100, 14)),
     }
 
 
@@ -320,8 +338,8 @@ def main():
     if sys.argv[1:2] == ["--from-log"]:
         from_log(sys.argv[2], sys.argv[3])
         return
-    for d, seeds, limit in (("seeds", SEEDS, 4096), ("seeds-accept", accept_seeds(), 1024),
-                            ("seeds-acpi", acpi_seeds(), 16384), ("seeds-psc", psc_seeds(), 4096)):
+    for d, seeds, limit in (("seeds", SEEDS, 4096), ("seeds-accept", {**accept_seeds(), **large_seeds()}, 1024),
+                            ("seeds-acpi", acpi_seeds(), 16384), ("seeds-psc", psc_seeds(), 512)):
         out = os.path.join(HERE, d)
         os.makedirs(out, exist_ok=True)
         for name, data in seeds.items():
