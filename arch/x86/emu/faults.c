@@ -56,6 +56,7 @@ static const struct {
 	[FAULT_LA57] = { "la57", false, false, false, false },
 	[FAULT_CBIT] = { "cbit", false, false, false, true },
 	[FAULT_AP_CREATE_NOVALID] = { "ap_create_novalid", false, false, false, false },
+	[FAULT_MAILBOX_SLOW_ACK] = { "mailbox_slow_ack", true, true, true, false },
 };
 
 const char *emu_fault_name(u32 kind)
