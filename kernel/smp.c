@@ -245,7 +245,7 @@ void smp_report(const struct boot_info *bi)
 	}
 	ev_u64_array("vmsa_undone", started, ns);
 	ev_u64_array("vmsa_left", missing, nm);
-	/* TDX: how long the slowest wakeup command waited to be taken (bound: 10 s). */
+	/* TDX: how long the slowest wakeup command waited to be taken (bound: 30 s). */
 	if (result.method && !strcmp(result.method, "madt-wakeup"))
 		ev_u64("wakeup_take_max_us", result.take_max_ns / 1000);
 	ev_end();

@@ -26,10 +26,11 @@
 /*
  * How long the firmware may take to take one wakeup command from the mailbox: long
  * enough for a vCPU the host has descheduled (normal on an overcommitted host, not
- * hostile; under TCG on two host cores 128 vCPUs took 90 s for their 127 commands),
- * short enough that a host that never runs it ends the wakeups in a defined way.
+ * hostile; under TCG on two busy host cores, 128 vCPUs spinning in the firmware's loop,
+ * the slowest of 127 commands took 4 s), short enough that a host that never runs it
+ * ends the wakeups in a defined way.
  */
-#define MAILBOX_TAKE_TIMEOUT_NS (10 * 1000 * 1000 * 1000ULL)
+#define MAILBOX_TAKE_TIMEOUT_NS (30 * 1000 * 1000 * 1000ULL)
 
 /*
  * An AP's slot: the trampoline finds it by APIC ID (INIT-SIPI) or by the wakeup vector

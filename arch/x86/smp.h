@@ -161,7 +161,7 @@ unsigned smp_arch_start(const struct smp_start *s, const char **why);
  * Start the APs through the ACPI multiprocessor wakeup mailbox at `mailbox` (checked by
  * the caller: 4 KiB of ACPI NVS memory). One command at a time (ACPI 6.5 5.2.12.19): each
  * is posted once the firmware took the one before (Command back to 0), without waiting
- * for that AP to check in; each command may take up to MAILBOX_TAKE_TIMEOUT_NS (10 s)
+ * for that AP to check in; each command may take up to MAILBOX_TAKE_TIMEOUT_NS (30 s)
  * from its own posting. Then the check-ins are awaited as smp_arch_wait_checkins does.
  * A command the firmware never takes stops the wakeups: it cannot be withdrawn, so the
  * mailbox is not written again. Returns how many started; s->ap_why says why each other one did not.

@@ -515,6 +515,21 @@ def ptouch_consistent(case, events, text):
     return problems
 
 
+def ptouch_every_cpu_accepted(case, events, text):
+    """ptouch past the free memory: every started vCPU accepted at least one unit itself,
+    so that all of them were accepting at the same time."""
+    w = next((w for w in ml.all_of(events, "workload") if w.get("name") == "ptouch"), None)
+    smp = ml.first(events, "smp")
+    if w is None or smp is None:
+        return ["no ptouch workload or smp event"]
+    by_cpu = w.get("accepted_by_cpu") or []
+    idle = [i for i, b in enumerate(by_cpu[:smp["cpus_started"]]) if not b]
+    if len(by_cpu) < smp["cpus_started"] or idle:
+        return ["%d of %d started vCPUs accepted nothing (CPU indices %s)"
+                % (len(idle), smp["cpus_started"], idle[:16])]
+    return []
+
+
 # ---------------------------------------------------------------- conformance (issue 15)
 VERDICTS = ("pass", "warn", "fail", "n/a", "info")
 # snp.optin_present is a SHOULD (docs/firmware.md): a missing or failing opt-in warns.
