@@ -187,9 +187,10 @@ test: deps-test all $(UNIT_BINS) $(B)/memaccept.img $(FUZZ_BIN) $(BENCH_BINS) $(
 		--unit $(UNIT_BINS) --fuzz $(FUZZ_BIN) --observer $(OBSERVER_SO)
 
 # The QEMU cases marked long = true in tests/qemu/manifest.toml (every vCPU QEMU can give:
-# minutes each under TCG), which make test and .ci/run skip; tests/README.md has their times.
+# minutes each under TCG, one at a time), which make test and .ci/run skip; tests/README.md
+# has their times.
 test-long: deps-test all $(B)/memaccept.img $(OBSERVER_SO)
-	@$(PYTHON) tests/run.py --long --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
+	@$(PYTHON) tests/run.py --long --jobs 1 --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
 		--observer $(OBSERVER_SO)
 
 # The QEMU measurement matrix (tools/bench.py): build/bench/report.md, results.json, logs,
