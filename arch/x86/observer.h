@@ -83,7 +83,18 @@
  * 8-byte NOP each, eight per boot), so `make bench` counts the production image too.
  */
 #define OBS_KIND_PHASE 0xab
-#define OBS_KIND_LAST OBS_KIND_PHASE
+/*
+ * The kernel's accept path for one range (kernel/memory.c accept_backend: mapping it,
+ * the platform's accept, the bookkeeping): imm = OBS_ACCEPT_*. The observer counts its
+ * instructions outside and inside the platform's call, per vCPU.
+ */
+#define OBS_KIND_ACCEPT 0xac
+#define OBS_KIND_LAST OBS_KIND_ACCEPT
+
+#define OBS_ACCEPT_BEGIN 0
+#define OBS_ACCEPT_PLATFORM 1
+#define OBS_ACCEPT_PLATFORM_DONE 2
+#define OBS_ACCEPT_END 3
 
 /* The phases of kernel/main.c's `boot_phases` event, in order; ENTRY is efi_main's start. */
 #define OBS_PHASE_ENTRY 0

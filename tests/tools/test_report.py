@@ -548,7 +548,14 @@ class BenchMatrix(unittest.TestCase):
             for mem, n in (("1G", small), ("8T", large)):
                 c = bench.Cell("e", "lazy", mem, "workload=none", observer=True)
                 c.status = "ok" if n else "failed"
-                c.instructions = {"to_ready": n, "phases": {"smp": 1}} if n else None
+                c.instructions = {"to_ready": n, "phases": {"smp": 1},
+                                  "accept": {"calls": 4, "outside_platform": 2800,
+                                             "in_platform": 40000}} if n else None
+
+                class B:
+                    summary = {"accepted_bytes": 4 * (2 << 20)}
+                    fatal = None
+                c.boot = B()
                 cells.append(c)
             return bench.insn_results(cells, [])
 
@@ -557,6 +564,9 @@ class BenchMatrix(unittest.TestCase):
         self.assertIn("NOT MET", bench.insn_goal_text(res(1000, 1021)))
         self.assertIn("not measured", bench.insn_goal_text(res(1000, None)))
         self.assertIn("8T instructions", bench.report.render_text([bench.insn_table(res(1000, 1010))]))
+        # Four units accepted: 2800 / 4 outside the platform's call, 40000 / 4 inside.
+        self.assertEqual(res(1000, 1010)["sizes"][0]["accept_outside_per_unit"], 700)
+        self.assertEqual(res(1000, 1010)["sizes"][0]["accept_platform_per_unit"], 10000)
 
     def test_smp_cells(self):
         import bench

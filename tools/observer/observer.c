@@ -128,6 +128,9 @@ struct vcpu {
 	uint64_t args[OBS_MAX_ARGS];
 	uint64_t checked;
 	uint64_t insns;		/* instructions run (whole blocks, counted at block entry) */
+	/* The kernel's accept path (OBS_KIND_ACCEPT): where the current one began, totals. */
+	uint64_t acc_at, plat_at, acc_calls, acc_outside, acc_platform;
+	int acc_state;		/* OBS_ACCEPT_* of the last marker, -1 before any */
 };
 
 /* The shadow: one byte per 4 KiB page, in 1 GiB chunks made when first set. */
@@ -598,6 +601,41 @@ static struct vcpu *vc(unsigned i)
 
 static void after_reset(qemu_plugin_id_t id);
 
+/*
+ * One accept, BEGIN .. PLATFORM .. PLATFORM_DONE .. END, on one vCPU (the kernel's path
+ * does not nest; a marker out of that order, say after a fault, drops the accept).
+ */
+static void on_accept(struct vcpu *v, const struct site *s)
+{
+	uint64_t at = v->insns - (s->tb_n - s->idx);
+
+	switch (s->imm) {
+	case OBS_ACCEPT_BEGIN:
+		v->acc_at = at;
+		break;
+	case OBS_ACCEPT_PLATFORM:
+		if (v->acc_state != OBS_ACCEPT_BEGIN)
+			return (void)(v->acc_state = -1);
+		v->plat_at = at;
+		break;
+	case OBS_ACCEPT_PLATFORM_DONE:
+		if (v->acc_state != OBS_ACCEPT_PLATFORM)
+			return (void)(v->acc_state = -1);
+		v->plat_at = at - v->plat_at;
+		break;
+	case OBS_ACCEPT_END:
+		if (v->acc_state != OBS_ACCEPT_PLATFORM_DONE)
+			return (void)(v->acc_state = -1);
+		v->acc_calls++;
+		v->acc_platform += v->plat_at;
+		v->acc_outside += at - v->acc_at - v->plat_at;
+		break;
+	default:
+		return (void)(v->acc_state = -1);
+	}
+	v->acc_state = (int)s->imm;
+}
+
 static void on_marker(unsigned int vcpu, void *udata)
 {
 	const struct site *s = udata;
@@ -656,6 +694,9 @@ static void on_marker(unsigned int vcpu, void *udata)
 			phase_cut[s->imm] = v->insns - (s->tb_n - s->idx);
 			phase_vcpu[s->imm] = (int)vcpu + 1;
 		}
+		break;
+	case OBS_KIND_ACCEPT:
+		on_accept(v, s);
 		break;
 	case OBS_KIND_SHADOW_READY:
 		if (armed && watch_mmio && watch_pages)
@@ -898,13 +939,21 @@ static void report_instructions(void)
 	}
 	if (last == OBS_PHASE_ALLOC)
 		snprintf(ready, sizeof(ready), "%llu", (unsigned long long)(phase_cut[last] - phase_cut[0]));
-	for (unsigned i = 0; i < nvcpus; i++)
+	uint64_t calls = 0, outside = 0, inside = 0;
+
+	for (unsigned i = 0; i < nvcpus; i++) {
 		all += vcpus[i].insns;
+		calls += vcpus[i].acc_calls;
+		outside += vcpus[i].acc_outside;
+		inside += vcpus[i].acc_platform;
+	}
 	emit("{\"event\":\"instructions\",\"phases\":{%s},\"to_ready\":%s,\"boot_vcpu\":%d,"
-	     "\"boot_vcpu_total\":%llu,\"all_vcpus\":%llu,\"vcpus\":%u}",
+	     "\"boot_vcpu_total\":%llu,\"all_vcpus\":%llu,\"vcpus\":%u,"
+	     "\"accept\":{\"calls\":%llu,\"outside_platform\":%llu,\"in_platform\":%llu}}",
 	     phases, ready, phase_vcpu[0] - 1,
 	     (unsigned long long)(phase_vcpu[0] ? vcpus[phase_vcpu[0] - 1].insns : 0),
-	     (unsigned long long)all, nvcpus);
+	     (unsigned long long)all, nvcpus, (unsigned long long)calls,
+	     (unsigned long long)outside, (unsigned long long)inside);
 }
 
 static void report(qemu_plugin_id_t id, void *udata)
@@ -969,6 +1018,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 	 * emulated host hands them over (OBS_KIND_HOST_LEAVE). */
 	for (unsigned i = 1; i < nvcpus; i++)
 		vcpus[i].depth = 1;
+	for (unsigned i = 0; i < nvcpus; i++)
+		vcpus[i].acc_state = -1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);
 	qemu_plugin_register_atexit_cb(id, report, NULL);
 	return 0;
