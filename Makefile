@@ -83,7 +83,7 @@ PROD_OBJS := $(patsubst %,$(B)/prod/%.o,$(COMMON_SRCS) $(COMMON_ASM) $(VERSION_C
 TEST_OBJS := $(patsubst %,$(B)/test/%.o,$(COMMON_SRCS) $(COMMON_ASM) $(TEST_SRCS) $(TEST_ASM) \
 	$(VERSION_C))
 
-.PHONY: all deps-build deps-run deps-test prod test-image run debug test unit qemu-test bench \
+.PHONY: all deps-build deps-run deps-test prod test-image run debug test test-long unit qemu-test bench \
 	image report clean fuzz conformance judge
 all: $(B)/memaccept.efi $(B)/memaccept-test.efi
 
@@ -225,12 +225,20 @@ test: deps-test all $(UNIT_BINS) $(B)/memaccept.img $(FUZZ_BIN) $(BENCH_BINS) $(
 	@$(PYTHON) tests/run.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
 		--unit $(UNIT_BINS) --fuzz $(FUZZ_BIN) --observer $(OBSERVER_SO)
 
+# The QEMU cases marked long = true in tests/qemu/manifest.toml (every vCPU QEMU can give:
+# minutes each under TCG, one at a time), which make test and .ci/run skip; tests/README.md
+# has their times.
+test-long: deps-test all $(B)/memaccept.img $(OBSERVER_SO)
+	@$(PYTHON) tests/run.py --long --jobs 1 --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
+		--observer $(OBSERVER_SO)
+
 # The QEMU measurement matrix (tools/bench.py): build/bench/report.md, results.json, logs,
 # PNGs. BENCH_ARGS="--quick" for a short trial run, "--jobs N" for N boots at a time.
-bench: deps-run $(B)/memaccept.efi
+bench: deps-run $(B)/memaccept.efi $(OBSERVER_SO)
 	@$(DEPS) report
 	@$(PYTHON) tools/bench.py --qemu $(QEMU) --ovmf-code $(OVMF_CODE) --ovmf-vars $(OVMF_VARS) \
-		$(if $(BIOS),--bios $(BIOS)) $(if $(HOST),--cc-host $(HOST)) $(BENCH_ARGS)
+		$(if $(BIOS),--bios $(BIOS)) $(if $(HOST),--cc-host $(HOST)) --observer $(OBSERVER_SO) \
+		$(BENCH_ARGS)
 
 # Compare boots from their console logs: make report LOG="a.log lazy=b.log ..."
 report:

@@ -4,6 +4,7 @@
 
 #include "arch/x86/cpu.h"
 #include "arch/x86/detect.h"
+#include "arch/x86/observer.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/tsc.h"
 #include "boot/boot.h"
@@ -191,6 +192,7 @@ static EFI_STATUS exit_boot_services(EFI_HANDLE image)
 		status = bs->ExitBootServices(image, key);
 		if (status == EFI_SUCCESS) {
 			bi.tsc_at_ebs = rdtsc_ordered();
+			OBS_MARK(OBS_KIND_PHASE, OBS_PHASE_EBS);
 			/* Test image: from here no firmware handler serves a #VE or #VC. */
 			boot_test_after_ebs();
 			bi.ebs_attempts = attempt;
@@ -268,6 +270,7 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 
 	/* Time zero of every figure in the report. */
 	bi.tsc_at_entry = rdtsc_ordered();
+	OBS_MARK(OBS_KIND_PHASE, OBS_PHASE_ENTRY);
 	bi.version = BOOT_INFO_VERSION;
 	bi.size = sizeof(bi);
 	st = systab;

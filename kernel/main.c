@@ -3,6 +3,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
 #include "arch/x86/hooks.h"
+#include "arch/x86/observer.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
@@ -97,13 +98,16 @@ static void phase_at(const char *name, u64 tsc)
 		phases[nphases++] = (typeof(phases[0])){ name, tsc };
 }
 
-static u64 phase_done(const char *name)
+static u64 phase_end(const char *name)
 {
 	u64 tsc = rdtsc_ordered();
 
 	phase_at(name, tsc);
 	return tsc;
 }
+
+/* The phase's end for the instruction observer too (arch/x86/observer.h): id is literal. */
+#define phase_done(name, id) ({ OBS_MARK(OBS_KIND_PHASE, id); phase_end(name); })
 
 static u64 since_entry_us(u64 tsc)
 {
@@ -234,11 +238,11 @@ __noreturn void kernel_main(struct boot_info *bi)
 	/* TD info (and the TD attribute check) on TDX. */
 	platform_setup_early(kind);
 	phase_at("efi_main_to_ebs", bi->tsc_at_ebs);
-	phase_done("descriptor_tables");
+	phase_done("descriptor_tables", OBS_PHASE_DESC);
 
 	/* Only the final map counts: the firmware may change it inside ExitBootServices. */
 	memory_parse_map(bi, kind != PLATFORM_NONE, fake_allowed(bi));
-	phase_done("memory_map");
+	phase_done("memory_map", OBS_PHASE_MAP);
 
 	/* Boot-time allocations come from memory the firmware already accepted. */
 	early_init(&kernel_memmap);
@@ -258,17 +262,17 @@ __noreturn void kernel_main(struct boot_info *bi)
 	 * the PM timer needs port I/O, which on SNP needs the GHCB.
 	 */
 	clock_kernel_start(bi);
-	phase_done("page_tables");
+	phase_done("page_tables", OBS_PHASE_PT);
 	/* The other vCPUs: they need our page tables and IDT, and stacks from early_alloc. */
 	smp_init(bi, kind);
-	phase_done("smp");
+	phase_done("smp", OBS_PHASE_SMP);
 	/* One bit per unaccepted 2 MiB unit, from the final map. */
 	memory_build_bitmap();
-	phase_done("bitmap");
+	phase_done("bitmap", OBS_PHASE_BITMAP);
 	/* Boot-services memory becomes free, the policy runs (partial units wait for it). */
 	memory_init_allocator(bi);
 	/* Ready is the end of the last phase: the phases add up to it exactly. */
-	u64 ready_tsc = phase_done("allocator");
+	u64 ready_tsc = phase_done("allocator", OBS_PHASE_ALLOC);
 
 	/*
 	 * The boot report is formatted now, outside the window: under QEMU's TCG the

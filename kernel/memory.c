@@ -2,6 +2,7 @@
 /* memaccept: the kernel's memory bring-up steps, in the order kernel_main runs them (their reports: memory_report.c). */
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
+#include "arch/x86/observer.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/tsc.h"
@@ -194,6 +195,8 @@ void memory_build_bitmap(void)
 /* palloc's accept: map the range (unaccepted memory is never mapped), then accept it. */
 static int accept_backend(void *ctx, u64 start, u64 end)
 {
+	/* For the instruction observer: this path's cost outside the platform's call. */
+	OBS_MARK(OBS_KIND_ACCEPT, OBS_ACCEPT_BEGIN);
 	u64 t0 = tsc_now_ns();
 	int rc;
 
@@ -217,10 +220,12 @@ static int accept_backend(void *ctx, u64 start, u64 end)
 
 	if (edge)
 		platform_record(mine, nc);
+	OBS_MARK(OBS_KIND_ACCEPT, OBS_ACCEPT_PLATFORM);
 	if (probe_fn && !edge && end - start == UNIT_SIZE && smp_this_cpu() == probe_cpu)
 		rc = probe_fn(probe_ctx, start, end);
 	else
 		rc = platform->accept(start, end);
+	OBS_MARK(OBS_KIND_ACCEPT, OBS_ACCEPT_PLATFORM_DONE);
 	if (edge)
 		platform_record(NULL, 0);
 	for (unsigned i = 0; edge && i < nc; i++)
@@ -241,6 +246,7 @@ static int accept_backend(void *ctx, u64 start, u64 end)
 			spin_unlock(&paging_lock);
 		}
 	}
+	OBS_MARK(OBS_KIND_ACCEPT, OBS_ACCEPT_END);
 	return rc;
 }
 

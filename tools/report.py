@@ -36,6 +36,12 @@ the first log's; --plots draws probe.png, one bar per primitive (the median) wit
 whiskers from p10 to p90, the logs side by side. A log without a probe event gets a
 line on stderr; exit status 1 if no log had one.
 
+Without --conformance or --probe the report has every section its logs have data for:
+the boots (above), the instructions per boot phase of the logs that ran under the
+instruction observer (its `instructions` event), and the conformance verdicts and probe
+results of the logs that have them, each as --conformance or --probe would show it; a
+log that has none of them gets its line on stderr. Exit status 1 if no log had any.
+
 tools/bench.py imports this module: load_runs(), tables(), render_text(),
 render_markdown(), draw_plots().
 """
@@ -1142,6 +1148,108 @@ def write_markdown(path, text):
         return False
 
 
+# ---------------------------------------------------------------- instructions
+INSN_PHASES = ("efi_main_to_ebs", "descriptor_tables", "memory_map", "page_tables", "smp",
+               "bitmap", "allocator")
+
+
+def load_instructions(specs):
+    """(label, path, instructions event) of each log that has one (the observer's)."""
+    out = []
+    for spec in specs:
+        label, path = split_spec(spec)
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                events, _ = ml.parse_events(f.read())
+        except OSError:
+            continue
+        found = [e for e in events if e.get("event") == "instructions"]
+        if found:
+            e = dict(found[-1])
+            summ = [x for x in events if x.get("event") == "summary"]
+            acc = e.get("accept") if isinstance(e.get("accept"), dict) else {}
+            units = (summ[-1].get("accepted_bytes") or 0) // UNIT_BYTES if summ and \
+                ml._is_int(summ[-1].get("accepted_bytes")) else 0
+            e["_outside_per_unit"] = acc["outside_platform"] / units if units and \
+                ml._is_int(acc.get("outside_platform")) else None
+            out.append((label or os.path.basename(path), path, e))
+    return out
+
+
+def instructions_table(found):
+    """One row per log: the boot vCPU's instructions per phase and to ready."""
+    rows = []
+    for label, _path, e in found:
+        ph = e.get("phases") if isinstance(e.get("phases"), dict) else {}
+        per = e.get("_outside_per_unit")
+        rows.append([label] + [str(ph[k]) if ml._is_int(ph.get(k)) else "-" for k in INSN_PHASES] +
+                    [str(e["to_ready"]) if ml._is_int(e.get("to_ready")) else "-",
+                     "-" if per is None else "%.0f" % per])
+    return Table("instructions per boot phase (the boot vCPU's, instruction observer)",
+                 ["log"] + list(INSN_PHASES) + ["to ready", "accept/unit outside platform"], rows,
+                 "accept/unit outside platform: the kernel's accept path (kernel/memory.c "
+                 "accept_backend) outside the platform's call, per 2 MiB unit the summary "
+                 "counts as accepted; '-' where nothing was accepted or the observer is older.")
+
+
+def all_sections_main(o):
+    """Every section the logs have data for: boots, instructions, conformance, probe."""
+    text, md = [], []
+    runs, messages = load_runs(o.logs, o.include_failed)
+    used = set()
+    if runs:
+        text.append(render_text(tables(runs)))
+        used |= {r.boot.path for r in runs if getattr(r.boot, "path", None)}
+    insn = load_instructions(o.logs)
+    if insn:
+        text.append(render_text([instructions_table(insn)]))
+        md.append(render_markdown([instructions_table(insn)]))
+        used |= {p for _, p, _ in insn}
+    confs = []
+    for spec in o.logs:
+        c, _why = load_conformance(split_spec(spec)[1])
+        if c is not None:
+            confs.append(c)
+            used.add(c.path)
+    if confs:
+        text.append("\n\n".join(render_conformance_text(c) for c in confs))
+        md.append(render_conformance_markdown(confs))
+    probes = []
+    for spec in o.logs:
+        p, path, _why = load_probe(spec)
+        if p is not None:
+            probes.append(p)
+            used.add(path)
+    if probes:
+        text.append(render_probe_text(probes))
+        md.append(render_probe_markdown(probes, []))
+    for path, m in messages:
+        # A log another section used is not "unusable": say only what is wrong with it.
+        if path in used and m.startswith("unusable"):
+            continue
+        print("report: %s: %s" % (path, m), file=sys.stderr)
+    for spec in o.logs:
+        path = split_spec(spec)[1]
+        if path not in used and not any(path == p for p, _ in messages):
+            print("report: %s: no boot, instructions, conformance or probe data" % path, file=sys.stderr)
+    if not text:
+        print("report: no usable log among %d given" % len(o.logs), file=sys.stderr)
+        return 1
+    print("\n\n".join(text))
+    plots = []
+    if o.plots and runs:
+        plots, pmsgs = draw_plots(runs, o.plots)
+        for m in pmsgs:
+            print("report: plots: %s" % m, file=sys.stderr)
+        for t, p in plots:
+            print("plot: %s: %s" % (t, p))
+    if o.markdown:
+        doc = markdown_document(runs, messages, plots, o.markdown) if runs else ""
+        if not write_markdown(o.markdown, doc + "\n".join(md)):
+            return 1
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  usage="%(prog)s [options] LOG|LABEL=LOG...")
@@ -1169,24 +1277,7 @@ def main(argv=None):
     if o.probe:
         return probe_main(o)
 
-    runs, messages = load_runs(o.logs, o.include_failed)
-    for path, m in messages:
-        print("report: %s: %s" % (path, m), file=sys.stderr)
-    if not runs:
-        print("report: no usable log among %d given" % len(o.logs), file=sys.stderr)
-        return 1
-    print(render_text(tables(runs)))
-    plots = []
-    if o.plots:
-        plots, pmsgs = draw_plots(runs, o.plots)
-        for m in pmsgs:
-            print("report: plots: %s" % m, file=sys.stderr)
-        for t, p in plots:
-            print("plot: %s: %s" % (t, p))
-    if o.markdown and not write_markdown(
-            o.markdown, markdown_document(runs, messages, plots, o.markdown)):
-        return 1
-    return 0
+    return all_sections_main(o)
 
 
 if __name__ == "__main__":

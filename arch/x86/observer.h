@@ -77,7 +77,35 @@
  * accesses made since the arm, held until now, are judged.
  */
 #define OBS_KIND_SHADOW_READY 0xaa
-#define OBS_KIND_LAST OBS_KIND_SHADOW_READY
+/*
+ * A boot phase ends here (imm = OBS_PHASE_*): the observer counts the instructions each
+ * vCPU runs and cuts the boot CPU's count at these markers. Both images carry them (an
+ * 8-byte NOP each, eight per boot), so `make bench` counts the production image too.
+ */
+#define OBS_KIND_PHASE 0xab
+/*
+ * The kernel's accept path for one range (kernel/memory.c accept_backend: mapping it,
+ * the platform's accept, the bookkeeping): imm = OBS_ACCEPT_*. The observer counts its
+ * instructions outside and inside the platform's call, per vCPU.
+ */
+#define OBS_KIND_ACCEPT 0xac
+#define OBS_KIND_LAST OBS_KIND_ACCEPT
+
+#define OBS_ACCEPT_BEGIN 0
+#define OBS_ACCEPT_PLATFORM 1
+#define OBS_ACCEPT_PLATFORM_DONE 2
+#define OBS_ACCEPT_END 3
+
+/* The phases of kernel/main.c's `boot_phases` event, in order; ENTRY is efi_main's start. */
+#define OBS_PHASE_ENTRY 0
+#define OBS_PHASE_EBS 1
+#define OBS_PHASE_DESC 2
+#define OBS_PHASE_MAP 3
+#define OBS_PHASE_PT 4
+#define OBS_PHASE_SMP 5
+#define OBS_PHASE_BITMAP 6
+#define OBS_PHASE_ALLOC 7
+#define OBS_PHASE_COUNT 8
 
 #define OBS_MAP_PRIVATE 0
 #define OBS_MAP_SHARED 1
@@ -102,6 +130,9 @@
 #define OBS_STR(x) OBS_STR_(x)
 /* The marker as assembler text, for inline asm: kind and imm must be constants. */
 #define OBS_MARK_ASM(kind, imm) ".byte 0x0f, 0x1f, 0x84, " OBS_STR(kind) "\n\t.long " OBS_STR(imm) "\n\t"
+
+/* Mark a place for the observer, from C: kind and imm must be literal constants. */
+#define OBS_MARK(kind, imm) __asm__ volatile(OBS_MARK_ASM(kind, imm) : : : "memory")
 
 /*
  * What the guest's exit status means when the observer stopped the VM (QEMU exits with

@@ -23,6 +23,14 @@
  */
 #define INIT_WAIT_NS (10 * 1000 * 1000ULL)
 #define SIPI_WAIT_NS (200 * 1000ULL)
+/*
+ * How long the firmware may take to take one wakeup command from the mailbox: long
+ * enough for a vCPU the host has descheduled (normal on an overcommitted host, not
+ * hostile; under TCG on two busy host cores, 128 vCPUs spinning in the firmware's loop,
+ * the slowest of 127 commands took 4 s), short enough that a host that never runs it
+ * ends the wakeups in a defined way.
+ */
+#define MAILBOX_TAKE_TIMEOUT_NS (30 * 1000 * 1000 * 1000ULL)
 
 /*
  * An AP's slot: the trampoline finds it by APIC ID (INIT-SIPI) or by the wakeup vector
@@ -271,16 +279,39 @@ static bool abandon(struct percpu *pc)
 					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-unsigned smp_arch_wait_checkins(const struct smp_start *s, const bool *asked, bool *ok, u64 deadline)
+unsigned smp_arch_wait_checkins(const struct smp_start *s, const bool *asked, bool *ok, u64 stall_ns)
 {
-	unsigned started = 0;
+	unsigned started = 0, waiting = 0;
+	bool in[MAX_CPUS];
+	u64 last = tsc_now_ns();
 
+	/*
+	 * All of them at once, not one after the other: a slow AP costs only itself. The
+	 * bound runs from the last check-in of any of them, so it only ends a wait in which
+	 * none of the APs still asked for arrives.
+	 */
+	for (unsigned i = 0; i < s->count; i++) {
+		in[i] = !asked[i];
+		waiting += asked[i];
+	}
+	while (waiting) {
+		bool progress = false;
+
+		for (unsigned i = 0; i < s->count; i++)
+			if (!in[i] && __atomic_load_n(&s->cpus[i]->checkin, __ATOMIC_ACQUIRE) !=
+					      SMP_CHECKIN_WAITING) {
+				in[i] = progress = true;
+				waiting--;
+			}
+		if (progress)
+			last = tsc_now_ns();
+		else if (tsc_now_ns() - last > stall_ns)
+			break;
+		cpu_relax();
+	}
 	for (unsigned i = 0; i < s->count; i++) {
 		struct percpu *pc = s->cpus[i];
 
-		while (asked[i] && __atomic_load_n(&pc->checkin, __ATOMIC_ACQUIRE) == SMP_CHECKIN_WAITING &&
-		       tsc_now_ns() <= deadline)
-			cpu_relax();
 		ok[i] = !abandon(pc);
 		if (!ok[i])
 			continue;
@@ -446,7 +477,7 @@ unsigned smp_arch_start(const struct smp_start *s, const char **why)
 	for (unsigned i = 0; i < s->count; i++)
 		if (asked[i] && __atomic_load_n(&s->cpus[i]->checkin, __ATOMIC_ACQUIRE) == SMP_CHECKIN_WAITING)
 			apic_send_startup(s->apic_ids[i], (u8)(tramp >> PAGE_SHIFT));
-	return smp_arch_wait_checkins(s, asked, ok, tsc_now_ns() + s->timeout_ns);
+	return smp_arch_wait_checkins(s, asked, ok, s->timeout_ns);
 }
 
 static u16 mailbox_command(const u8 *mb)
@@ -454,14 +485,24 @@ static u16 mailbox_command(const u8 *mb)
 	return __atomic_load_n((const u16 *)(mb + MP_MAILBOX_OFF_COMMAND), __ATOMIC_ACQUIRE);
 }
 
-/* Until the firmware took the command in the mailbox (Command back to 0), or the deadline. */
-static bool wait_taken(const u8 *mb, u64 deadline)
+/*
+ * Until the firmware took the command in the mailbox (Command back to 0), or `bound_ns`
+ * passed since `posted`. ACPI 6.5 section 5.2.12.19 has the OS wait for that before it
+ * posts the next command and sets no limit; Linux waits without one too
+ * (arch/x86/kernel/acpi/madt_wakeup.c, acpi_wakeup_cpu).
+ */
+static bool wait_taken(const struct smp_start *s, const u8 *mb, u64 posted, u64 bound_ns)
 {
+	u64 took;
+
 	while (mailbox_command(mb) != MP_MAILBOX_CMD_NOOP) {
-		if (tsc_now_ns() > deadline)
+		if (tsc_now_ns() - posted > bound_ns)
 			return false;
 		cpu_relax();
 	}
+	took = tsc_now_ns() - posted;
+	if (s->take_max_ns && took > *s->take_max_ns)
+		*s->take_max_ns = took;
 	return true;
 }
 
@@ -472,7 +513,7 @@ unsigned smp_arch_start_mailbox(const struct smp_start *s, u64 mailbox, const ch
 	bool asked[MAX_CPUS] = { false }, ok[MAX_CPUS];
 	const char *stopped = NULL;
 	unsigned started, last = 0;
-	u64 deadline;
+	u64 posted = 0;
 
 	*why = NULL;
 	if (!s->count || !tramp_usable(s->trampoline, why))
@@ -484,23 +525,31 @@ unsigned smp_arch_start_mailbox(const struct smp_start *s, u64 mailbox, const ch
 	 */
 	if (mailbox_command(mb) != MP_MAILBOX_CMD_NOOP)
 		stopped = "not woken: the mailbox holds a command the firmware has not taken";
-	deadline = tsc_now_ns() + s->timeout_ns;
 	for (unsigned i = 0; i < s->count && !stopped; i++) {
 		/* Slot i's own vector: the AP finds its slot by where it was sent, not by its ID. */
 		u64 vector = vectors + (u64)i * WAKE_STUB_SIZE;
 
-		if (i && !wait_taken(mb, deadline)) {
-			/* ACPI has no way to withdraw a command: the mailbox is not used again. */
+		/*
+		 * Each command gets its own bound, from when it was posted: a vCPU the host
+		 * runs late delays the ones after it, it does not use up their time.
+		 */
+		if (i && !wait_taken(s, mb, posted, MAILBOX_TAKE_TIMEOUT_NS)) {
+			/*
+			 * ACPI has no way to withdraw a command, and one written over it could be
+			 * read half old, half new: the mailbox is not written again. The AP that
+			 * takes it late finds its slot given up and parks.
+			 */
 			stopped = "not woken: an earlier wakeup is still outstanding";
 			break;
 		}
 		smp_mailbox_post(mb, s->apic_ids[i], vector);
+		posted = tsc_now_ns();
 		asked[i] = true;
 		last = i;
 	}
-	bool last_taken = !asked[last] || wait_taken(mb, deadline);
+	bool last_taken = !asked[last] || wait_taken(s, mb, posted, MAILBOX_TAKE_TIMEOUT_NS);
 
-	started = smp_arch_wait_checkins(s, asked, ok, deadline);
+	started = smp_arch_wait_checkins(s, asked, ok, s->timeout_ns);
 	/*
 	 * An AP given up on parks if it ever comes: on its own stack with the kernel's IDT,
 	 * it finds its check-in abandoned and halts in smp_arch_ap_checkin (in a TD its halt

@@ -107,10 +107,11 @@ struct smp_start {
 	unsigned count;
 	struct percpu *const *cpus;	/* their per-CPU data, index 1..; stacks allocated */
 	u64 (*alloc)(u64 size);		/* zeroed, 16-byte aligned, never freed */
-	u64 timeout_ns;			/* for all of them together, from the first start request */
+	u64 timeout_ns;			/* give up when no AP asked to start checked in for this long */
 	void (*ap_main)(struct percpu *self) __noreturn;
 	const char **ap_why;		/* mailbox and SNP start: per AP, NULL or why not */
 	u8 *ap_vmsa;			/* SNP: per AP, SMP_VMSA_*: its VMSA if it did not run it */
+	u64 *take_max_ns;		/* mailbox: the longest the firmware took to take a command */
 };
 
 /* What became of the VMSA of an SNP AP that does not run (arch/x86/sev/snp_ap.c). */
@@ -144,11 +145,11 @@ __noreturn void smp_arch_ap_checkin(struct percpu *self);
 void smp_arch_checkin_setup(void (*ap_main)(struct percpu *self) __noreturn,
 			    void (*platform_step)(struct percpu *self));
 /*
- * Wait until every AP i with asked[i] checked in, or the deadline passed; give up on
- * the others (an AP that checks in at that very moment wins). ok[i]: it runs. Returns
- * how many run.
+ * Wait until every AP i with asked[i] checked in, or none of those still awaited checked
+ * in for stall_ns; give up on the others (an AP that checks in at that very moment wins).
+ * ok[i]: it runs. Returns how many run.
  */
-unsigned smp_arch_wait_checkins(const struct smp_start *s, const bool *asked, bool *ok, u64 deadline);
+unsigned smp_arch_wait_checkins(const struct smp_start *s, const bool *asked, bool *ok, u64 stall_ns);
 
 /*
  * Start the APs with INIT-SIPI-SIPI: all INITs, the 10 ms wait where the CPU needs it,
@@ -160,9 +161,10 @@ unsigned smp_arch_start(const struct smp_start *s, const char **why);
  * Start the APs through the ACPI multiprocessor wakeup mailbox at `mailbox` (checked by
  * the caller: 4 KiB of ACPI NVS memory). One command at a time (ACPI 6.5 5.2.12.19): each
  * is posted once the firmware took the one before (Command back to 0), without waiting
- * for that AP to check in; then all check-ins are awaited together, all within
- * s->timeout_ns. A command the firmware never takes stops the wakeups (it cannot be
- * withdrawn). Returns how many started; s->ap_why says why each other one did not.
+ * for that AP to check in; each command may take up to MAILBOX_TAKE_TIMEOUT_NS (30 s)
+ * from its own posting. Then the check-ins are awaited as smp_arch_wait_checkins does.
+ * A command the firmware never takes stops the wakeups: it cannot be withdrawn, so the
+ * mailbox is not written again. Returns how many started; s->ap_why says why each other one did not.
  */
 unsigned smp_arch_start_mailbox(const struct smp_start *s, u64 mailbox, const char **why);
 /*

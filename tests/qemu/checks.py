@@ -7,6 +7,8 @@ comparing against stored numbers.
 
 tests/run.py imports this module with tools/ on sys.path: the event, size and option
 readers are tools/memaccept_log.py's."""
+import json
+import os
 import re
 
 import memaccept_log as ml
@@ -513,6 +515,48 @@ def ptouch_consistent(case, events, text):
     if w["accepted_bytes"] == 0:
         problems.append("nothing was accepted: make SIZE larger than the free memory")
     return problems
+
+
+def ptouch_every_cpu_accepted(case, events, text):
+    """ptouch past the free memory: every started vCPU accepted at least one unit itself,
+    so that all of them were accepting at the same time."""
+    w = next((w for w in ml.all_of(events, "workload") if w.get("name") == "ptouch"), None)
+    smp = ml.first(events, "smp")
+    if w is None or smp is None:
+        return ["no ptouch workload or smp event"]
+    by_cpu = w.get("accepted_by_cpu") or []
+    idle = [i for i, b in enumerate(by_cpu[:smp["cpus_started"]]) if not b]
+    if len(by_cpu) < smp["cpus_started"] or idle:
+        return ["%d of %d started vCPUs accepted nothing (CPU indices %s)"
+                % (len(idle), smp["cpus_started"], idle[:16])]
+    return []
+
+
+BOOT_INSTRUCTIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot-instructions.json")
+
+
+def boot_instructions_within_record(case, events, text):
+    """The boot vCPU's instructions from efi_main to ready (the observer's `instructions`
+    event) at most `grow` over the figure recorded in tests/qemu/boot-instructions.json,
+    and not more than `shrink` under it either: a boot that got much cheaper records its
+    new figure, with the reason, so that the guard keeps its edge."""
+    with open(BOOT_INSTRUCTIONS) as f:
+        rec = json.load(f)
+    if rec.get("case") != case["name"]:
+        return ["%s records case %r, not %r" % (os.path.basename(BOOT_INSTRUCTIONS), rec.get("case"), case["name"])]
+    ins = ml.first(events, "instructions")
+    if ins is None or ins.get("to_ready") is None:
+        return ["no instruction count to ready (is the observer loaded? the phase markers intact?)"]
+    n, want = ins["to_ready"], rec["to_ready"]
+    if n > want * (1 + rec["grow"]):
+        return ["%d instructions to ready, %.1f%% over the recorded %d (at most %.0f%%): find what "
+                "grew (phases: %s), or record the new figure with its reason in %s"
+                % (n, (n / want - 1) * 100, want, rec["grow"] * 100, ins.get("phases"),
+                   os.path.basename(BOOT_INSTRUCTIONS))]
+    if n < want * (1 - rec["shrink"]):
+        return ["%d instructions to ready, %.1f%% under the recorded %d: record the new figure, "
+                "with its reason, in %s" % (n, (1 - n / want) * 100, want, os.path.basename(BOOT_INSTRUCTIONS))]
+    return []
 
 
 # ---------------------------------------------------------------- conformance

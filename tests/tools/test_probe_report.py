@@ -97,6 +97,20 @@ class ProbeCli(unittest.TestCase):
         self.assertIn("lazy-4g.log: no probe event", err)
         self.assertIn("platform sim", out)
 
+    def test_without_flag_every_section(self):
+        # report.py LOG: a probe log shows its probe section without --probe, beside its
+        # boot table; a log the observer counted shows its instructions per phase.
+        code, out, err = run([log("probe-tdx-emu"), log("instructions-1g")])
+        self.assertEqual(code, 0, err)
+        self.assertIn("platform tdx, host pages 4K, 114 probe units + 100 measured, 428 MiB consumed", out)
+        self.assertIn("== Boot phases (ms)", out)
+        self.assertIn("instructions per boot phase", out)
+        # instructions-1g: to_ready 610513, page_tables 149200 (read off the log).
+        self.assertRegex(out, r"instructions-1g\.log\s+266034\s+6319\s+86674\s+149200\s+1731\s+2229\s+98326\s+610513")
+        # A log with none of them: one line on stderr, and exit 1 when it is the only one.
+        code, _, err = run([log("empty")])
+        self.assertEqual(code, 1)
+
     def test_malformed_primitive_reported(self):
         with open(log("probe-sim")) as f:
             text = f.read()

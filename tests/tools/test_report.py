@@ -530,6 +530,44 @@ class BenchMatrix(unittest.TestCase):
             # The host rule: eager never above 16G.
             self.assertFalse(c.policy == "eager" and c.mem_bytes > 16 * GIB, c.name)
 
+    def test_instruction_cells(self):
+        import bench
+        cells, _ = bench.matrix_cells(quick=False)
+        e = [c for c in cells if c.matrix == "e"]
+        # 1G and 8T under the observer, on the same CPU model: only the RAM differs.
+        self.assertEqual([(c.policy, c.mem, c.observer) for c in e],
+                         [("lazy", "1G", True), ("lazy", "8T", True)])
+        self.assertTrue(all(c.qemu_extra == ["-cpu", "max,phys-bits=46"] for c in e))
+        self.assertFalse(any(c.observer for c in cells if c.matrix != "e"))
+
+    def test_instruction_goal(self):
+        import bench
+
+        def res(small, large):
+            cells = []
+            for mem, n in (("1G", small), ("8T", large)):
+                c = bench.Cell("e", "lazy", mem, "workload=none", observer=True)
+                c.status = "ok" if n else "failed"
+                c.instructions = {"to_ready": n, "phases": {"smp": 1},
+                                  "accept": {"calls": 4, "outside_platform": 2800,
+                                             "in_platform": 40000}} if n else None
+
+                class B:
+                    summary = {"accepted_bytes": 4 * (2 << 20)}
+                    fatal = None
+                c.boot = B()
+                cells.append(c)
+            return bench.insn_results(cells, [])
+
+        self.assertIn("MET", bench.insn_goal_text(res(1000, 1020)))
+        self.assertNotIn("NOT MET", bench.insn_goal_text(res(1000, 1020)))
+        self.assertIn("NOT MET", bench.insn_goal_text(res(1000, 1021)))
+        self.assertIn("not measured", bench.insn_goal_text(res(1000, None)))
+        self.assertIn("8T instructions", bench.report.render_text([bench.insn_table(res(1000, 1010))]))
+        # Four units accepted: 2800 / 4 outside the platform's call, 40000 / 4 inside.
+        self.assertEqual(res(1000, 1010)["sizes"][0]["accept_outside_per_unit"], 700)
+        self.assertEqual(res(1000, 1010)["sizes"][0]["accept_platform_per_unit"], 10000)
+
     def test_smp_cells(self):
         import bench
         cells, _ = bench.matrix_cells(quick=False)

@@ -83,6 +83,8 @@ struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb
 const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, void (*cb)(unsigned int, void *),
+					  int flags, void *userdata);
 void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
 					    void (*cb)(unsigned int, void *), int flags,
 					    void *userdata);
@@ -108,6 +110,7 @@ struct site {
 	uint32_t imm;		/* marker argument */
 	unsigned len;
 	uint8_t bytes[16];
+	unsigned idx, tb_n;	/* its place in its translation block, and the block's length */
 };
 
 /*
@@ -124,6 +127,10 @@ struct vcpu {
 	unsigned acc_bytes, nargs;
 	uint64_t args[OBS_MAX_ARGS];
 	uint64_t checked;
+	uint64_t insns;		/* instructions run (whole blocks, counted at block entry) */
+	/* The kernel's accept path (OBS_KIND_ACCEPT): where the current one began, totals. */
+	uint64_t acc_at, plat_at, acc_calls, acc_outside, acc_platform;
+	int acc_state;		/* OBS_ACCEPT_* of the last marker, -1 before any */
 };
 
 /* The shadow: one byte per 4 KiB page, in 1 GiB chunks made when first set. */
@@ -149,6 +156,19 @@ static uint64_t held_pages, held_dropped;
 static volatile int held_lock;
 
 static uint64_t page_commands, map_commands;
+
+/*
+ * Instructions per boot phase: the boot CPU's count where each OBS_KIND_PHASE marker ran
+ * (the first time), and which vCPU ran it. Phase p's instructions are cut[p] - cut[p - 1].
+ */
+static uint64_t phase_cut[OBS_PHASE_COUNT];
+static int phase_vcpu[OBS_PHASE_COUNT];
+static const char *const phase_names[OBS_PHASE_COUNT] = {
+	[OBS_PHASE_ENTRY] = "entry", [OBS_PHASE_EBS] = "efi_main_to_ebs",
+	[OBS_PHASE_DESC] = "descriptor_tables", [OBS_PHASE_MAP] = "memory_map",
+	[OBS_PHASE_PT] = "page_tables", [OBS_PHASE_SMP] = "smp", [OBS_PHASE_BITMAP] = "bitmap",
+	[OBS_PHASE_ALLOC] = "allocator",
+};
 
 static qemu_plugin_id_t self_id;
 static struct vcpu *vcpus;
@@ -581,6 +601,41 @@ static struct vcpu *vc(unsigned i)
 
 static void after_reset(qemu_plugin_id_t id);
 
+/*
+ * One accept, BEGIN .. PLATFORM .. PLATFORM_DONE .. END, on one vCPU (the kernel's path
+ * does not nest; a marker out of that order, say after a fault, drops the accept).
+ */
+static void on_accept(struct vcpu *v, const struct site *s)
+{
+	uint64_t at = v->insns - (s->tb_n - s->idx);
+
+	switch (s->imm) {
+	case OBS_ACCEPT_BEGIN:
+		v->acc_at = at;
+		break;
+	case OBS_ACCEPT_PLATFORM:
+		if (v->acc_state != OBS_ACCEPT_BEGIN)
+			return (void)(v->acc_state = -1);
+		v->plat_at = at;
+		break;
+	case OBS_ACCEPT_PLATFORM_DONE:
+		if (v->acc_state != OBS_ACCEPT_PLATFORM)
+			return (void)(v->acc_state = -1);
+		v->plat_at = at - v->plat_at;
+		break;
+	case OBS_ACCEPT_END:
+		if (v->acc_state != OBS_ACCEPT_PLATFORM_DONE)
+			return (void)(v->acc_state = -1);
+		v->acc_calls++;
+		v->acc_platform += v->plat_at;
+		v->acc_outside += at - v->acc_at - v->plat_at;
+		break;
+	default:
+		return (void)(v->acc_state = -1);
+	}
+	v->acc_state = (int)s->imm;
+}
+
 static void on_marker(unsigned int vcpu, void *udata)
 {
 	const struct site *s = udata;
@@ -629,6 +684,19 @@ static void on_marker(unsigned int vcpu, void *udata)
 	case OBS_KIND_PAGES:
 	case OBS_KIND_MAPPED:
 		command(vcpu, v, s);
+		break;
+	case OBS_KIND_PHASE:
+		/*
+		 * The block's count was added whole at its entry: the instructions from the
+		 * marker to the block's end belong to the next phase.
+		 */
+		if (s->imm < OBS_PHASE_COUNT && !phase_vcpu[s->imm]) {
+			phase_cut[s->imm] = v->insns - (s->tb_n - s->idx);
+			phase_vcpu[s->imm] = (int)vcpu + 1;
+		}
+		break;
+	case OBS_KIND_ACCEPT:
+		on_accept(v, s);
 		break;
 	case OBS_KIND_SHADOW_READY:
 		if (armed && watch_mmio && watch_pages)
@@ -759,6 +827,21 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 			    sh, trap, why, false);
 }
 
+/*
+ * Every block's instructions, per vCPU, at the block's entry: one call per block, not per
+ * instruction. QEMU 7.2's inline counters (qemu_plugin_register_vcpu_tb_exec_inline) add
+ * to one address for all vCPUs, without atomicity, and cannot tell the boot CPU's
+ * instructions from those of the APs spinning in firmware meanwhile. A block left early
+ * by an exception is counted whole.
+ */
+static void on_tb_exec(unsigned int vcpu, void *udata)
+{
+	struct vcpu *v = vc(vcpu);
+
+	if (v)
+		v->insns += (uintptr_t)udata;
+}
+
 /* ------------------------------------------------------------------ translation */
 
 static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -766,6 +849,7 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t n = qemu_plugin_tb_n_insns(tb);
 
 	(void)id;
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)n);
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		const uint8_t *b = qemu_plugin_insn_data(insn);
@@ -785,6 +869,8 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (!s)
 			continue;
 		*s = tmp;
+		s->idx = (unsigned)i;
+		s->tb_n = (unsigned)n;
 		s->vaddr = va;
 		s->cls = cls;
 		s->len = (unsigned)(len < sizeof(s->bytes) ? len : sizeof(s->bytes));
@@ -832,6 +918,44 @@ static void report_sanitizer(void)
 	     (unsigned long long)mapped_shared, states);
 }
 
+/*
+ * Instructions per boot phase (up to the last phase marker that ran), to `ready` (the end
+ * of the allocator phase), and per vCPU in all.
+ */
+static void report_instructions(void)
+{
+	char phases[512] = "", ready[32] = "null";
+	size_t n = 0;
+	uint64_t all = 0;
+	unsigned last = 0;
+
+	/* Only a chain of phases the same vCPU ran from efi_main on. */
+	for (unsigned p = 1; p < OBS_PHASE_COUNT && phase_vcpu[0]; p++) {
+		if (phase_vcpu[p] != phase_vcpu[0])
+			break;
+		n += (size_t)snprintf(phases + n, sizeof(phases) - n, "%s\"%s\":%llu", p > 1 ? "," : "",
+				      phase_names[p], (unsigned long long)(phase_cut[p] - phase_cut[p - 1]));
+		last = p;
+	}
+	if (last == OBS_PHASE_ALLOC)
+		snprintf(ready, sizeof(ready), "%llu", (unsigned long long)(phase_cut[last] - phase_cut[0]));
+	uint64_t calls = 0, outside = 0, inside = 0;
+
+	for (unsigned i = 0; i < nvcpus; i++) {
+		all += vcpus[i].insns;
+		calls += vcpus[i].acc_calls;
+		outside += vcpus[i].acc_outside;
+		inside += vcpus[i].acc_platform;
+	}
+	emit("{\"event\":\"instructions\",\"phases\":{%s},\"to_ready\":%s,\"boot_vcpu\":%d,"
+	     "\"boot_vcpu_total\":%llu,\"all_vcpus\":%llu,\"vcpus\":%u,"
+	     "\"accept\":{\"calls\":%llu,\"outside_platform\":%llu,\"in_platform\":%llu}}",
+	     phases, ready, phase_vcpu[0] - 1,
+	     (unsigned long long)(phase_vcpu[0] ? vcpus[phase_vcpu[0] - 1].insns : 0),
+	     (unsigned long long)all, nvcpus, (unsigned long long)calls,
+	     (unsigned long long)outside, (unsigned long long)inside);
+}
+
 static void report(qemu_plugin_id_t id, void *udata)
 {
 	char guest[512], host[512];
@@ -851,6 +975,7 @@ static void report(qemu_plugin_id_t id, void *udata)
 	     armed ? "true" : "false", mode_name(), mmio_on ? "true" : "false",
 	     (unsigned long long)markers, (unsigned long long)declared, guest, host);
 	report_sanitizer();
+	report_instructions();
 }
 
 /* After the arm: every block is translated again, now with memory callbacks. */
@@ -893,6 +1018,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 	 * emulated host hands them over (OBS_KIND_HOST_LEAVE). */
 	for (unsigned i = 1; i < nvcpus; i++)
 		vcpus[i].depth = 1;
+	for (unsigned i = 0; i < nvcpus; i++)
+		vcpus[i].acc_state = -1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);
 	qemu_plugin_register_atexit_cb(id, report, NULL);
 	return 0;

@@ -89,8 +89,11 @@ static bool fault_for(u32 kind, u32 apic_id)
 
 static void delay_ns(u64 ns);
 
-/* mailbox_late@ID:MS: how long this AP's run is put off after its wakeup (0: not). */
-static u64 late_for(u32 apic_id)
+/*
+ * mailbox_late@ID:MS: how long this AP's run is put off after its wakeup;
+ * mailbox_slow_ack@ID:MS: before it takes the command (0: not).
+ */
+static u64 late_for(u32 kind, u32 apic_id)
 {
 	u64 ms = 0;
 
@@ -98,7 +101,7 @@ static u64 late_for(u32 apic_id)
 	for (unsigned i = 0; i < emu.faults.n; i++) {
 		struct emu_fault *f = &emu.faults.f[i];
 
-		if (f->kind == FAULT_MAILBOX_LATE && f->addr == apic_id && !f->fired) {
+		if (f->kind == kind && f->addr == apic_id && !f->fired) {
 			f->fired++;
 			ms = f->count;
 		}
@@ -141,6 +144,14 @@ static __noreturn void tdvf_ap_loop(const u32 *slot)
 		if (fault_for(FAULT_MAILBOX_IGNORE, me))
 			for (;;)
 				raw_halt();
+		/*
+		 * emu_fault=mailbox_slow_ack@ID:MS: the host runs this vCPU MS ms late, before
+		 * it takes the command (a descheduled vCPU on an overcommitted host).
+		 */
+		u64 slow_ms = late_for(FAULT_MAILBOX_SLOW_ACK, me);
+
+		if (slow_ms)
+			delay_ns(slow_ms * 1000000ULL);
 		u64 vector = __atomic_load_n((u64 *)(mb + MP_MAILBOX_OFF_VECTOR), __ATOMIC_ACQUIRE);
 
 		emu_count("tdvf_mailbox_wakeups");
@@ -150,7 +161,7 @@ static __noreturn void tdvf_ap_loop(const u32 *slot)
 			for (;;)
 				raw_halt();
 		/* emu_fault=mailbox_late@ID:MS: the host runs the woken vCPU MS ms late. */
-		u64 late_ms = late_for(me);
+		u64 late_ms = late_for(FAULT_MAILBOX_LATE, me);
 
 		if (late_ms)
 			delay_ns(late_ms * 1000000ULL);

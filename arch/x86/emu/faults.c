@@ -59,6 +59,7 @@ static const struct {
 	[FAULT_EBS_ACCEPT_MS] = { "ebs_accept_ms", false, false, false, true },
 	[FAULT_MAP_SIZE_SHORT] = { "map_size_short", false, false, false, true },
 	[FAULT_ALLOC_TYPE15] = { "alloc_type15", false, false, false, false },
+	[FAULT_MAILBOX_SLOW_ACK] = { "mailbox_slow_ack", true, true, true, false },
 };
 
 const char *emu_fault_name(u32 kind)

@@ -308,8 +308,8 @@ unsigned snp_smp_start(const struct smp_start *s, const char **why)
 		}
 	}
 
-	/* From the last creation: under the test image's emulator each one takes a while. */
-	started = smp_arch_wait_checkins(s, requested, ok, tsc_now_ns() + s->timeout_ns);
+	/* Until none of them checked in for s->timeout_ns: a slow AP costs only itself. */
+	started = smp_arch_wait_checkins(s, requested, ok, s->timeout_ns);
 	/* Abandoned: if it ever runs, it parks (smp_arch_ap_checkin); stop it and undo its VMSA. */
 	for (unsigned i = 0; i < s->count; i++)
 		if (requested[i] && !ok[i])
