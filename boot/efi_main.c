@@ -44,6 +44,28 @@ static EFI_STATUS boot_fail(const char *msg, EFI_STATUS status)
 	return EFI_ERROR(status) ? status : EFI_LOAD_ERROR;
 }
 
+/*
+ * A guest memaccept refuses to run in, found before ExitBootServices: the firmware's
+ * console and its #VC handler still work, so the reason reaches the log, the exit code
+ * the harness (isa-debug-exit), and the firmware gets the error back.
+ */
+static EFI_STATUS boot_refuse(const char *what)
+{
+	console_flush_held();
+	kprintf("boot: FATAL: this is %s: memaccept supports SEV-SNP, not SEV or SEV-ES, and "
+		"stops before ExitBootServices\n", what);
+	ev_begin("fatal");
+	ev_str("msg", what);
+	ev_str("condition", fatal_condition_name(FC_SNP_FEATURES));
+	ev_u64("code", EXIT_PLATFORM_FATAL);
+	ev_end();
+	ev_begin("exit");
+	ev_u64("code", EXIT_PLATFORM_FATAL);
+	ev_end();
+	plain_io_out(DEBUG_EXIT_PORT, EXIT_PLATFORM_FATAL, 1);
+	return EFI_UNSUPPORTED;
+}
+
 static void report_boot_lines(void)
 {
 	kernel_report_boot(&bi);
@@ -228,6 +250,8 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	/* 3. TDX or SNP? CPUID is safe only now (after EBS it raises #VC on SNP). */
 	boot_emulator_select(&bi);
 	detect_platform(&bi);
+	if (detect_sev_without_snp(&bi))
+		return boot_refuse(detect_sev_without_snp(&bi));
 
 	/* Test image, snp-emu: the stand-in plays OVMF's SNP parts (CC blob, opt-in protocol). */
 	if (bi.detected == DETECTED_SNP)

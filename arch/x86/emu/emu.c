@@ -151,7 +151,11 @@ u64 emu_host_tsc_hz(void)
 u64 emu_sev_status(void)
 {
 	struct emu_fault *f = emu_fault_find(&emu.faults, FAULT_SEV_STATUS, 0, 0);
+	struct emu_fault *only = emu_fault_find(&emu.faults, FAULT_SEV_ONLY, 0, 0);
 
+	/* sev_only: an SEV or SEV-ES guest, which memaccept must refuse before EBS. */
+	if (only)
+		return only->value;
 	return EMU_SEV_STATUS_BASE | (f ? f->value : 0);
 }
 
@@ -267,7 +271,8 @@ static struct emu_decoded decode_at(u64 rip)
 static bool on_ud(struct trap_frame *f)
 {
 	struct emu_decoded d;
-	bool snp = emu.mode == EMU_SNP;
+	bool snp = emu.mode == EMU_SNP, nested = false;
+	struct emu_fault *forged = NULL;
 
 	/* From here until the return the vCPU runs the emulated host's code, not the guest's. */
 	emu_host_enter();
@@ -276,6 +281,19 @@ static bool on_ud(struct trap_frame *f)
 	if (snp)
 		emu_snp_lock();
 	emu_count("ud_traps");
+	/* vc_forge_pvalidate: the host injects #VC instead of completing the PVALIDATE. */
+	if (snp && d.insn == INSN_PVALIDATE && emu_self()->ghcb_gpa &&
+	    (forged = emu_fault_take(&emu.faults, FAULT_VC_FORGE_PVALIDATE, 0, 0))) {
+		emu_snp_unlock();
+		emu_forge_vc(f, forged->value, f->rip, "PVALIDATE");
+	}
+	/* Taken before the exit: the guest's own termination request may follow it. */
+	if (snp && d.insn == INSN_VMGEXIT && emu_self()->ghcb_gpa &&
+	    emu_self()->ghcb_msr == emu_self()->ghcb_gpa)
+		forged = emu_fault_take(&emu.faults, FAULT_VC_FORGE_VMGEXIT, 0, 0);
+	if (snp && d.insn == INSN_VMGEXIT && emu_self()->vc_depth && !forged &&
+	    emu_fault_take(&emu.faults, FAULT_VC_NESTED, 0, 0))
+		nested = true;
 	if (d.insn == INSN_TDCALL && emu.mode == EMU_TDX)
 		emu_tdx_tdcall(f);
 	else if (d.insn == INSN_PVALIDATE && emu.mode == EMU_SNP)
@@ -288,6 +306,10 @@ static bool on_ud(struct trap_frame *f)
 		d.len = 0;
 	if (snp)
 		emu_snp_unlock();
+	if (forged && d.len)
+		emu_forge_vc(f, forged->value, f->rip + d.len, "the instruction after a VMGEXIT");
+	if (nested && d.len)
+		emu_forge_nested_vc();
 	emu_host_leave();
 	if (!d.len)
 		return false;	/* a real #UD: the fatal exception report takes it */

@@ -56,6 +56,16 @@ static const struct {
 	[FAULT_LA57] = { "la57", false, false, false, false },
 	[FAULT_CBIT] = { "cbit", false, false, false, true },
 	[FAULT_AP_CREATE_NOVALID] = { "ap_create_novalid", false, false, false, false },
+	[FAULT_VC_FORGE_PVALIDATE] = { "vc_forge_pvalidate", false, false, false, true },
+	[FAULT_VC_FORGE_VMGEXIT] = { "vc_forge_vmgexit", false, false, false, true },
+	[FAULT_VC_NESTED] = { "vc_nested", false, false, false, false },
+	[FAULT_MSR_INTERCEPT] = { "msr_intercept", false, false, false, true },
+	[FAULT_TSC_FREQ_INTERCEPT] = { "tsc_freq_intercept", false, false, false, true },
+	[FAULT_SEV_ONLY] = { "sev_only", false, false, false, true },
+	[FAULT_PSC_STALL] = { "psc_stall", false, false, false, false },
+	[FAULT_PSC_RANGE] = { "psc_range", false, false, false, false },
+	[FAULT_PSC_LIE] = { "psc_lie", false, false, false, false },
+	[FAULT_SVSM_LIE] = { "svsm_lie", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

@@ -109,6 +109,30 @@
  *                           the boot vCPU from ExitBootServices on and, in a TD, the
  *                           APs waiting in the firmware's mailbox loop (a TDVF built
  *                           with 5-level paging); needs a CPU with LA57 (-cpu ...,+la57)
+ * The hostile host (docs/threat-model.md; cases hostile-*), each one attack:
+ *   vc_forge_pvalidate=CODE SNP: at the next PVALIDATE once the guest's GHCB is registered,
+ *                           the host injects #VC with error code CODE, RIP at the PVALIDATE
+ *                           (WeSee: after PVALIDATE's nested page fault)
+ *   vc_forge_vmgexit=CODE   SNP: after the next exit through the guest's GHCB the host
+ *                           injects #VC CODE at the instruction after the VMGEXIT
+ *   vc_nested               SNP: during the next exit the guest's #VC handler makes, the
+ *                           host injects a second #VC (CPUID, RIP at a real CPUID, so that
+ *                           only the handler's nesting guard can tell)
+ *   msr_intercept=MSR       SNP: the host intercepts MSR MSR once after ExitBootServices,
+ *                           one the hardware passes through (#VC 0x7C at the guest's access)
+ *   tsc_freq_intercept=MHZ  SNP, Secure TSC: the host intercepts GUEST_TSC_FREQ: before
+ *                           ExitBootServices the firmware's #VC handler forwards the read
+ *                           and the host answers MHZ; after it the read raises #VC
+ *   sev_only=VALUE          SEV_STATUS reads VALUE exactly: 0x1 an SEV guest, 0x3 SEV-ES,
+ *                           neither with SNP
+ *   psc_stall               SNP: the host answers every Page State Change with success and
+ *                           no progress (cur_entry and the entries unchanged)
+ *   psc_range               SNP: the next Page State Change answer has cur_entry beyond
+ *                           end_entry + 1
+ *   psc_lie                 SNP: the host answers every Page State Change as done and
+ *                           converts nothing (pages stay shared)
+ *   svsm_lie                SNP, emu_svsm=1: the SVSM answers PVALIDATE requests with
+ *                           success and validates nothing
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
  * ExitBootServices, as OVMF does when it accepts everything there.)
  * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
@@ -162,6 +186,16 @@ enum emu_fault_kind {
 	FAULT_LA57,
 	FAULT_CBIT,
 	FAULT_AP_CREATE_NOVALID,
+	FAULT_VC_FORGE_PVALIDATE,
+	FAULT_VC_FORGE_VMGEXIT,
+	FAULT_VC_NESTED,
+	FAULT_MSR_INTERCEPT,
+	FAULT_TSC_FREQ_INTERCEPT,
+	FAULT_SEV_ONLY,
+	FAULT_PSC_STALL,
+	FAULT_PSC_RANGE,
+	FAULT_PSC_LIE,
+	FAULT_SVSM_LIE,
 	FAULT_KIND_COUNT,
 };
 
