@@ -18,6 +18,11 @@ const char *clock_source_name(u32 source)
 	return source < CLOCK_SOURCE_COUNT ? names[source] : "?";
 }
 
+bool clock_host_skewable(u32 source, bool in_td)
+{
+	return !(source == CLOCK_SNP_SECURE_TSC || (source == CLOCK_CPUID_15 && in_td));
+}
+
 /* Half a unit of the declared resolution, relative to hz, in ppm (rounded up). */
 static u32 resolution_ppm(u64 unit_hz, u64 hz)
 {

@@ -16,6 +16,14 @@ enum clock_source {
 };
 
 const char *clock_source_name(u32 source);
+/*
+ * Whether the host can skew a TSC frequency from this source, and with it every time
+ * memaccept reports (docs/threat-model.md): only Secure TSC's GUEST_TSC_FREQ and, in a
+ * TD, CPUID 0x15 (the TDX module answers it) are out of its reach. The PM timer is a
+ * device the host emulates and reads through it; the hypervisor leaf is its word; EFI
+ * Stall() counts on its timers; CPUID 0x15 elsewhere is what the host put there.
+ */
+bool clock_host_skewable(u32 source, bool in_td);
 
 /* The raw values the declared sources are read from (boot/ gathers them with CPUID/RDMSR). */
 struct clock_raw {

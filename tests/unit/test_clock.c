@@ -392,3 +392,15 @@ TEST(series_rescale_times_only)
 	EXPECT_EQ(tt[1], 1500);
 	EXPECT_EQ(vv[1], 9);
 }
+
+/* Which clocks the host can skew (docs/threat-model.md): all but Secure TSC and CPUID 0x15 in a TD. */
+TEST(clock_host_skewable_sources)
+{
+	EXPECT(!clock_host_skewable(CLOCK_SNP_SECURE_TSC, false));
+	EXPECT(!clock_host_skewable(CLOCK_CPUID_15, true));
+	EXPECT(clock_host_skewable(CLOCK_CPUID_15, false));
+	EXPECT(clock_host_skewable(CLOCK_HV_LEAF, true));
+	EXPECT(clock_host_skewable(CLOCK_PM_TIMER, true));
+	EXPECT(clock_host_skewable(CLOCK_EFI_STALL, false));
+	EXPECT(clock_host_skewable(CLOCK_NONE, false));
+}

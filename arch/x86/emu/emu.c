@@ -254,10 +254,40 @@ int emu_host_vcpu_index(u32 apic_id)
 /* The values an emulated VMM returns for CPUID (TDVMCALL or GHCB exit), any time. */
 void emu_cpuid_values(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
-	if (emu.mode == EMU_TDX && tdx_cpuid_trap(leaf, subleaf) == TRAP_NONE)
+	struct emu_fault *lie = emu_fault_find(&emu.faults, FAULT_CPUID_TSC_LIE, 0, 0);
+
+	if (emu.mode == EMU_TDX && tdx_cpuid_trap(leaf, subleaf) == TRAP_NONE) {
+		/* The TDX module's own leaves: no host can change them. */
 		emu_tdx_module_cpuid(leaf, subleaf, r);
-	else if (emu.mode != EMU_SNP || !emu_snp_cpuid(leaf, subleaf, r))
+		return;
+	}
+	if (emu.mode != EMU_SNP || !emu_snp_cpuid(leaf, subleaf, r))
 		raw_cpuid(leaf, subleaf, r);
+	/* cpuid_tsc_lie: the host's hypervisor leaves declare the TSC it chose. */
+	if (lie && leaf == 1)
+		r->ecx |= 1u << 31;
+	if (lie && leaf == 0x40000000 && r->eax < 0x40000010)
+		r->eax = 0x40000010;
+	if (lie && leaf == 0x40000010) {
+		lie->fired++;
+		r->eax = (u32)lie->value;
+	}
+}
+
+/* io_garbage and port_lie: what a hostile host answers a port read with. */
+u64 emu_host_port_read(u16 port, int size, u64 value)
+{
+	struct emu_fault *lie = emu_fault_find(&emu.faults, FAULT_PORT_LIE, port, (u64)port + 1);
+
+	if (lie) {
+		lie->fired++;
+		value = lie->value;
+	}
+	if (emu_fault_find(&emu.faults, FAULT_IO_GARBAGE, 0, 0)) {
+		emu_fault_find(&emu.faults, FAULT_IO_GARBAGE, 0, 0)->fired++;
+		value |= size == 4 ? 0xffffffff00000000ULL : ~0ULL << (8 * size);
+	}
+	return value;
 }
 
 /* ------------------------------------------------------------------ trap dispatch */

@@ -413,7 +413,7 @@ static void ioio(u8 *g, struct exit_regs *r)
 		return;
 	}
 	if (info & IOIO_TYPE_IN)
-		r->rax = plain_io_in(port, size);
+		r->rax = emu_host_port_read(port, size, plain_io_in(port, size));
 	else
 		plain_io_out(port, (u32)r->rax, size);
 }

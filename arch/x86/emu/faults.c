@@ -66,6 +66,9 @@ static const struct {
 	[FAULT_PSC_RANGE] = { "psc_range", false, false, false, false },
 	[FAULT_PSC_LIE] = { "psc_lie", false, false, false, false },
 	[FAULT_SVSM_LIE] = { "svsm_lie", false, false, false, false },
+	[FAULT_IO_GARBAGE] = { "io_garbage", false, false, false, false },
+	[FAULT_PORT_LIE] = { "port_lie", true, true, false, true },
+	[FAULT_CPUID_TSC_LIE] = { "cpuid_tsc_lie", false, false, false, true },
 };
 
 const char *emu_fault_name(u32 kind)

@@ -133,6 +133,12 @@
  *                           converts nothing (pages stay shared)
  *   svsm_lie                SNP, emu_svsm=1: the SVSM answers PVALIDATE requests with
  *                           success and validates nothing
+ *   io_garbage              TDX, SNP: the host answers every port read with all ones above
+ *                           the operand size (TDVMCALL R11, GHCB RAX)
+ *   port_lie@PORT=VALUE     TDX, SNP: reads of port PORT through the host answer VALUE (the
+ *                           ACPI PM timer at 0x608 on q35: a timer that never advances)
+ *   cpuid_tsc_lie=KHZ       the host's CPUID hypervisor leaves go up to 0x40000010 and
+ *                           declare a TSC of KHZ kHz there (leaf 1 says "hypervisor")
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
  * ExitBootServices, as OVMF does when it accepts everything there.)
  * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
@@ -196,6 +202,9 @@ enum emu_fault_kind {
 	FAULT_PSC_RANGE,
 	FAULT_PSC_LIE,
 	FAULT_SVSM_LIE,
+	FAULT_IO_GARBAGE,
+	FAULT_PORT_LIE,
+	FAULT_CPUID_TSC_LIE,
 	FAULT_KIND_COUNT,
 };
 

@@ -238,7 +238,8 @@ static u32 ioio(u16 port, int size, bool in, u32 out_value, bool *ok)
 		ghcb_field_set(ghcb, GHCB_RAX, out_value);
 	count(C_IOIO);
 	*ok = ghcb_exit(SVM_EXIT_IOIO, info, 0) == 0 && (!in || ghcb_field_valid(ghcb, GHCB_RAX));
-	return in ? (u32)*ghcb_field(ghcb, GHCB_RAX) : 0;
+	/* Only the operand's bytes are an answer: whatever the host put above them is dropped. */
+	return in ? (u32)(*ghcb_field(ghcb, GHCB_RAX) & (size == 4 ? 0xffffffffULL : (1ULL << (8 * size)) - 1)) : 0;
 }
 
 static void snp_io_out(u16 port, u32 val, int size)

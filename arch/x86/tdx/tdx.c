@@ -97,7 +97,8 @@ static u32 tdx_io_in(u16 port, int size)
 	/* A port the VMM refuses reads as all ones, like a port with nothing behind it. */
 	if (tdvmcall(&r, TDVMCALL_IO))
 		return ~0u;
-	return (u32)r.r11;
+	/* Only the operand's bytes are an answer: whatever the VMM put above them is dropped. */
+	return (u32)(r.r11 & (size == 4 ? 0xffffffffULL : (1ULL << (8 * size)) - 1));
 }
 
 /*
