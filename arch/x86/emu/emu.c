@@ -587,6 +587,11 @@ void emu_stage_ve(u32 reason, u64 qual, u64 gla, u64 gpa, u32 len)
 
 	(void)guest;
 
+	/* ve_len_lie, ve_reason_lie: #VE information that does not describe the instruction. */
+	if (len && emu_fault_take(&emu.faults, FAULT_VE_LEN_LIE, 0, 0))
+		len++;
+	if (reason == EXIT_REASON_CPUID && emu_fault_take(&emu.faults, FAULT_VE_REASON_LIE, 0, 0))
+		reason = EXIT_REASON_MSR_READ;
 	emu.ve[c].staged = true;
 	emu.ve[c].reason = reason, emu.ve[c].qual = qual, emu.ve[c].gla = gla, emu.ve[c].gpa = gpa;
 	emu.ve[c].len = len;

@@ -69,6 +69,8 @@ static const struct {
 	[FAULT_IO_GARBAGE] = { "io_garbage", false, false, false, false },
 	[FAULT_PORT_LIE] = { "port_lie", true, true, false, true },
 	[FAULT_CPUID_TSC_LIE] = { "cpuid_tsc_lie", false, false, false, true },
+	[FAULT_VE_LEN_LIE] = { "ve_len_lie", false, false, false, false },
+	[FAULT_VE_REASON_LIE] = { "ve_reason_lie", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

@@ -137,6 +137,11 @@
  *                           the operand size (TDVMCALL R11, GHCB RAX)
  *   port_lie@PORT=VALUE     TDX, SNP: reads of port PORT through the host answer VALUE (the
  *                           ACPI PM timer at 0x608 on q35: a timer that never advances)
+ *   ve_len_lie              TDX: the next instruction #VE reports a length one byte longer
+ *                           than the instruction's
+ *   ve_reason_lie           TDX: the next CPUID #VE reports exit reason RDMSR instead
+ *                           (neither can come from a real TDX module: a stand-in for a
+ *                           broken one, for the handler's check of the #VE information)
  *   cpuid_tsc_lie=KHZ       the host's CPUID hypervisor leaves go up to 0x40000010 and
  *                           declare a TSC of KHZ kHz there (leaf 1 says "hypervisor")
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
@@ -205,6 +210,8 @@ enum emu_fault_kind {
 	FAULT_IO_GARBAGE,
 	FAULT_PORT_LIE,
 	FAULT_CPUID_TSC_LIE,
+	FAULT_VE_LEN_LIE,
+	FAULT_VE_REASON_LIE,
 	FAULT_KIND_COUNT,
 };
 
