@@ -264,6 +264,9 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	 * 4. The TSC frequency, if the platform declares it (which needs the platform and
 	 * CPUID); else the kernel measures it against the PM timer after `ready`.
 	 */
+	/* SNP: the secrets page (SVSM, TSC_FACTOR) first: the clock needs TSC_FACTOR. */
+	if (bi.detected == DETECTED_SNP)
+		boot_snp_read_svsm(st, &bi);
 	boot_clock_choose(st, &bi);
 	tsc_set(bi.tsc_hz, bi.tsc_at_entry);
 
@@ -271,7 +274,6 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	bi.snp_protocol = SNP_PROTOCOL_NOT_APPLICABLE;
 	if (bi.detected == DETECTED_SNP) {
 		bi.snp_protocol = boot_snp_opt_in(st);
-		boot_snp_read_svsm(st, &bi);
 	}
 
 	/* Test image, tdx-emu: what TDVF adds for the TD's APs (it needs the RSDP). */

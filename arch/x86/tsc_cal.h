@@ -33,7 +33,15 @@ struct clock_raw {
 	u32 hv_tsc_khz;		/* CPUID 0x40000010 EAX */
 	u64 sev_status;		/* MSR 0xC0010131, 0 when not SEV */
 	u64 guest_tsc_freq;	/* MSR 0xC0010134, read only when SEV_STATUS says Secure TSC */
+	u32 tsc_factor;		/* the SNP secrets page's TSC_FACTOR (0.001 %), with Secure TSC */
 };
+
+/*
+ * Secure TSC: the mean TSC frequency from GUEST_TSC_FREQ (MHz) and the secrets page's
+ * TSC_FACTOR, as the SNP firmware ABI defines it (Linux SNP_SCALE_TSC_FREQ). 0 for a
+ * factor of 100 % or more, which leaves no frequency.
+ */
+u64 clock_snp_secure_hz(u64 mhz, u32 tsc_factor);
 
 struct clock_declared {
 	u32 source;		/* enum clock_source; CLOCK_NONE when nothing declares it */

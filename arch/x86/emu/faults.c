@@ -71,6 +71,7 @@ static const struct {
 	[FAULT_CPUID_TSC_LIE] = { "cpuid_tsc_lie", false, false, false, true },
 	[FAULT_VE_LEN_LIE] = { "ve_len_lie", false, false, false, false },
 	[FAULT_VE_REASON_LIE] = { "ve_reason_lie", false, false, false, false },
+	[FAULT_TSC_FACTOR] = { "tsc_factor", false, false, false, true },
 };
 
 const char *emu_fault_name(u32 kind)

@@ -142,6 +142,8 @@
  *   ve_reason_lie           TDX: the next CPUID #VE reports exit reason RDMSR instead
  *                           (neither can come from a real TDX module: a stand-in for a
  *                           broken one, for the handler's check of the #VE information)
+ *   tsc_factor=N            SNP: the secrets page's TSC_FACTOR is N (0.001 %; not an attack:
+ *                           the PSP writes it)
  *   cpuid_tsc_lie=KHZ       the host's CPUID hypervisor leaves go up to 0x40000010 and
  *                           declare a TSC of KHZ kHz there (leaf 1 says "hypervisor")
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
@@ -212,6 +214,7 @@ enum emu_fault_kind {
 	FAULT_CPUID_TSC_LIE,
 	FAULT_VE_LEN_LIE,
 	FAULT_VE_REASON_LIE,
+	FAULT_TSC_FACTOR,
 	FAULT_KIND_COUNT,
 };
 

@@ -1332,8 +1332,11 @@ static void snp_check_tsc_freq(void)
 	if (!secure_tsc || !bi)
 		return;
 	mhz = msr_read(MSR_GUEST_TSC_FREQ) & 0x3ffff;	/* bits 17:0, MHz (tsc_cal.c) */
-	if (bi->declared_source == CLOCK_SNP_SECURE_TSC && bi->declared_hz != mhz * 1000000ULL)
-		fatal_reason(EXIT_HOST_HOSTILE, FC_HOST_INPUT, "GUEST_TSC_FREQ read %llu Hz before "
+	kprintf("snp: Secure TSC: GUEST_TSC_FREQ %llu MHz, TSC_FACTOR %u (0.001 %%): %llu Hz\n", mhz,
+		bi->snp_tsc_factor, clock_snp_secure_hz(mhz, bi->snp_tsc_factor));
+	if (bi->declared_source == CLOCK_SNP_SECURE_TSC &&
+	    bi->declared_hz != clock_snp_secure_hz(mhz, bi->snp_tsc_factor))
+		fatal_reason(EXIT_HOST_HOSTILE, FC_HOST_INPUT, "GUEST_TSC_FREQ gave %llu Hz before "
 			     "ExitBootServices (through the firmware) and %llu MHz now: the host "
 			     "intercepted it", bi->declared_hz, mhz);
 }
