@@ -3,6 +3,7 @@
 #   fuzz_accept  memory map -> bitmap and partial units -> allocator -> allocate everything,
 #                against a reference model (tests/fuzz/fuzz_accept.c)
 #   fuzz_memmap  the memory-map validator and the bitmap (tests/fuzz/fuzz_memmap.c)
+#   fuzz_vc_insn the SNP #VC check: exit code against the bytes at RIP (tests/fuzz/fuzz_vc_insn.c)
 #
 #   make fuzz-build     build both with $(FUZZCC)
 #   make fuzz           fuzz_accept for FUZZ_ACCEPT_RUNS inputs (at most FUZZ_ACCEPT_SECONDS),
@@ -15,8 +16,11 @@ FUZZ_ACCEPT_SECONDS ?= 3600
 FUZZ_DIR := $(B)/fuzz
 FUZZ_MEMMAP_BIN := $(FUZZ_DIR)/fuzz_memmap
 FUZZ_ACCEPT_BIN := $(FUZZ_DIR)/fuzz_accept
-# Both: `make test` hands every one to tests/run.py --fuzz.
-FUZZ_BIN := $(FUZZ_ACCEPT_BIN) $(FUZZ_MEMMAP_BIN)
+FUZZ_VC_BIN := $(FUZZ_DIR)/fuzz_vc_insn
+# All: `make test` hands every one to tests/run.py --fuzz.
+FUZZ_BIN := $(FUZZ_ACCEPT_BIN) $(FUZZ_MEMMAP_BIN) $(FUZZ_VC_BIN)
+FUZZ_VC_SRCS := tests/fuzz/fuzz_vc_insn.c arch/x86/sev/vc_insn.c lib/string.c
+FUZZ_VC_SECONDS ?= 120
 FUZZ_MEMMAP_SRCS := tests/fuzz/fuzz_memmap.c mm/memmap.c mm/bitmap.c lib/sort.c
 # fuzz_accept.c includes mm/early.c itself (over its fake physical memory).
 FUZZ_ACCEPT_SRCS := tests/fuzz/fuzz_accept.c mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/accept.c \
@@ -40,6 +44,12 @@ $(FUZZ_MEMMAP_BIN): $(FUZZ_MEMMAP_SRCS) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $@"
 	$(Q)$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_MEMMAP_SRCS)
+
+$(FUZZ_VC_BIN): $(FUZZ_VC_SRCS) $(FUZZ_HDRS) arch/x86/sev/vc_insn.h arch/x86/sev/snp.h
+	@$(DEPS) fuzz
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $@"
+	$(Q)$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_VC_SRCS)
 
 $(FUZZ_ACCEPT_BIN): $(FUZZ_ACCEPT_SRCS) $(FUZZ_HDRS)
 	@$(DEPS) fuzz
@@ -71,4 +81,5 @@ fuzz: $(FUZZ_BIN)
 	@status=0; \
 	$(call run_fuzz,accept,$(FUZZ_ACCEPT_BIN),tests/fuzz/seeds-accept,1024,$(FUZZ_ACCEPT_FLAGS) -runs=$(FUZZ_ACCEPT_RUNS) -max_total_time=$(FUZZ_ACCEPT_SECONDS)); \
 	$(call run_fuzz,memmap,$(FUZZ_MEMMAP_BIN),tests/fuzz/seeds,4096,-max_total_time=$(FUZZ_SECONDS)); \
+	$(call run_fuzz,vc_insn,$(FUZZ_VC_BIN),tests/fuzz/seeds-vc,32,-max_total_time=$(FUZZ_VC_SECONDS)); \
 	exit $$status
