@@ -301,7 +301,7 @@ static struct emu_decoded decode_at(u64 rip)
 static bool on_ud(struct trap_frame *f)
 {
 	struct emu_decoded d;
-	bool snp = emu.mode == EMU_SNP, nested = false;
+	bool snp = emu.mode == EMU_SNP, nested = false, nmi = false;
 	struct emu_fault *forged = NULL;
 
 	/* From here until the return the vCPU runs the emulated host's code, not the guest's. */
@@ -324,6 +324,9 @@ static bool on_ud(struct trap_frame *f)
 	if (snp && d.insn == INSN_VMGEXIT && emu_self()->vc_depth && !forged &&
 	    emu_fault_take(&emu.faults, FAULT_VC_NESTED, 0, 0))
 		nested = true;
+	if (snp && d.insn == INSN_VMGEXIT && emu_self()->vc_depth && !forged && !nested &&
+	    emu_fault_take(&emu.faults, FAULT_VC_NMI, 0, 0))
+		nmi = true;
 	if (d.insn == INSN_TDCALL && emu.mode == EMU_TDX)
 		emu_tdx_tdcall(f);
 	else if (d.insn == INSN_PVALIDATE && emu.mode == EMU_SNP)
@@ -340,6 +343,8 @@ static bool on_ud(struct trap_frame *f)
 		emu_forge_vc(f, forged->value, f->rip + d.len, "the instruction after a VMGEXIT");
 	if (nested && d.len)
 		emu_forge_nested_vc();
+	if (nmi && d.len)
+		emu_inject_nmi(f);
 	emu_host_leave();
 	if (!d.len)
 		return false;	/* a real #UD: the fatal exception report takes it */

@@ -163,6 +163,8 @@ __noreturn void emu_host_stops_guest(u64 host_code, const char *why);
 __noreturn void emu_forge_vc(const struct trap_frame *f, u64 code, u64 rip, const char *where);
 /* A port read's answer as the (possibly hostile) host gives it: io_garbage, port_lie. */
 u64 emu_host_port_read(u16 port, int size, u64 value);
+/* vc_nmi: an NMI while the guest's #VC handler waits for an exit (f: where it is). */
+void emu_inject_nmi(const struct trap_frame *f);
 /* vc_nested: a second #VC (CPUID at a real CPUID) while the guest's handler runs. */
 void emu_forge_nested_vc(void);
 

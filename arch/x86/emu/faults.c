@@ -72,6 +72,9 @@ static const struct {
 	[FAULT_VE_LEN_LIE] = { "ve_len_lie", false, false, false, false },
 	[FAULT_VE_REASON_LIE] = { "ve_reason_lie", false, false, false, false },
 	[FAULT_TSC_FACTOR] = { "tsc_factor", false, false, false, true },
+	[FAULT_GHCB_VERSION_LIE] = { "ghcb_version_lie", false, false, false, false },
+	[FAULT_GHCB_REGISTER_LIE] = { "ghcb_register_lie", false, false, false, false },
+	[FAULT_VC_NMI] = { "vc_nmi", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

@@ -142,6 +142,12 @@
  *   ve_reason_lie           TDX: the next CPUID #VE reports exit reason RDMSR instead
  *                           (neither can come from a real TDX module: a stand-in for a
  *                           broken one, for the handler's check of the #VE information)
+ *   ghcb_version_lie        SNP: the host answers the GHCB MSR protocol's SEV information
+ *                           request with protocol versions 1..1 (no SNP)
+ *   ghcb_register_lie       SNP: the host answers the GHCB registration with another GFN
+ *   vc_nmi                  SNP: during the next exit the guest's #VC handler makes, the
+ *                           host injects an NMI (AMD APM vol. 2: without Restricted
+ *                           Injection the hypervisor may inject one at any time)
  *   tsc_factor=N            SNP: the secrets page's TSC_FACTOR is N (0.001 %; not an attack:
  *                           the PSP writes it)
  *   cpuid_tsc_lie=KHZ       the host's CPUID hypervisor leaves go up to 0x40000010 and
@@ -215,6 +221,9 @@ enum emu_fault_kind {
 	FAULT_VE_LEN_LIE,
 	FAULT_VE_REASON_LIE,
 	FAULT_TSC_FACTOR,
+	FAULT_GHCB_VERSION_LIE,
+	FAULT_GHCB_REGISTER_LIE,
+	FAULT_VC_NMI,
 	FAULT_KIND_COUNT,
 };
 

@@ -223,6 +223,20 @@ __noreturn void emu_forge_vc(const struct trap_frame *f, u64 code, u64 rip, cons
 
 static const u8 cpuid_insn[] = { 0x0f, 0xa2 };
 
+void emu_inject_nmi(const struct trap_frame *f)
+{
+	struct trap_frame g = *f;
+
+	emu_count("injected_nmi");
+	kprintf("emu: the host injects an NMI while the guest's #VC handler runs\n");
+	g.vector = VEC_NMI;
+	g.error_code = 0;
+	emu_host_leave();
+	trap_dispatch(&g);
+	emu_host_enter();
+	emu_host_stops_guest(VEC_NMI, "the guest returned from an NMI injected inside its #VC handler");
+}
+
 void emu_forge_nested_vc(void)
 {
 	struct trap_frame g;
