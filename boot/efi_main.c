@@ -102,6 +102,85 @@ static void boot_first_map_summary(const u8 *map, UINTN size, UINTN desc_size)
 }
 
 /*
+ * The GetMemoryMap() handshake as a loader without slack does it (UEFI 2.9 section 7.2):
+ * ask with no buffer for the size needed, then read the map into exactly that size, with
+ * a guard pattern after it. Nothing is allocated in between, so the map cannot have grown.
+ * A firmware that counts fewer descriptors than it writes (edk2 before pull request 11609
+ * left type 15 entries out of the count) writes past the end; memaccept's own 160 KiB
+ * buffer would hide that. For the conformance report; memaccept itself reads the map with
+ * all of map_buf.
+ */
+#define HANDSHAKE_GUARD 4096
+static void boot_map_handshake(void)
+{
+	EFI_BOOT_SERVICES *bs = st->BootServices;
+	UINTN size = 0, key = 0, desc_size = 0, asked, over = 0;
+	UINT32 version = 0;
+	EFI_STATUS status = bs->GetMemoryMap(&size, NULL, &key, &desc_size, &version);
+
+	if (status != EFI_BUFFER_TOO_SMALL || !size || size + HANDSHAKE_GUARD > sizeof(map_buf))
+		return;
+	asked = size;
+	memset(map_buf + asked, 0xa5, HANDSHAKE_GUARD);
+	status = bs->GetMemoryMap(&size, (EFI_MEMORY_DESCRIPTOR *)map_buf, &key, &desc_size, &version);
+	for (UINTN i = HANDSHAKE_GUARD; i-- > 0;)
+		if (map_buf[asked + i] != 0xa5) {
+			over = i + 1;
+			break;
+		}
+	if (status == EFI_SUCCESS && !over && size <= asked)
+		bi.map_handshake = MAP_HANDSHAKE_OK;
+	else if (over || (status == EFI_SUCCESS && size > asked))
+		bi.map_handshake = MAP_HANDSHAKE_OVERFLOW |
+				   (u32)MIN(MAX((u64)over, size > asked ? (u64)(size - asked) : 0),
+					    0xffffULL) << 16;
+	else
+		bi.map_handshake = MAP_HANDSHAKE_TOO_SMALL;
+}
+
+/*
+ * Type 15 is no memory a loader can allocate (UEFI 2.9 section 7.2: AllocatePages and
+ * AllocatePool refuse EfiUnacceptedMemoryType with EFI_INVALID_PARAMETER), and
+ * AllocateAddress into a type 15 range would hand the loader memory no one has accepted.
+ * Asked once each before the final map; whatever the firmware grants is freed at once.
+ */
+static void boot_alloc15_checks(void)
+{
+	EFI_BOOT_SERVICES *bs = st->BootServices;
+	UINTN size = sizeof(map_buf), key = 0, desc_size = 0;
+	UINT32 version = 0;
+	EFI_PHYSICAL_ADDRESS pa = 0;
+	void *pool = NULL;
+
+	bi.map_handshake |= FW_ALLOC15_CHECKED;
+	if (bs->AllocatePages(AllocateAnyPages, EFI_UNACCEPTED_MEMORY_TYPE, 1, &pa) == EFI_SUCCESS) {
+		bi.map_handshake |= FW_ALLOC15_PAGES;
+		bs->FreePages(pa, 1);
+	}
+	if (bs->AllocatePool(EFI_UNACCEPTED_MEMORY_TYPE, 64, &pool) == EFI_SUCCESS) {
+		bi.map_handshake |= FW_ALLOC15_POOL;
+		bs->FreePool(pool);
+	}
+	if (bs->GetMemoryMap(&size, (EFI_MEMORY_DESCRIPTOR *)map_buf, &key, &desc_size, &version) ||
+	    desc_size < sizeof(EFI_MEMORY_DESCRIPTOR))
+		return;
+	for (UINTN off = 0; off + desc_size <= size; off += desc_size) {
+		EFI_MEMORY_DESCRIPTOR d;
+
+		memcpy(&d, map_buf + off, sizeof(d));
+		if (d.Type != EFI_UNACCEPTED_MEMORY_TYPE || !d.NumberOfPages)
+			continue;
+		bi.map_handshake |= FW_ALLOC15_ADDR_TRIED;
+		pa = d.PhysicalStart;
+		if (bs->AllocatePages(AllocateAddress, EfiLoaderData, 1, &pa) == EFI_SUCCESS) {
+			bi.map_handshake |= FW_ALLOC15_ADDR;
+			bs->FreePages(pa, 1);
+		}
+		return;
+	}
+}
+
+/*
  * The map as it is right before the final ExitBootServices() call. The map key changes
  * whenever the firmware allocates or frees memory, which it may do inside
  * ExitBootServices itself (OVMF on SNP accepts memory in a before-EBS event when the
@@ -292,6 +371,12 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	 */
 	if (!boot_one_cpu(&bi) || bi.detected != DETECTED_NONE)
 		reserve_trampoline();
+
+	/* workload=conformance: does the map fit the size GetMemoryMap() asks for? */
+	if (str_starts(bi.config.workload, "conformance")) {
+		boot_map_handshake();
+		boot_alloc15_checks();
+	}
 
 	/* 7. Leave the firmware. No boot service may be called after this. */
 	status = exit_boot_services(image);

@@ -163,7 +163,13 @@ struct boot_info {
 	 * (boot/efi_main.c): 1 lets a normal VM skip the MADT walk inside the window.
 	 */
 	u32 efi_cpus;
-	u32 efi_cpus_reserved;
+	/*
+	 * For the conformance report (boot/efi_main.c, workload=conformance only): the
+	 * GetMemoryMap() size handshake, enum map_handshake in bits 7:0 and the bytes the map
+	 * exceeded the size the firmware had asked for in bits 31:16 (capped); the type 15
+	 * allocation checks, FW_ALLOC15_* in bits 15:8.
+	 */
+	u32 map_handshake;
 
 	/*
 	 * For the conformance report: the first map of the ExitBootServices loop (read after
@@ -184,6 +190,20 @@ struct boot_info {
 };
 
 _Static_assert(sizeof(struct boot_info) == 1728, "struct boot_info changed: bump BOOT_INFO_VERSION");
+
+/* Boot services asked for type 15 memory (UEFI 2.9 section 7.2 AllocatePages, AllocatePool). */
+#define FW_ALLOC15_CHECKED	(1u << 8)	/* the checks ran */
+#define FW_ALLOC15_PAGES	(1u << 9)	/* AllocatePages(AllocateAnyPages, type 15) succeeded */
+#define FW_ALLOC15_POOL		(1u << 10)	/* AllocatePool(type 15) succeeded */
+#define FW_ALLOC15_ADDR_TRIED	(1u << 11)	/* the map had type 15 to aim AllocateAddress at */
+#define FW_ALLOC15_ADDR		(1u << 12)	/* AllocateAddress into type 15 succeeded */
+
+enum map_handshake {
+	MAP_HANDSHAKE_NOT_RUN,
+	MAP_HANDSHAKE_OK,		/* the map fit the size GetMemoryMap() asked for */
+	MAP_HANDSHAKE_TOO_SMALL,	/* the asked-for size was refused as too small again */
+	MAP_HANDSHAKE_OVERFLOW,		/* the firmware wrote more than the size it asked for */
+};
 
 /*
  * The firmware runs this vCPU alone and no test asked for phantom APs: no trampoline

@@ -114,6 +114,12 @@ static void apply(struct parser *p, const char *key, const char *val)
 			c->clock_stall = val[0] == 's';
 		else
 			complain(p, "cmdline: clock=%s is not auto or stall; ignored", val);
+	} else if (strcmp(key, "conformance_probe") == 0) {
+		if (strcmp(val, "edges") == 0 || strcmp(val, "full") == 0)
+			c->conformance_probe = val[0] == 'f' ? CONFORMANCE_PROBE_FULL :
+					       CONFORMANCE_PROBE_EDGES;
+		else
+			complain(p, "cmdline: conformance_probe=%s is not edges or full; ignored", val);
 	} else if (strcmp(key, "verbose") == 0) {
 		if (strcmp(val, "1") == 0 || strcmp(val, "0") == 0)
 			c->verbose = val[0] == '1';

@@ -41,7 +41,8 @@ struct config {
 					   better source exists (for tests) */
 	u8 emu_svsm;			/* test image: enum emu_svsm_kind */
 	u8 emu_svsm_vmpl;		/* test image: the guest's VMPL below VMPL0 (1, or 2 with emu_svsm=2) */
-	u8 reserved[2];
+	u8 conformance_probe;		/* workload=conformance: enum conformance_probe_mode */
+	u8 reserved[1];
 	u32 bad_options;		/* how many options were rejected */
 	u32 emu_host;			/* test image: enum emu_host_kind, the host the emulator plays */
 	u32 cpus;			/* cpus=N: use at most N CPUs; 0 = all the firmware reports */
@@ -49,6 +50,12 @@ struct config {
 	char workload[96];		/* checked by workload_parse() */
 	char test[48];			/* test image: in-guest test case to run */
 	char emu_fault[128];		/* test image: emulator fault injection */
+};
+
+/* conformance_probe=: which pages of accepted RAM the conformance report asks about. */
+enum conformance_probe_mode {
+	CONFORMANCE_PROBE_EDGES,	/* the first and last page of each descriptor (default) */
+	CONFORMANCE_PROBE_FULL,		/* every page */
 };
 
 #define ACCEPT_AHEAD_DEFAULT (64 * MiB)

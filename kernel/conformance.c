@@ -32,11 +32,12 @@ _Static_assert(CONFORMANCE_MAX_DESC <= PAGE_SIZE,
  * reads the map again into the buffer it already has and retries once
  * (drivers/firmware/efi/libstub/efi-stub-helper.c efi_exit_boot_services). That buffer
  * has room for EFI_MMAP_NR_SLACK_SLOTS more descriptors than the map it was sized for
- * (drivers/firmware/efi/libstub/efistub.h: 8; a patch posted to linux-efi in December
- * 2024 raises it to 32; 8 is what a stub without it leaves).
+ * (drivers/firmware/efi/libstub/efistub.h): 8 until v6.13, 32 from v6.14 (commit
+ * ec4696925da6, "efi/libstub: Bump up EFI_MMAP_NR_SLACK_SLOTS to 32").
  */
 #define LINUX_EBS_CALLS 2
-#define LINUX_MMAP_SLACK 8
+#define LINUX_MMAP_SLACK_OLD 8
+#define LINUX_MMAP_SLACK 32
 /*
  * The TSC at efi_main over its frequency is the time since reset only if the TSC started
  * at zero then (KVM and QEMU's TCG start it at zero; a TDX module or a host with a TSC
@@ -47,6 +48,12 @@ _Static_assert(CONFORMANCE_MAX_DESC <= PAGE_SIZE,
 /* The Linux unaccepted memory table's header (include/linux/efi.h struct efi_unaccepted_memory). */
 #define LUT_HEADER 24
 #define LUT_VERSION 1
+/*
+ * Linux's EFI stub tracks type 15 in units of this size unless the firmware installed the
+ * table with another (drivers/firmware/efi/libstub/unaccepted_memory.c: process_unaccepted_memory
+ * takes the unit from whichever table it uses; include/linux/efi.h EFI_UNACCEPTED_UNIT_SIZE).
+ */
+#define LINUX_UNIT (2 * MiB)
 /* Units of the Linux table judged one by one (512 GiB in 2 MiB units); the rest are counted. */
 #define LUT_UNITS_MAX (1u << 18)
 
@@ -62,18 +69,29 @@ _Static_assert(CONFORMANCE_MAX_DESC <= PAGE_SIZE,
 	"edk2 OvmfPkg/AmdSevDxe/AmdSevDxe.c AmdSevDxeEntryPoint, AllowUnacceptedMemory, " \
 	"ResolveUnacceptedMemory (edk2 since 2023, pull requests 3889 and 3954)"
 #define ACPI_64 "ACPI 6.4 "
+#define LINUX_SETUP_E820 \
+	"Linux drivers/firmware/efi/libstub/x86-stub.c setup_e820 " \
+	"(each type 15 descriptor passed on its own to process_unaccepted_memory)"
+#define LINUX_SNP_STUB_ACCEPT \
+	"Linux d54d610243a4 (v6.15-rc3: the EFI stub on SEV-SNP could not accept memory " \
+	"before it) and 8ed12ab1319b (the same under an SVSM)"
+#define LINUX_LUT_RESERVE \
+	"Linux drivers/firmware/efi/efi.c reserve_unaccepted: 0862438c9048 (February 2026, " \
+	"\"efi: Fix reservation of unaccepted memory table\") reserves a table that starts " \
+	"inside a page to its true end; kernels before it may reserve one page short"
 
 enum rule_index {
 	R_MAP_DESC_SIZE, R_MAP_DESC_ALIGN, R_MAP_DESC_VERSION, R_MAP_ALIGNMENT, R_MAP_SORTED,
-	R_MAP_OVERLAP, R_MAP_SIZE,
+	R_MAP_OVERLAP, R_MAP_SIZE, R_MAP_SIZE_HANDSHAKE, R_MAP_ALLOC15,
 	R_UNACC_PLATFORM, R_UNACC_RUNTIME, R_UNACC_WB, R_UNACC_SP, R_UNACC_ADDR_WIDTH,
 	R_UNACC_ALIGNMENT, R_UNACC_STABLE, R_UNACC_BELOW_1M, R_UNACC_BELOW_4G,
 	R_ACCEPTED_PROBE, R_UNACCEPTED_PROBE,
-	R_SNP_OPTIN_PRESENT, R_SNP_OPTIN_HONOURED, R_SNP_CC_PAGES,
+	R_SNP_OPTIN_PRESENT, R_SNP_OPTIN_HONOURED, R_SNP_CC_PAGES, R_SNP_SVSM_PAGES,
 	R_TDX_AP_MEMORY, R_EBS_ATTEMPTS, R_EBS_DURATION, R_BOOT_RESET,
 	R_ACPI_RSDP, R_ACPI_XSDT, R_ACPI_MADT, R_ACPI_MP_WAKEUP,
 	R_EFI_ACPI_TABLE, R_EFI_SMBIOS, R_EFI_LINUX_UNACC, R_EFI_LINUX_UNACC_TABLE, R_EFI_CC_BLOB,
-	R_EFI_CC_FINAL_EVENTS,
+	R_EFI_CC_FINAL_EVENTS, R_EFI_LINUX_UNACC_PLACEMENT,
+	R_LINUX_NONE, R_LINUX_6_5, R_LINUX_6_14, R_LINUX_6_15, R_LINUX_2026,
 	R_COUNT,
 };
 _Static_assert(R_COUNT <= CONFORMANCE_MAX_CHECKS, "every rule fits in one report");
@@ -102,14 +120,30 @@ static const struct conformance_rule rules[R_COUNT] = {
 		UEFI_MAP " PhysicalStart on a 4 KiB boundary, NumberOfPages of 4 KiB",
 		"give every descriptor a 4 KiB aligned start, at least one page, and an end "
 		"below 2^64"),
-	[R_MAP_SORTED] = OWN_SHOULD("map.sorted",
-		"memaccept mm/memmap.c (sorts the map); UEFI 2.9 section 7.2 does not require order",
-		"list descriptors in ascending address order: simple loaders assume it"),
+	[R_MAP_SORTED] = OWN_INFO("map.sorted",
+		"UEFI 2.9 section 7.2 (GetMemoryMap promises no order); edk2 "
+		"MdeModulePkg/Core/Dxe/Mem/Page.c CoreGetMemoryMap (returns its list as it is "
+		"kept); Linux sorts (arch/x86/kernel/e820.c e820__update_table), as memaccept does "
+		"(mm/memmap.c)"),
 	[R_MAP_OVERLAP] = MUST("map.overlap",
 		UEFI_MAP " (each address has one type)",
 		"describe every address at most once"),
 	[R_MAP_SIZE] = OWN_INFO("map.size",
 		"memaccept kernel/conformance.c (judges the first 4096 descriptors)"),
+	[R_MAP_SIZE_HANDSHAKE] = MUST("map.size_handshake",
+		UEFI_MAP " (MemoryMapSize on output: the size needed when the buffer is too small); "
+		"edk2 MdeModulePkg/Core/Dxe/Mem/Page.c CoreGetMemoryMap left type 15 entries out of "
+		"that size until pull request 11609 (2025, \"Account for Unaccepted Entries\")",
+		"return from GetMemoryMap a needed size that holds every descriptor you then write, "
+		"type 15 ones included"),
+	[R_MAP_ALLOC15] = SHOULD("map.alloc_type15",
+		"UEFI 2.9 section 7.2 (type 15 is memory the firmware reports, not a type to "
+		"allocate); a grant breaks no loader that does not ask (Linux's stub allocates from "
+		"conventional memory only), but accepted memory kept as type 15 shows in the map as "
+		"type 15 a guest would accept again, and AllocateAddress into type 15 hands out "
+		"memory no one accepted",
+		"refuse AllocatePages and AllocatePool of type 15, and AllocateAddress into a type 15 "
+		"range (or accept what you hand out)"),
 	[R_UNACC_PLATFORM] = MUST("unaccepted.platform",
 		UEFI_TYPE15 ": memory the guest must accept through its platform before use",
 		"report type 15 only on a TDX or SEV-SNP guest"),
@@ -117,9 +151,10 @@ static const struct conformance_rule rules[R_COUNT] = {
 		UEFI_TYPE15 "; UEFI 2.9 section 7.2 EFI_MEMORY_RUNTIME (runtime services would use "
 		"memory no one has accepted)",
 		"never set EFI_MEMORY_RUNTIME on type 15; accept what runtime services need"),
-	[R_UNACC_WB] = OWN_SHOULD("unaccepted.wb",
-		UEFI_MAP " Attribute: the capabilities of the RAM it becomes",
-		"set EFI_MEMORY_WB on type 15, as on the conventional memory it becomes"),
+	[R_UNACC_WB] = OWN_INFO("unaccepted.wb",
+		UEFI_MAP " Attribute; " LINUX_SETUP_E820 " (type 15 becomes E820 RAM whatever its "
+		"attributes); TDVF builds type 15 from TD HOB resource descriptors, which carry no "
+		"cacheability (edk2 MdePkg/Include/Pi/PiHob.h EFI_RESOURCE_MEMORY_UNACCEPTED)"),
 	[R_UNACC_SP] = MUST("unaccepted.sp",
 		"Linux drivers/firmware/efi/libstub/x86-stub.c setup_e820 (EFI_MEMORY_SP is "
 		"honoured on conventional memory only; type 15 becomes E820_TYPE_RAM); edk2 "
@@ -133,14 +168,19 @@ static const struct conformance_rule rules[R_COUNT] = {
 		"tdg_mem_page_accept.c (check_gpa_validity: private GPAs only)",
 		"report type 15 only below MAXPHYADDR and, on TDX, below the shared bit"),
 	[R_UNACC_ALIGNMENT] = SHOULD("unaccepted.alignment",
-		LINUX_STUB_UNACC " (2 MiB units; the partial units at the edges are accepted at "
-		"boot); memaccept mm/bitmap.c, mm/accept.c",
-		"start and end type 15 ranges on 2 MiB boundaries"),
-	[R_UNACC_STABLE] = MUST("unaccepted.stable",
+		LINUX_SETUP_E820 "; " LINUX_STUB_UNACC " (a descriptor shorter than 2 units is "
+		"accepted whole at boot, the partial units at either end of a longer one too; the "
+		"unit is the installed table's, else 2 MiB); " LINUX_SNP_STUB_ACCEPT,
+		"start and end every type 15 descriptor on a unit boundary (2 MiB) and make it at "
+		"least 2 units long: Linux accepts every other piece at boot, and on SEV-SNP kernels "
+		"before v6.15 cannot"),
+	[R_UNACC_STABLE] = SHOULD("unaccepted.stable",
 		"Linux drivers/firmware/efi/libstub/unaccepted_memory.c allocate_unaccepted_bitmap "
-		"(the bitmap is sized from the map read before ExitBootServices); " EDK2_AMDSEVDXE,
-		"after the loader read the map (and opted in), change no type 15 range: accept "
-		"nothing more, inside ExitBootServices included"),
+		"sizes the bitmap from the map read before ExitBootServices, process_unaccepted_memory "
+		"fills it from the final map and accepts at boot what falls outside it; "
+		EDK2_AMDSEVDXE,
+		"after the loader read the map (and opted in), change no type 15 range: what "
+		"disappears was accepted inside ExitBootServices, what appears Linux accepts at boot"),
 	[R_UNACC_BELOW_1M] = OWN_SHOULD("unaccepted.below_1m",
 		"memaccept boot/efi_main.c (AP start-up pages below 1 MiB come from the firmware's "
 		"allocator, which hands out accepted memory only); Linux accepts low memory when it "
@@ -168,34 +208,46 @@ static const struct conformance_rule rules[R_COUNT] = {
 	[R_SNP_OPTIN_PRESENT] = SHOULD("snp.optin_present",
 		"edk2 OvmfPkg/Include/Protocol/SevMemoryAcceptance.h "
 		"(OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL, GUID c5a010fe-38a7-4531-8a4a-0500d2fd1649); "
-		EDK2_AMDSEVDXE,
+		EDK2_AMDSEVDXE "; Linux c0461bd16666 (the stub calls it; handing over type 15 "
+		"unconditionally is the intended end state)",
 		"install OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL under SEV-SNP, with an "
-		"AllowUnacceptedMemory that succeeds"),
-	[R_SNP_OPTIN_HONOURED] = MUST("snp.optin_honoured",
+		"AllowUnacceptedMemory that succeeds, or hand over type 15 without being asked"),
+	[R_SNP_OPTIN_HONOURED] = SHOULD("snp.optin_honoured",
 		EDK2_AMDSEVDXE "; OvmfPkg/PlatformPei/AmdSev.c AmdSevSnpInitialize (RAM from 4 GiB "
 		"up, special-purpose RAM excepted, is left unaccepted)",
 		"after AllowUnacceptedMemory succeeds, leave the memory you did not need "
-		"unaccepted (type 15) instead of accepting it at ExitBootServices"),
+		"unaccepted (type 15) instead of accepting it all: no guest breaks, but it boots "
+		"as slowly as without the opt-in"),
 	[R_SNP_CC_PAGES] = MUST("snp.cc_pages",
 		"edk2 OvmfPkg reserves the SNP secrets and CPUID pages as EfiReservedMemoryType "
 		"(pull request 2269); Linux arch/x86/boot/compressed/sev.c find_cc_blob (the OS "
 		"keeps using both pages)",
 		"put the CC blob's secrets and CPUID pages in reserved (or ACPI NVS) memory, never "
 		"in memory the OS may allocate"),
+	[R_SNP_SVSM_PAGES] = MUST("snp.svsm_pages",
+		"SVSM specification (AMD pub. 58019), the secrets page's SVSM_BASE, SVSM_SIZE and "
+		"SVSM_CAA; Linux arch/x86/boot/startup/sev-shared.c svsm_setup_ca (the guest calls "
+		"the SVSM through the calling area the secrets page names until it sets up its own)",
+		"put the SVSM's memory and its boot calling area in reserved memory, never in "
+		"memory the OS may allocate"),
 	[R_TDX_AP_MEMORY] = SHOULD("tdx.ap_memory",
 		"edk2 OvmfPkg/PlatformInitLib (commit 383f729a, pull request 6112, in "
 		"edk2-stable202411: TDVF reserves the SEC page tables its waiting APs run on, "
-		"PcdOvmfSecPageTablesBase 0x800000, 0x6000 bytes); Asterinas issue 1628",
-		"report the memory your waiting APs use (their page tables and loop) as reserved "
+		"PcdOvmfSecPageTablesBase 0x800000, 0x6000 bytes); Asterinas issue 1628; judged "
+		"only for TDVF (FirmwareVendor \"EDK II\"): another firmware's AP memory is not known",
+		"report all the memory your waiting APs use (their page tables and loop) as reserved "
 		"or ACPI NVS, as TDVF does since edk2-stable202411"),
 	[R_EBS_ATTEMPTS] = MUST("ebs.attempts",
 		"Linux drivers/firmware/efi/libstub/efi-stub-helper.c efi_exit_boot_services (one "
-		"retry, the map re-read into a buffer with EFI_MMAP_NR_SLACK_SLOTS = 8 spare "
-		"descriptors); UEFI 2.9 section 7.4 (ExitBootServices)",
+		"retry, the map re-read into a buffer with EFI_MMAP_NR_SLACK_SLOTS spare "
+		"descriptors until v6.13, 32 from v6.14, commit ec4696925da6; the linux.* rules judge "
+		"each); UEFI 2.9 section 7.4 (ExitBootServices)",
 		"let ExitBootServices succeed on the first call, or on the second with at most 8 "
 		"more descriptors: do no allocation in its events"),
 	[R_EBS_DURATION] = OWN_SHOULD("ebs.duration",
-		"memaccept boot/efi_main.c (TSC before and after the call)",
+		"memaccept boot/efi_main.c (TSC from the first GetMemoryMap of the ExitBootServices "
+		"loop to its success: a first call that failed included, where OVMF on SNP accepts "
+		"everything, " EDK2_AMDSEVDXE ")",
 		"do no long work, such as accepting memory, inside ExitBootServices"),
 	[R_BOOT_RESET] = OWN_INFO("boot.reset_to_efi_main",
 		"memaccept boot/efi_main.c (TSC at efi_main / TSC frequency)"),
@@ -222,11 +274,14 @@ static const struct conformance_rule rules[R_COUNT] = {
 		"(d5d1de3c-105c-44f9-9ea9-bcef98120031); the Linux EFI stub installs it, or uses one "
 		"that is there (allocate_unaccepted_bitmap)"),
 	[R_EFI_LINUX_UNACC_TABLE] = MUST("efi.linux_unaccepted_table",
-		"Linux include/linux/efi.h struct efi_unaccepted_memory; drivers/firmware/efi/efi.c "
-		"efi_config_parse_tables (version 1 only); " LINUX_STUB_UNACC,
+		"Linux include/linux/efi.h struct efi_unaccepted_memory; "
+		"drivers/firmware/efi/libstub/unaccepted_memory.c allocate_unaccepted_bitmap "
+		"(version 1 only, else the stub fails) and process_unaccepted_memory (sets the bits "
+		"of the final map's type 15 in whichever table it uses); drivers/firmware/efi/efi.c "
+		"reserve_unaccepted (reserves the table wherever it is)",
 		"when you install the Linux unaccepted memory table: version 1, a power-of-two "
-		"unit, in ACPI reclaim memory, a bit for every whole unit of type 15 and none for "
-		"accepted memory"),
+		"unit, in memory the loader cannot allocate (ACPI reclaim, as Linux uses), and no bit "
+		"for memory that is not type 15"),
 	[R_EFI_CC_BLOB] = MUST("efi.cc_blob",
 		"Linux arch/x86/boot/compressed/sev.c find_cc_blob_efi (SEV-SNP needs the CC blob: "
 		"secrets and CPUID pages); Linux include/linux/efi.h EFI_CC_BLOB_GUID",
@@ -234,6 +289,27 @@ static const struct conformance_rule rules[R_COUNT] = {
 	[R_EFI_CC_FINAL_EVENTS] = SHOULD("efi.cc_final_events",
 		"Linux drivers/firmware/efi/libstub/tpm.c (CC event log for attestation)",
 		"on TDX, install the CC final events table"),
+	[R_EFI_LINUX_UNACC_PLACEMENT] = SHOULD("efi.linux_unaccepted_placement",
+		LINUX_LUT_RESERVE "; include/linux/efi.h EFI_UNACCEPTED_UNIT_SIZE (2 MiB)",
+		"start the Linux unaccepted memory table on a page boundary and use 2 MiB units"),
+	[R_LINUX_NONE] = INFO("linux.no_unaccepted",
+		"Linux before v6.5, or built without CONFIG_UNACCEPTED_MEMORY: the stub skips type "
+		"15 (x86-stub.c setup_e820), older kernels map unknown types to reserved"),
+	[R_LINUX_6_5] = MUST("linux.v6_5",
+		"Linux v6.5 to v6.13 (745e3ed85f71 unaccepted memory in the stub): " LINUX_STUB_UNACC
+		"; 8 spare map slots; " LINUX_SNP_STUB_ACCEPT "; " LINUX_LUT_RESERVE,
+		"hand over a map this kernel boots with: see what it would do in the detail"),
+	[R_LINUX_6_14] = MUST("linux.v6_14",
+		"Linux v6.14 (ec4696925da6: 32 spare map slots); " LINUX_SNP_STUB_ACCEPT "; "
+		LINUX_LUT_RESERVE,
+		"hand over a map this kernel boots with: see what it would do in the detail"),
+	[R_LINUX_6_15] = MUST("linux.v6_15",
+		"Linux v6.15 and later without 0862438c9048: " LINUX_SNP_STUB_ACCEPT "; "
+		LINUX_LUT_RESERVE,
+		"hand over a map this kernel boots with: see what it would do in the detail"),
+	[R_LINUX_2026] = MUST("linux.2026",
+		"Linux with 0862438c9048 (February 2026) and 8ed12ab1319b: " LINUX_STUB_UNACC,
+		"hand over a map this kernel boots with: see what it would do in the detail"),
 };
 
 const struct conformance_rule *conformance_rules(unsigned *count)
@@ -244,19 +320,30 @@ const struct conformance_rule *conformance_rules(unsigned *count)
 
 /* ---------------------------------------------------------------- the raw map */
 
+/* [s, e): a range a verdict names. */
+struct span {
+	u64 s, e;
+};
+
 /* What one pass over the raw map found. */
 struct map_facts {
 	bool readable;
 	u32 ndesc, examined;
 	u32 unaligned, zero_pages, wraps;
 	s64 first_bad;			/* index of the first descriptor with a bad extent */
+	u64 bad_start, bad_pages;	/* ... its start and its page count */
 	s64 first_unsorted;
 	u64 unsorted_start, unsorted_prev;	/* its start, and its predecessor's */
+	u64 unsorted_end, unsorted_prev_end;
 	s64 overlap_a, overlap_b;	/* the first two descriptors found overlapping */
+	struct span overlap_sa, overlap_sb;	/* ... their ranges */
 	u32 overlaps;
 	u32 unacc_desc;
 	u64 unacc_bytes, unacc_below_1m, unacc_below_4g;
 	u32 unacc_runtime, unacc_no_wb, unacc_sp;
+	/* The first type 15 descriptor of each kind, so that a verdict names where it is. */
+	struct span unacc_first, runtime_first, no_wb_first, sp_first, below_1m_first, top;
+	struct span unaligned_first;	/* the first type 15 range off 2 MiB boundaries */
 	u64 unacc_end;			/* the highest end of any type 15 descriptor */
 	u64 unacc_hash;			/* lib/hash.h hash_range summed over them */
 	u32 unacc_ranges, unacc_unaligned_ranges;
@@ -327,6 +414,159 @@ static u32 type_of_span(const struct conformance_input *in, u64 addr, u64 len)
 	return found == 1 ? type : EFI_MEMORY_TYPE_COUNT;
 }
 
+/*
+ * Bytes of [addr, addr + len) that descriptors of a type `want` accepts hold; descriptors
+ * may be adjacent (a span across two type 15 descriptors counts whole). want NULL: any type.
+ */
+static u64 span_cover(const struct conformance_input *in, u64 addr, u64 len, bool (*want)(u32))
+{
+	u64 n, got = 0, end = addr + len;
+
+	if (!map_readable(in) || !len || end < addr)
+		return 0;
+	n = MIN(in->map_size / in->desc_size, (u64)CONFORMANCE_MAX_DESC);
+	for (u64 i = 0; i < n; i++) {
+		struct efi_mem_desc d;
+		u64 e;
+
+		get_desc(in, (u32)i, &d);
+		if (d.num_pages > (~0ULL - d.phys_start) >> EFI_PAGE_SHIFT)
+			continue;
+		e = d.phys_start + (d.num_pages << EFI_PAGE_SHIFT);
+		if ((!want || want(d.type)) && addr < e && d.phys_start < end)
+			got += MIN(e, end) - MAX(addr, d.phys_start);
+	}
+	return MIN(got, len);
+}
+
+static bool is_type15(u32 type)
+{
+	return type == EFI_UNACCEPTED_MEMORY;
+}
+
+/* Memory a loader may still allocate before ExitBootServices. */
+static bool is_free(u32 type)
+{
+	return type == EFI_CONVENTIONAL_MEMORY || type == EFI_UNACCEPTED_MEMORY;
+}
+
+/* The Linux table as Linux's stub would take it: present, readable and version 1. */
+static bool lut_usable(const struct linux_unaccepted_facts *t)
+{
+	return t->present && t->readable && t->version == LUT_VERSION &&
+	       t->unit_size >= PAGE_SIZE && !(t->unit_size & (t->unit_size - 1));
+}
+
+/*
+ * What Linux's EFI stub does with the final map's type 15 (x86-stub.c setup_e820 ->
+ * process_unaccepted_memory, one call per descriptor): a descriptor shorter than two units
+ * is accepted whole at boot; of a longer one the partial units at either end are, and so
+ * is whatever the bitmap does not cover. The bitmap is the firmware's table when one is
+ * installed (its unit, its base, its size), else one the stub allocates over the span of
+ * type 15 in 2 MiB units.
+ */
+struct linux_view {
+	u64 unit;
+	bool fw_table;
+	u32 desc, short_desc, partial_desc, uncovered_desc;
+	u64 boot_bytes;			/* accepted at boot by the stub */
+	u64 first_boot;			/* the lowest address of such a piece */
+	u64 bitmap_bytes;		/* the stub's own bitmap (0 with a firmware table) */
+	u64 lazy_bytes;			/* left for the kernel to accept later */
+};
+
+static void boot_piece(struct linux_view *v, u64 s, u64 e)
+{
+	if (s >= e)
+		return;
+	if (!v->boot_bytes || s < v->first_boot)
+		v->first_boot = s;
+	v->boot_bytes += e - s;
+}
+
+static void linux_view(const struct conformance_input *in, struct linux_view *v)
+{
+	const struct linux_unaccepted_facts *t = &in->lut;
+	u64 n, lo = ~0ULL, hi = 0, base, cover;
+
+	memset(v, 0, sizeof(*v));
+	v->fw_table = lut_usable(t);
+	v->unit = v->fw_table ? t->unit_size : LINUX_UNIT;
+	if (!map_readable(in))
+		return;
+	n = MIN(in->map_size / in->desc_size, (u64)CONFORMANCE_MAX_DESC);
+	for (u64 i = 0; i < n; i++) {
+		struct efi_mem_desc d;
+
+		get_desc(in, (u32)i, &d);
+		if (d.type != EFI_UNACCEPTED_MEMORY || !d.num_pages ||
+		    d.num_pages > (~0ULL - d.phys_start) >> EFI_PAGE_SHIFT)
+			continue;
+		lo = MIN(lo, d.phys_start);
+		hi = MAX(hi, d.phys_start + (d.num_pages << EFI_PAGE_SHIFT));
+	}
+	if (lo >= hi)
+		return;
+	if (v->fw_table) {
+		base = t->phys_base;
+		cover = t->size * 8 > ~0ULL / v->unit ? ~0ULL : t->size * 8 * v->unit;
+	} else {
+		base = ALIGN_DOWN(lo, LINUX_UNIT);
+		cover = ALIGN_UP(hi, LINUX_UNIT) - base;
+		v->bitmap_bytes = (cover / LINUX_UNIT + 7) / 8;
+	}
+	u64 cover_end = base + cover < base ? ~0ULL : base + cover;
+
+	for (u64 i = 0; i < n; i++) {
+		struct efi_mem_desc d;
+		u64 s, e, as, ae;
+
+		get_desc(in, (u32)i, &d);
+		if (d.type != EFI_UNACCEPTED_MEMORY || !d.num_pages ||
+		    d.num_pages > (~0ULL - d.phys_start) >> EFI_PAGE_SHIFT)
+			continue;
+		s = d.phys_start;
+		e = s + (d.num_pages << EFI_PAGE_SHIFT);
+		v->desc++;
+		if (e - s < 2 * v->unit) {
+			v->short_desc++;
+			boot_piece(v, s, e);
+			continue;
+		}
+		as = ALIGN_UP(s, v->unit);
+		ae = ALIGN_DOWN(e, v->unit);
+		if (as != s || ae != e)
+			v->partial_desc++;
+		boot_piece(v, s, as);
+		boot_piece(v, ae, e);
+		/* Whole units the bitmap cannot hold are accepted at boot too. */
+		if (as < base || ae > cover_end)
+			v->uncovered_desc++;
+		boot_piece(v, as, MIN(ae, base));
+		boot_piece(v, MAX(as, cover_end), ae);
+		if (MAX(as, base) < MIN(ae, cover_end))
+			v->lazy_bytes += MIN(ae, cover_end) - MAX(as, base);
+	}
+}
+
+/*
+ * Kernels before Linux 0862438c9048 reserve the table from the page it starts in for its
+ * size rounded up to pages, not to its true end: a table that starts inside a page and
+ * crosses one more boundary than its size needs loses its last page (reserve_unaccepted).
+ * Returns the bytes left unreserved.
+ */
+static u64 lut_short_reserve(const struct linux_unaccepted_facts *t)
+{
+	u64 len, old_end, end;
+
+	if (!t->present || !t->readable)
+		return 0;
+	len = LUT_HEADER + t->size;
+	old_end = ALIGN_DOWN(t->addr, PAGE_SIZE) + ALIGN_UP(len, PAGE_SIZE);
+	end = t->addr + len;
+	return end > old_end ? end - old_end : 0;
+}
+
 static void scan_map(const struct conformance_input *in, u64 *scratch, struct map_facts *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -337,7 +577,7 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 	f->ndesc = (u32)MIN(in->map_size / in->desc_size, (u64)UINT32_MAX);
 	f->examined = MIN(f->ndesc, (u32)CONFORMANCE_MAX_DESC);
 
-	u64 prev_start = 0;
+	u64 prev_start = 0, prev_end = 0;
 	u32 nkeys = 0;
 
 	for (u32 i = 0; i < f->examined; i++) {
@@ -349,9 +589,12 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 		if (i && s < prev_start && f->first_unsorted < 0) {
 			f->first_unsorted = i;
 			f->unsorted_start = s;
+			f->unsorted_end = s + (d.num_pages << EFI_PAGE_SHIFT);
 			f->unsorted_prev = prev_start;
+			f->unsorted_prev_end = prev_end;
 		}
 		prev_start = s;
+		prev_end = s + (d.num_pages << EFI_PAGE_SHIFT);
 		if (!IS_ALIGNED(s, PAGE_SIZE))
 			f->unaligned++;
 		if (!d.num_pages)
@@ -360,14 +603,31 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 			f->wraps++;
 		if (!IS_ALIGNED(s, PAGE_SIZE) || !d.num_pages ||
 		    d.num_pages > (~0ULL - s) >> EFI_PAGE_SHIFT) {
-			if (f->first_bad < 0)
+			if (f->first_bad < 0) {
 				f->first_bad = i;
+				f->bad_start = s;
+				f->bad_pages = d.num_pages;
+			}
 			continue;	/* no extent to judge the rest by */
 		}
 		e = s + (d.num_pages << EFI_PAGE_SHIFT);
 		if (is_ram(d.type) && e > LOW_4G && !(d.attribute & EFI_MEMORY_SP))
 			f->ram_above_4g = true;
 		if (d.type == EFI_UNACCEPTED_MEMORY) {
+			struct span sp = { s, e };
+
+			if (!f->unacc_desc)
+				f->unacc_first = sp;
+			if (e > f->top.e)
+				f->top = sp;
+			if (s < LOW_1M && !f->unacc_below_1m)
+				f->below_1m_first = (struct span){ s, MIN(e, (u64)LOW_1M) };
+			if ((d.attribute & EFI_MEMORY_RUNTIME) && !f->unacc_runtime)
+				f->runtime_first = sp;
+			if (!(d.attribute & EFI_MEMORY_WB) && !f->unacc_no_wb)
+				f->no_wb_first = sp;
+			if ((d.attribute & EFI_MEMORY_SP) && !f->unacc_sp)
+				f->sp_first = sp;
 			f->unacc_desc++;
 			f->unacc_bytes += e - s;
 			f->unacc_below_1m += below(s, e, LOW_1M);
@@ -386,7 +646,7 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 
 	/* Overlaps and unaccepted ranges, in address order. */
 	sort_u64(scratch, nkeys);
-	u64 max_end = 0, ustart = 0, uend = 0;
+	u64 max_end = 0, max_start = 0, ustart = 0, uend = 0;
 	s64 max_idx = -1;
 	bool in_range = false;
 
@@ -404,10 +664,13 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 				if (!f->overlaps++) {
 					f->overlap_a = max_idx;
 					f->overlap_b = i;
+					f->overlap_sa = (struct span){ max_start, max_end };
+					f->overlap_sb = (struct span){ s, e };
 				}
 			}
 			if (e > max_end) {
 				max_end = e;
+				max_start = s;
 				max_idx = i;
 			}
 		}
@@ -418,6 +681,8 @@ static void scan_map(const struct conformance_input *in, u64 *scratch, struct ma
 				u64 lo = MIN(ALIGN_UP(ustart, UNIT_SIZE), uend);
 				u64 hi = MAX(ALIGN_DOWN(uend, UNIT_SIZE), lo);
 
+				if (!f->unacc_unaligned_ranges)
+					f->unaligned_first = (struct span){ ustart, uend };
 				f->unacc_unaligned_ranges++;
 				f->unacc_partial_bytes += (lo - ustart) + (uend - hi);
 			}
@@ -486,6 +751,47 @@ static __printf(3, 4) void info(struct ctx *c, enum rule_index r, const char *fm
 
 /* ---------------------------------------------------------------- the rules */
 
+/* Allocations of type 15 (boot/efi_main.c boot_alloc15_checks, before the final map). */
+static void rule_alloc15(struct ctx *c)
+{
+	u32 h = c->in->map_handshake;
+
+	if (!(h & FW_ALLOC15_CHECKED)) {
+		na(c, R_MAP_ALLOC15, "not checked");
+		return;
+	}
+	judge(c, R_MAP_ALLOC15, !(h & (FW_ALLOC15_PAGES | FW_ALLOC15_POOL | FW_ALLOC15_ADDR)),
+	      "AllocatePages of type 15 %s, AllocatePool of type 15 %s, AllocateAddress into type "
+	      "15 %s", h & FW_ALLOC15_PAGES ? "granted" : "refused",
+	      h & FW_ALLOC15_POOL ? "granted" : "refused", !(h & FW_ALLOC15_ADDR_TRIED) ?
+	      "not tried (no type 15)" : h & FW_ALLOC15_ADDR ? "granted: unaccepted memory handed "
+	      "to the loader" : "refused");
+}
+
+/* The GetMemoryMap() size handshake, made by boot/efi_main.c before the final map. */
+static void rule_map_handshake(struct ctx *c)
+{
+	const struct conformance_input *in = c->in;
+
+	switch (in->map_handshake & 0xff) {
+	case MAP_HANDSHAKE_OK:
+		judge(c, R_MAP_SIZE_HANDSHAKE, true, "the map fit the size GetMemoryMap asked for");
+		break;
+	case MAP_HANDSHAKE_OVERFLOW:
+		judge(c, R_MAP_SIZE_HANDSHAKE, false, "given the size it asked for, GetMemoryMap wrote "
+		      "%u bytes more: a loader that allocates exactly that (or with less slack) has "
+		      "its memory overwritten", in->map_handshake >> 16);
+		break;
+	case MAP_HANDSHAKE_TOO_SMALL:
+		judge(c, R_MAP_SIZE_HANDSHAKE, false, "GetMemoryMap refused the size it had asked "
+		      "for, with nothing allocated in between");
+		break;
+	default:
+		na(c, R_MAP_SIZE_HANDSHAKE, "not checked");
+		break;
+	}
+}
+
 static void rules_map(struct ctx *c, const struct map_facts *f)
 {
 	const struct conformance_input *in = c->in;
@@ -514,34 +820,51 @@ static void rules_map(struct ctx *c, const struct map_facts *f)
 		na(c, R_MAP_SORTED, "map unreadable");
 		na(c, R_MAP_OVERLAP, "map unreadable");
 		na(c, R_MAP_SIZE, "map unreadable");
+		rule_map_handshake(c);
+	rule_alloc15(c);
 		return;
 	}
 	if (f->first_bad >= 0)
 		judge(c, R_MAP_ALIGNMENT, false,
-		      "%u unaligned start(s), %u with 0 pages, %u wrapping; first: descriptor %lld",
-		      f->unaligned, f->zero_pages, f->wraps, (long long)f->first_bad);
+		      "%u unaligned start(s), %u with 0 pages, %u wrapping; first: descriptor %lld "
+		      "(start %#llx, %llu pages)", f->unaligned, f->zero_pages, f->wraps,
+		      (long long)f->first_bad, f->bad_start, f->bad_pages);
 	else
 		judge(c, R_MAP_ALIGNMENT, true, "every descriptor starts on 4 KiB and has pages");
 	if (f->first_unsorted >= 0)
-		judge(c, R_MAP_SORTED, false,
-		      "descriptor %lld (%#llx) starts below its predecessor (%#llx): the specification "
-		      "does not promise order, but a loader that assumes it misreads the map",
-		      (long long)f->first_unsorted, f->unsorted_start, f->unsorted_prev);
+		info(c, R_MAP_SORTED,
+		     "descriptor %lld [%#llx, %#llx) starts below its predecessor [%#llx, %#llx): "
+		     "allowed, and Linux and memaccept sort; a loader that assumes order misreads "
+		     "the map", (long long)f->first_unsorted, f->unsorted_start, f->unsorted_end,
+		     f->unsorted_prev, f->unsorted_prev_end);
 	else
-		judge(c, R_MAP_SORTED, true, "ascending physical addresses");
+		info(c, R_MAP_SORTED, "ascending physical addresses");
 	if (f->overlaps)
 		judge(c, R_MAP_OVERLAP, false,
-		      "%u overlap(s), first: descriptors %lld and %lld; the guest cannot tell which "
-		      "type is true (memaccept uses neither)", f->overlaps, (long long)f->overlap_a,
-		      (long long)f->overlap_b);
+		      "%u overlap(s), first: descriptors %lld and %lld, [%#llx, %#llx) and [%#llx, "
+		      "%#llx); the guest cannot tell which type is true (memaccept uses neither)",
+		      f->overlaps, (long long)f->overlap_a, (long long)f->overlap_b,
+		      f->overlap_sa.s, f->overlap_sa.e, f->overlap_sb.s, f->overlap_sb.e);
 	else
 		judge(c, R_MAP_OVERLAP, true, "no two descriptors share an address");
 	info(c, R_MAP_SIZE, "%u descriptors, %u judged", f->ndesc, f->examined);
+	rule_map_handshake(c);
+	rule_alloc15(c);
+}
+
+/* ", first [s, e)" when n things were found, "" otherwise: where a failing rule points. */
+static const char *first_span(char *buf, size_t len, u64 n, struct span sp)
+{
+	if (!n)
+		return "";
+	format_buf(buf, len, ", first [%#llx, %#llx)", sp.s, sp.e);
+	return buf;
 }
 
 static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 {
 	const struct conformance_input *in = c->in;
+	char first[48];
 	bool cc = in->platform == DETECTED_TDX || in->platform == DETECTED_SNP;
 	static const enum rule_index all[] = {
 		R_UNACC_PLATFORM, R_UNACC_RUNTIME, R_UNACC_WB, R_UNACC_SP, R_UNACC_ADDR_WIDTH,
@@ -562,16 +885,20 @@ static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 		      in->platform == DETECTED_TDX ? "TDX" : "SEV-SNP");
 	else
 		judge(c, R_UNACC_PLATFORM, false,
-		      "%llu MiB unaccepted on a guest with neither TDX nor SEV-SNP: nothing can "
-		      "accept it", f->unacc_bytes >> 20);
+		      "%llu MiB unaccepted on a guest with neither TDX nor SEV-SNP, first [%#llx, "
+		      "%#llx): nothing can accept it", f->unacc_bytes >> 20, f->unacc_first.s,
+		      f->unacc_first.e);
 
 	judge(c, R_UNACC_RUNTIME, !f->unacc_runtime,
-	      "%u of %u type 15 descriptor(s) carry EFI_MEMORY_RUNTIME", f->unacc_runtime,
-	      f->unacc_desc);
-	judge(c, R_UNACC_WB, !f->unacc_no_wb, "%u of %u type 15 descriptor(s) lack EFI_MEMORY_WB",
-	      f->unacc_no_wb, f->unacc_desc);
+	      "%u of %u type 15 descriptor(s) carry EFI_MEMORY_RUNTIME%s", f->unacc_runtime,
+	      f->unacc_desc, first_span(first, sizeof(first), f->unacc_runtime, f->runtime_first));
+	info(c, R_UNACC_WB, "%u of %u type 15 descriptor(s) lack EFI_MEMORY_WB%s%s", f->unacc_no_wb,
+	     f->unacc_desc, first_span(first, sizeof(first), f->unacc_no_wb, f->no_wb_first),
+	     f->unacc_no_wb ? " (Linux and memaccept use type 15 as write-back RAM whatever its "
+	     "attributes)" : "");
 	judge(c, R_UNACC_SP, !f->unacc_sp,
-	      "%u of %u type 15 descriptor(s) carry EFI_MEMORY_SP%s", f->unacc_sp, f->unacc_desc,
+	      "%u of %u type 15 descriptor(s) carry EFI_MEMORY_SP%s%s", f->unacc_sp, f->unacc_desc,
+	      first_span(first, sizeof(first), f->unacc_sp, f->sp_first),
 	      f->unacc_sp ? ": an OS that accepts it uses special-purpose memory as general RAM" :
 	      "");
 
@@ -582,24 +909,28 @@ static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 		na(c, R_UNACC_ADDR_WIDTH, "address width not known");
 	else if (in->tdx_shared_bit && f->unacc_end > in->tdx_shared_bit)
 		judge(c, R_UNACC_ADDR_WIDTH, false,
-		      "type 15 reaches %#llx, at or above the TDX shared bit (%#llx): the guest "
-		      "cannot accept shared memory", f->unacc_end, in->tdx_shared_bit);
+		      "type 15 [%#llx, %#llx) reaches above the TDX shared bit (%#llx): the guest "
+		      "cannot accept shared memory", f->top.s, f->top.e, in->tdx_shared_bit);
 	else if (limit && f->unacc_end > limit)
 		judge(c, R_UNACC_ADDR_WIDTH, false,
-		      "type 15 reaches %#llx, beyond the %u-bit physical address width",
-		      f->unacc_end, in->phys_bits);
+		      "type 15 [%#llx, %#llx) reaches beyond the %u-bit physical address width",
+		      f->top.s, f->top.e, in->phys_bits);
 	else
 		judge(c, R_UNACC_ADDR_WIDTH, true, "type 15 ends at %#llx, below %#llx",
 		      f->unacc_end, in->tdx_shared_bit ? in->tdx_shared_bit : limit);
 
-	if (f->unacc_unaligned_ranges)
+	struct linux_view v;
+
+	linux_view(in, &v);
+	if (v.short_desc || v.partial_desc || v.uncovered_desc)
 		judge(c, R_UNACC_ALIGNMENT, false,
-		      "%u of %u range(s) not on 2 MiB boundaries: %llu KiB in partial units (Linux "
-		      "accepts them at boot; memaccept on demand)", f->unacc_unaligned_ranges,
-		      f->unacc_ranges, f->unacc_partial_bytes >> 10);
+		      "%u of %u descriptor(s) leave %llu KiB from %#llx that Linux accepts at boot: %u "
+		      "shorter than 2 units of %llu KiB, %u with partial units, %u outside the table",
+		      v.short_desc + v.partial_desc + v.uncovered_desc, v.desc, v.boot_bytes >> 10,
+		      v.first_boot, v.short_desc, v.unit >> 10, v.partial_desc, v.uncovered_desc);
 	else
-		judge(c, R_UNACC_ALIGNMENT, true, "%u range(s), all on 2 MiB boundaries",
-		      f->unacc_ranges);
+		judge(c, R_UNACC_ALIGNMENT, true, "%u descriptor(s), all whole units of %llu KiB, "
+		      "none shorter than 2 units", v.desc, v.unit >> 10);
 
 	if (!in->ebs_first_desc)
 		na(c, R_UNACC_STABLE, "the first map of the ExitBootServices loop was not recorded");
@@ -611,12 +942,16 @@ static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 		      in->ebs_first_unacc_bytes == f->unacc_bytes &&
 		      in->ebs_first_unacc_hash == f->unacc_hash,
 		      "before ExitBootServices %u descriptor(s), %llu MiB of type 15; after it %u, "
-		      "%llu MiB%s", in->ebs_first_unacc_desc, in->ebs_first_unacc_bytes >> 20,
+		      "%llu MiB%s%s", in->ebs_first_unacc_desc, in->ebs_first_unacc_bytes >> 20,
 		      f->unacc_desc, f->unacc_bytes >> 20,
-		      in->ebs_first_unacc_hash == f->unacc_hash ? "" : " (the ranges differ)");
+		      in->ebs_first_unacc_hash == f->unacc_hash ? "" : " (the ranges differ)",
+		      f->unacc_bytes < in->ebs_first_unacc_bytes ? ": accepted inside the call" :
+		      f->unacc_bytes > in->ebs_first_unacc_bytes ? ": Linux accepts the new part at "
+		      "boot if it lies outside its bitmap" : "");
 
 	judge(c, R_UNACC_BELOW_1M, !f->unacc_below_1m,
-	      "%llu KiB below 1 MiB unaccepted%s", f->unacc_below_1m >> 10,
+	      "%llu KiB below 1 MiB unaccepted%s%s", f->unacc_below_1m >> 10,
+	      first_span(first, sizeof(first), f->unacc_below_1m != 0, f->below_1m_first),
 	      f->unacc_below_1m ? ": memaccept cannot reserve its AP start-up pages there" : "");
 
 	if (!cc)
@@ -636,13 +971,17 @@ static void rule_probe(struct ctx *c)
 		na(c, R_ACCEPTED_PROBE, "%u page(s) probed, no answer told (%u unknown)", in->probed,
 		   in->probe_unknown);
 	else if (!in->probe_not_accepted)
-		judge(c, R_ACCEPTED_PROBE, true, "%u page(s) of accepted memory probed: all accepted, "
-		      "%u unknown", in->probed, in->probe_unknown);
+		judge(c, R_ACCEPTED_PROBE, true, "%u page(s) of accepted memory probed (%s of %u "
+		      "descriptors): all accepted, %u unknown", in->probed, in->probe_full ?
+		      "every free page; the first and last page" :
+		      "the first and last page", in->probe_descs, in->probe_unknown);
 	else
 		judge(c, R_ACCEPTED_PROBE, false,
-		      "%u page(s) of accepted memory probed: %u were not accepted (first %#llx; the "
-		      "probe accepted them), %u unknown", in->probed, in->probe_not_accepted,
-		      in->probe_first_bad, in->probe_unknown);
+		      "%u page(s) of accepted memory probed (%s of %u descriptors): %u were not "
+		      "accepted (first %#llx; the probe accepted them), %u unknown", in->probed,
+		      in->probe_full ? "every free page; the first and last page" :
+		      "the first and last page", in->probe_descs,
+		      in->probe_not_accepted, in->probe_first_bad, in->probe_unknown);
 }
 
 /*
@@ -669,15 +1008,20 @@ static void rule_unaccepted_probe(struct ctx *c)
 		na(c, R_UNACCEPTED_PROBE, "%u page(s) probed, no answer told (%u unknown)", in->unacc_pages,
 		   in->unacc_pages_unknown);
 	else if (!in->unacc_pages_accepted)
-		judge(c, R_UNACCEPTED_PROBE, true, "%u page(s) probed, the lowest unit of %u of %u "
+		judge(c, R_UNACCEPTED_PROBE, true, "%u page(s) probed, %s %u of %u "
 		      "unaccepted range(s)%s: all still unaccepted, %u unknown", in->unacc_pages,
+		      in->unacc_full ? "every whole unit of" : "the lowest unit of",
 		      in->unacc_ranges_probed, in->unacc_ranges, fake, in->unacc_pages_unknown);
 	else
-		judge(c, R_UNACCEPTED_PROBE, false, "%u page(s) probed, the lowest unit of %u of %u "
+		judge(c, R_UNACCEPTED_PROBE, false, "%u page(s) probed, %s %u of %u "
 		      "unaccepted range(s)%s: %u were already accepted (first %#llx), %u unknown",
-		      in->unacc_pages, in->unacc_ranges_probed, in->unacc_ranges, fake,
+		      in->unacc_pages, in->unacc_full ? "every whole unit of" : "the lowest unit of",
+		      in->unacc_ranges_probed, in->unacc_ranges, fake,
 		      in->unacc_pages_accepted, in->unacc_first_accepted, in->unacc_pages_unknown);
 }
+
+static void rule_svsm_pages(struct ctx *c);
+static void rule_cc_pages(struct ctx *c);
 
 static void rules_snp(struct ctx *c, const struct map_facts *f)
 {
@@ -687,21 +1031,28 @@ static void rules_snp(struct ctx *c, const struct map_facts *f)
 		na(c, R_SNP_OPTIN_PRESENT, "not an SEV-SNP guest");
 		na(c, R_SNP_OPTIN_HONOURED, "not an SEV-SNP guest");
 		na(c, R_SNP_CC_PAGES, "not an SEV-SNP guest");
+		na(c, R_SNP_SVSM_PAGES, "not an SEV-SNP guest");
 		return;
 	}
 	switch (in->snp_protocol) {
 	case SNP_PROTOCOL_CALLED:
 		judge(c, R_SNP_OPTIN_PRESENT, true, "located and AllowUnacceptedMemory returned success");
 		break;
-	case SNP_PROTOCOL_ABSENT:
-		judge(c, R_SNP_OPTIN_PRESENT, false,
-		      "no such protocol: the firmware accepts all memory before handing over, which "
-		      "is slow for large guests");
-		break;
 	default:
-		judge(c, R_SNP_OPTIN_PRESENT, false,
-		      "AllowUnacceptedMemory returned an error (OVMF's never does): the firmware "
-		      "accepts all memory itself");
+		/* Without the opt-in, what the firmware did shows in the final map. */
+		if (f->unacc_desc)
+			judge(c, R_SNP_OPTIN_PRESENT, true,
+			      "%s, yet the final map has %llu MiB of type 15: handed over unaccepted "
+			      "without being asked (kernels without unaccepted memory support lose it: "
+			      "linux.no_unaccepted)", in->snp_protocol == SNP_PROTOCOL_ABSENT ?
+			      "no such protocol" : "AllowUnacceptedMemory returned an error",
+			      f->unacc_bytes >> 20);
+		else
+			judge(c, R_SNP_OPTIN_PRESENT, false,
+			      "%s, and the final map has no type 15: the firmware accepted all memory "
+			      "before handing over, which is slow for large guests",
+			      in->snp_protocol == SNP_PROTOCOL_ABSENT ? "no such protocol" :
+			      "AllowUnacceptedMemory returned an error (OVMF's never does)");
 		break;
 	}
 	if (in->snp_protocol != SNP_PROTOCOL_CALLED)
@@ -717,10 +1068,36 @@ static void rules_snp(struct ctx *c, const struct map_facts *f)
 		      "opted in, yet the final map has no unaccepted memory: the firmware accepted "
 		      "it all anyway");
 
-	if (!in->cc_secrets && !in->cc_cpuid) {
+	if (!in->cc_secrets && !in->cc_cpuid)
 		na(c, R_SNP_CC_PAGES, "no CC blob, or it names no pages");
+	else
+		rule_cc_pages(c);
+	rule_svsm_pages(c);
+}
+
+/* The SVSM's own memory and the calling area the guest starts with. */
+static void rule_svsm_pages(struct ctx *c)
+{
+	const struct conformance_input *in = c->in;
+
+	if (!in->svsm || !in->svsm_size) {
+		na(c, R_SNP_SVSM_PAGES, "no SVSM");
 		return;
 	}
+	u64 caa_usable = span_cover(in, in->svsm_caa, PAGE_SIZE, is_usable);
+	u64 caa_known = span_cover(in, in->svsm_caa, PAGE_SIZE, NULL);
+	u64 svsm_usable = span_cover(in, in->svsm_base, in->svsm_size, is_usable);
+
+	judge(c, R_SNP_SVSM_PAGES, !caa_usable && !svsm_usable,
+	      "calling area %#llx %s; SVSM memory [%#llx, %#llx): %llu KiB usable", in->svsm_caa,
+	      caa_usable ? "in usable memory" : caa_known ? "reserved" : "not in the map",
+	      in->svsm_base, in->svsm_base + in->svsm_size, svsm_usable >> 10);
+}
+
+static void rule_cc_pages(struct ctx *c)
+{
+	const struct conformance_input *in = c->in;
+
 	u32 ts = type_of_span(in, in->cc_secrets, MAX(in->cc_secrets_len, 1u));
 	u32 tc = type_of_span(in, in->cc_cpuid, MAX(in->cc_cpuid_len, 1u));
 	bool ok_s = ts != EFI_MEMORY_TYPE_COUNT && !is_usable(ts);
@@ -731,6 +1108,16 @@ static void rules_snp(struct ctx *c, const struct map_facts *f)
 	      in->cc_secrets, ts == EFI_MEMORY_TYPE_COUNT ? -1 : (int)ts,
 	      ok_s ? "" : " (usable or undescribed)", in->cc_cpuid,
 	      tc == EFI_MEMORY_TYPE_COUNT ? -1 : (int)tc, ok_c ? "" : " (usable or undescribed)");
+}
+
+static bool contains(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+
+	for (; *s; s++)
+		if (!strncmp(s, w, n))
+			return true;
+	return false;
 }
 
 /*
@@ -747,13 +1134,21 @@ static void rule_tdx_ap_memory(struct ctx *c)
 		na(c, R_TDX_AP_MEMORY, "not a TDX guest");
 		return;
 	}
+	if (!in->fw_vendor || !contains(in->fw_vendor, "EDK II")) {
+		na(c, R_TDX_AP_MEMORY, "firmware %s is not TDVF: where its waiting APs run is not "
+		   "known", in->fw_vendor && in->fw_vendor[0] ? in->fw_vendor : "(unnamed)");
+		return;
+	}
+	u64 usable = span_cover(in, TDVF_SEC_PAGE_TABLES, TDVF_SEC_PAGE_TABLES_SIZE, is_usable);
+
 	t = type_of_span(in, TDVF_SEC_PAGE_TABLES, TDVF_SEC_PAGE_TABLES_SIZE);
-	judge(c, R_TDX_AP_MEMORY, t == EFI_MEMORY_TYPE_COUNT || !is_usable(t),
-	      "TDVF's AP page tables [%#llx, %#llx): memory of type %d%s", TDVF_SEC_PAGE_TABLES,
+	judge(c, R_TDX_AP_MEMORY, !usable,
+	      "TDVF's AP page tables [%#llx, %#llx): %s%s", TDVF_SEC_PAGE_TABLES,
 	      TDVF_SEC_PAGE_TABLES + TDVF_SEC_PAGE_TABLES_SIZE,
-	      t == EFI_MEMORY_TYPE_COUNT ? -1 : (int)t, t != EFI_MEMORY_TYPE_COUNT && is_usable(t) ?
-	      ", usable: an OS that reuses it pulls the tables from under APs still waiting "
-	      "(TDVF before edk2-stable202411; memaccept keeps it out of use)" : "");
+	      t != EFI_MEMORY_TYPE_COUNT ? (is_usable(t) ? "all usable memory" : "reserved") :
+	      usable ? "partly usable memory" : "not usable", usable ? ": an OS that reuses it "
+	      "pulls the tables from under APs still waiting (TDVF before edk2-stable202411; "
+	      "memaccept keeps it out of use)" : "");
 }
 
 static u64 tsc_to_us(u64 cycles, u64 hz)
@@ -773,20 +1168,22 @@ static void rules_boot(struct ctx *c, const struct map_facts *f)
 		judge(c, R_EBS_ATTEMPTS, false,
 		      "%u calls: Linux's EFI stub gives up after %u (memaccept allows 8)",
 		      in->ebs_attempts, LINUX_EBS_CALLS);
-	else if (in->ebs_first_desc && grew > LINUX_MMAP_SLACK)
+	else if (in->ebs_first_desc && grew > LINUX_MMAP_SLACK_OLD)
 		judge(c, R_EBS_ATTEMPTS, false,
 		      "2 calls, and the map grew by %u descriptors (%u to %u) between them: more "
-		      "than the %u spare slots Linux's retry has", grew, in->ebs_first_desc, f->ndesc,
-		      LINUX_MMAP_SLACK);
+		      "than the %u spare slots of Linux's retry before v6.14 (%u from v6.14)", grew,
+		      in->ebs_first_desc, f->ndesc, LINUX_MMAP_SLACK_OLD, LINUX_MMAP_SLACK);
 	else
 		judge(c, R_EBS_ATTEMPTS, true,
 		      "2 calls: the map changed inside ExitBootServices (an event allocated or freed "
 		      "memory); within Linux's one retry (%u descriptor(s) more, of %u spare)", grew,
-		      LINUX_MMAP_SLACK);
-	judge(c, R_EBS_DURATION, in->ebs_last_call_us <= EBS_SLOW_US,
-	      "%llu us in the successful call, %llu us from the first GetMemoryMap (more than %u ms "
-	      "means work such as accepting memory inside the call)", in->ebs_last_call_us,
-	      in->ebs_total_us, EBS_SLOW_US / 1000);
+		      LINUX_MMAP_SLACK_OLD);
+	u64 ebs_us = MAX(in->ebs_last_call_us, in->ebs_total_us);
+
+	judge(c, R_EBS_DURATION, ebs_us <= EBS_SLOW_US,
+	      "%llu us over %u call(s) from the first GetMemoryMap, %llu us in the successful one "
+	      "(more than %u ms means work such as accepting memory inside a call)", ebs_us,
+	      MAX(in->ebs_attempts, 1u), in->ebs_last_call_us, EBS_SLOW_US / 1000);
 
 	u64 s = in->tsc_hz ? in->tsc_at_entry / in->tsc_hz : 0;
 
@@ -869,12 +1266,15 @@ static void rule_linux_table(struct ctx *c)
 		na(c, R_EFI_LINUX_UNACC_TABLE, "no table");
 		return;
 	}
-	u32 type = type_of_span(in, t->addr, LUT_HEADER + (t->readable ? t->size : 0));
+	u64 len = LUT_HEADER + (t->readable ? t->size : 0);
+	u64 described = span_cover(in, t->addr, len, NULL), free = span_cover(in, t->addr, len, is_free);
 
-	if (type != EFI_ACPI_RECLAIM_MEMORY || !t->readable) {
+	if (!t->readable || described < len || free) {
 		judge(c, R_EFI_LINUX_UNACC_TABLE, false,
-		      "at %#llx in memory of type %d, not wholly in ACPI reclaim memory (Linux "
-		      "allocates it there)", t->addr, type == EFI_MEMORY_TYPE_COUNT ? -1 : (int)type);
+		      "at %#llx: %s (a loader may allocate over it before ExitBootServices; Linux "
+		      "puts its own in ACPI reclaim memory)", t->addr, !t->readable ? "not readable" :
+		      free ? "partly or wholly in free memory (type 7 or 15)" :
+		      "partly outside the map");
 		return;
 	}
 	if (t->version != LUT_VERSION) {
@@ -890,44 +1290,48 @@ static void rule_linux_table(struct ctx *c)
 		return;
 	}
 
-	/* Every unit the bitmap can describe: a set bit must lie wholly in type 15. */
+	/*
+	 * A set bit must lie wholly in type 15 (one descriptor or several adjacent ones):
+	 * otherwise Linux accepts accepted memory again. A missing bit breaks nothing: the stub
+	 * sets the bits of the final map's type 15 itself and accepts at boot what the bitmap
+	 * cannot hold (linux.* and unaccepted.alignment count it).
+	 */
 	u64 units = t->size * 8, unit = t->unit_size, wrong = 0, first_wrong = 0, missing = 0;
-	u64 first_missing = 0;
 
 	for (u64 i = 0; i < MIN(units, (u64)LUT_UNITS_MAX); i++) {
 		u64 s = t->phys_base + i * unit;
 
-		if (s < t->phys_base)
+		if (s < t->phys_base || s + unit < s)
 			break;	/* wraps past 2^64 */
-		bool whole15 = type_of_span(in, s, unit) == EFI_UNACCEPTED_MEMORY;
+		bool whole15 = span_cover(in, s, unit, is_type15) == unit;
 
 		if (bit(t->bitmap, i) && !whole15 && !wrong++)
 			first_wrong = s;
-		if (!bit(t->bitmap, i) && whole15 && !missing++)
-			first_missing = s;
+		if (!bit(t->bitmap, i) && whole15)
+			missing++;
 	}
-
-	/* Whole units of type 15 outside what the bitmap covers. */
-	u64 cover_end = t->phys_base + units * unit;
-	u32 nd = (u32)MIN(in->map_size / in->desc_size, (u64)CONFORMANCE_MAX_DESC);
-
-	for (u32 i = 0; i < nd; i++) {
-		struct efi_mem_desc d;
-		u64 s, e;
-
-		get_desc(in, i, &d);
-		if (d.type != EFI_UNACCEPTED_MEMORY ||
-		    d.num_pages > (~0ULL - d.phys_start) >> EFI_PAGE_SHIFT)
-			continue;
-		s = ALIGN_UP(d.phys_start, unit);
-		e = ALIGN_DOWN(d.phys_start + (d.num_pages << EFI_PAGE_SHIFT), unit);
-		if (s < e && (s < t->phys_base || e > cover_end) && !missing++)
-			first_missing = s < t->phys_base ? s : MAX(s, cover_end);
-	}
-	judge(c, R_EFI_LINUX_UNACC_TABLE, !wrong && !missing,
+	judge(c, R_EFI_LINUX_UNACC_TABLE, !wrong,
 	      "version 1, unit %u KiB from %#llx, %llu units: %llu set for memory that is not type "
-	      "15 (first %#llx), %llu whole type 15 unit(s) without a bit (first %#llx)",
-	      t->unit_size >> 10, t->phys_base, units, wrong, first_wrong, missing, first_missing);
+	      "15 (first %#llx); %llu whole type 15 unit(s) without a bit (the stub sets them)",
+	      t->unit_size >> 10, t->phys_base, units, wrong, first_wrong, missing);
+}
+
+/* Where the table lies and its unit: what kernels before the February 2026 fix trip on. */
+static void rule_linux_table_placement(struct ctx *c)
+{
+	const struct linux_unaccepted_facts *t = &c->in->lut;
+	u64 short_by = lut_short_reserve(t);
+
+	if (!t->present || !t->readable) {
+		na(c, R_EFI_LINUX_UNACC_PLACEMENT, "%s", !t->present ? "no table" : "table unreadable");
+		return;
+	}
+	judge(c, R_EFI_LINUX_UNACC_PLACEMENT, IS_ALIGNED(t->addr, PAGE_SIZE) &&
+	      t->unit_size == LINUX_UNIT,
+	      "at %#llx (%s), %llu bytes, unit %u KiB%s", t->addr,
+	      IS_ALIGNED(t->addr, PAGE_SIZE) ? "page aligned" : "inside a page",
+	      LUT_HEADER + t->size, t->unit_size >> 10, short_by ? ": kernels before Linux "
+	      "0862438c9048 leave its last bytes unreserved (linux.v6_5 to linux.v6_15)" : "");
 }
 
 static void rules_tables(struct ctx *c)
@@ -960,6 +1364,104 @@ static void rules_tables(struct ctx *c)
 	else
 		na(c, R_EFI_CC_FINAL_EVENTS, "not a TDX guest (table %s)",
 		   has(in, EFI_TABLE_CC_FINAL_EVENTS) ? "present" : "absent");
+	rule_linux_table_placement(c);
+}
+
+/* ---------------------------------------------------------------- Linux, per version */
+
+enum linux_profile { LP_NONE, LP_6_5, LP_6_14, LP_6_15, LP_2026, LP_COUNT };
+
+static const struct {
+	enum rule_index rule;
+	u32 slack;		/* EFI_MMAP_NR_SLACK_SLOTS */
+	bool snp_stub_accept;	/* the stub can accept memory on SEV-SNP (d54d610243a4) */
+	bool svsm_stub_accept;	/* ... and under an SVSM (8ed12ab1319b) */
+	bool lut_reserve_fixed;	/* 0862438c9048 */
+} profiles[LP_COUNT] = {
+	[LP_NONE] = { R_LINUX_NONE, LINUX_MMAP_SLACK_OLD, false, false, false },
+	[LP_6_5] = { R_LINUX_6_5, LINUX_MMAP_SLACK_OLD, false, false, false },
+	[LP_6_14] = { R_LINUX_6_14, LINUX_MMAP_SLACK, false, false, false },
+	[LP_6_15] = { R_LINUX_6_15, LINUX_MMAP_SLACK, true, false, false },
+	[LP_2026] = { R_LINUX_2026, LINUX_MMAP_SLACK, true, true, true },
+};
+
+/*
+ * Where a kernel of this profile stops with what the firmware handed over, or NULL if it
+ * boots. Only what follows from the facts the report has: the map, the ExitBootServices
+ * loop, the Linux table and the probes.
+ */
+static const char *linux_stop(const struct conformance_input *in, const struct map_facts *f,
+			      const struct linux_view *v, enum linux_profile p, char *buf,
+			      unsigned cap)
+{
+	bool tdx = in->platform == DETECTED_TDX, snp = in->platform == DETECTED_SNP;
+	u32 grew = f->ndesc > in->ebs_first_desc ? f->ndesc - in->ebs_first_desc : 0;
+
+	if (in->ebs_attempts > LINUX_EBS_CALLS)
+		return "ExitBootServices fails: the stub calls it at most twice";
+	if (in->ebs_attempts == LINUX_EBS_CALLS && in->ebs_first_desc && grew > profiles[p].slack) {
+		format_buf(buf, cap, "ExitBootServices fails: the map grew by %u, the retry has %u "
+			   "spare slots", grew, profiles[p].slack);
+		return buf;
+	}
+	if (in->probe_not_accepted && !in->probe_none) {
+		format_buf(buf, cap, "stops at the first touch of %#llx, memory not accepted (%s)",
+			   in->probe_first_bad, snp ? "#VC: terminates" : "the TD cannot go on");
+		return buf;
+	}
+	if (p == LP_NONE)
+		return NULL;
+	if (f->unacc_desc && in->lut.present && in->lut.readable && in->lut.version != LUT_VERSION)
+		return "the stub refuses the firmware's table (not version 1): no boot";
+	if (snp && v->boot_bytes && (!profiles[p].snp_stub_accept ||
+				     (in->svsm && !profiles[p].svsm_stub_accept))) {
+		format_buf(buf, cap, "the stub cannot accept the %llu KiB it must at boot on SEV-SNP%s: "
+			   "no boot", v->boot_bytes >> 10, in->svsm ? " under an SVSM" : "");
+		return buf;
+	}
+	/* Only where the map says type 15: a fake_unaccepted_start range is RAM to Linux. */
+	if (in->unacc_pages_accepted && !in->unacc_probe_none &&
+	    span_cover(in, in->unacc_first_accepted, PAGE_SIZE, is_type15)) {
+		format_buf(buf, cap, "%s accepting %#llx, already accepted", tdx ? "panics" :
+			   "terminates (PVALIDATE: no change)", in->unacc_first_accepted);
+		return buf;
+	}
+	if (v->fw_table && lut_short_reserve(&in->lut) && !profiles[p].lut_reserve_fixed) {
+		format_buf(buf, cap, "may panic in accept_memory: %llu bytes of the table at %#llx "
+			   "unreserved", lut_short_reserve(&in->lut), in->lut.addr);
+		return buf;
+	}
+	return NULL;
+}
+
+static void rules_linux(struct ctx *c, const struct map_facts *f)
+{
+	const struct conformance_input *in = c->in;
+	struct linux_view v;
+	char why[96];
+
+	linux_view(in, &v);
+	for (u32 p = 0; p < LP_COUNT; p++) {
+		enum rule_index r = profiles[p].rule;
+		const char *stop;
+
+		if (!f->readable) {
+			na(c, r, "map unreadable");
+			continue;
+		}
+		stop = linux_stop(in, f, &v, p, why, sizeof(why));
+		if (p == LP_NONE)
+			info(c, r, "%llu MiB of type 15 not used as RAM; %s", f->unacc_bytes >> 20,
+			     stop ? stop : "boots");
+		else if (!f->unacc_desc)
+			judge(c, r, !stop, "no type 15: nothing to accept, no bitmap; %s",
+			      stop ? stop : "boots");
+		else
+			judge(c, r, !stop, "accepts %llu MiB at boot, %llu MiB later; bitmap %llu bytes%s; "
+			      "%s", v.boot_bytes >> 20, v.lazy_bytes >> 20, v.fw_table ?
+			      (u64)in->lut.size : v.bitmap_bytes, v.fw_table ? " (the firmware's)" :
+			      "", stop ? stop : "boots");
+	}
 }
 
 unsigned conformance_evaluate(const struct conformance_input *in, struct conformance_check *out,
@@ -978,6 +1480,19 @@ unsigned conformance_evaluate(const struct conformance_input *in, struct conform
 	rules_boot(&c, &f);
 	rules_acpi(&c);
 	rules_tables(&c);
+	rules_linux(&c, &f);
+	return c.n;
+}
+
+unsigned conformance_evaluate_map(const struct conformance_input *in,
+				  struct conformance_check *out, unsigned cap, u64 *scratch)
+{
+	struct ctx c = { in, out, 0, cap };
+	struct map_facts f;
+
+	scan_map(in, scratch, &f);
+	rules_map(&c, &f);
+	rules_unaccepted(&c, &f);
 	return c.n;
 }
 

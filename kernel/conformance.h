@@ -11,7 +11,7 @@
  * level, its meaning or what it is checked against (docs/firmware.md, "Rule set versions").
  * A rule keeps its ID for as long as its meaning holds; a new meaning gets a new ID.
  */
-#define CONFORMANCE_RULE_SET 2
+#define CONFORMANCE_RULE_SET 3
 
 enum verdict {
 	VERDICT_PASS,
@@ -57,13 +57,17 @@ struct conformance_input {
 	u64 map_size;
 	u64 desc_size;
 	u32 desc_version;
+	u32 map_handshake;		/* enum map_handshake | bytes over << 8 (boot_info.h) */
 
 	u32 platform;			/* enum detected_platform */
 	u32 snp_protocol;		/* enum snp_protocol_status */
+	const char *fw_vendor;		/* EFI FirmwareVendor (NULL: not known) */
+	bool svsm;			/* SEV-SNP under an SVSM */
+	u64 svsm_caa, svsm_base, svsm_size;	/* from the secrets page (0: none) */
 
 	u32 ebs_attempts;
 	u64 ebs_last_call_us;		/* the ExitBootServices call that succeeded */
-	u64 ebs_total_us;		/* first GetMemoryMap of the EBS loop to success */
+	u64 ebs_total_us;		/* first GetMemoryMap of the EBS loop to success: every call */
 	/* The first map of the EBS loop (0 descriptors: not known). */
 	u32 ebs_first_desc;
 	u32 ebs_first_unacc_desc;
@@ -81,11 +85,14 @@ struct conformance_input {
 	u32 cc_secrets_len, cc_cpuid_len;
 
 	/*
-	 * The accepted-memory probe (kernel/conformance_run.c): the first page of each
-	 * conventional memory descriptor, asked of the platform. probe_none: why there was
+	 * The accepted-memory probe (kernel/conformance_run.c): the first and last page of
+	 * each RAM descriptor other than type 15 (every page with probe_full), asked of the
+	 * platform. probe_none: why there was
 	 * no probe (NULL if there was).
 	 */
 	const char *probe_none;
+	bool probe_full;		/* conformance_probe=full: every page, not the edges */
+	u32 probe_descs;		/* descriptors with an edge page probed */
 	u32 probed, probe_not_accepted, probe_unknown;
 	u64 probe_first_bad;
 
@@ -98,6 +105,8 @@ struct conformance_input {
 	u32 unacc_ranges;		/* unaccepted ranges of the kernel's map */
 	u32 unacc_ranges_probed;	/* ... with a unit probed */
 	u32 unacc_ranges_fake;		/* ... of those, made unaccepted by fake_unaccepted_start */
+	bool unacc_full;		/* conformance_probe=full: every whole unit, not the lowest */
+	u32 unacc_units;		/* units probed */
 	u32 unacc_pages, unacc_pages_accepted, unacc_pages_unknown;
 	u64 unacc_first_accepted;
 
@@ -110,7 +119,7 @@ struct conformance_input {
 	const char *mp_wakeup_problem;
 };
 
-#define CONFORMANCE_DETAIL_MAX 176
+#define CONFORMANCE_DETAIL_MAX 256
 #define CONFORMANCE_MAX_CHECKS 48
 /* Descriptors looked at for ordering and overlaps; boot/ holds at most this many. */
 #define CONFORMANCE_MAX_DESC 4096
@@ -131,6 +140,15 @@ struct conformance_check {
  */
 unsigned conformance_evaluate(const struct conformance_input *in, struct conformance_check *out,
 			      unsigned cap, u64 *scratch);
+
+/*
+ * The map rules alone (map.* and unaccepted.*), in the order conformance_evaluate emits
+ * them, with the same verdicts: what the host's offline judge (tools/judge/) can decide
+ * from a memory map captured elsewhere. Inputs other than the map, the platform, the
+ * address width and the ExitBootServices record are not read.
+ */
+unsigned conformance_evaluate_map(const struct conformance_input *in,
+				  struct conformance_check *out, unsigned cap, u64 *scratch);
 
 /* The registry: every rule the report can emit, in report order. */
 const struct conformance_rule *conformance_rules(unsigned *count);

@@ -30,8 +30,13 @@
 
 /* Accepts timed individually; beyond this many, a uniform sample (mm/latency.h). */
 #define ACCEPT_SAMPLES (128 * 1024)
-/* Page-table pages kept aside for mapping a newly accepted unit when nothing is free. */
-#define PT_POOL 8
+/*
+ * Page-table pages one accept may need (the allocator keeps this many per CPU, env.pt_reserve):
+ * an accept maps one run inside one 1 GiB region (mm/accept.c, MAX_RUN) or a partial
+ * unit, so at most a page-directory-pointer page (a new 512 GiB region), a
+ * page-directory page (a new 1 GiB region) and a page table (4 KiB pages: a partial unit).
+ */
+#define PT_PER_ACCEPT 3
 
 struct memmap kernel_memmap;
 static struct mem_range ranges[MAX_RANGES];
@@ -40,11 +45,9 @@ static struct unaccepted_bitmap bitmap;
 static struct palloc_reserved edges[2 * MAX_DESC];
 static unsigned nedges;
 static u32 accept_samples[ACCEPT_SAMPLES];
-static u64 pt_pool[PT_POOL];
-static unsigned pt_pool_n;
 static bool palloc_ready;
 /*
- * The page tables are shared by every CPU: one lock for changing them (and the pool).
+ * The page tables are shared by every CPU: one lock for changing them.
  * Taken inside no other lock; pt_alloc takes the allocator's lock inside it.
  */
 static struct spinlock paging_lock;
@@ -86,42 +89,21 @@ void memory_parse_map(const struct boot_info *bi, bool can_accept, bool fake_all
 
 /*
  * Page-table pages: from the boot-time allocator until the page allocator is up, then
- * from the page allocator without acceptance, and from a small pool when nothing is
- * free: mapping a unit that is being accepted because memory ran out must not need
- * memory that only that unit could provide.
+ * from the page allocator: inside an accept from the accepting CPU's own reserve
+ * (palloc_pt_page), so that mapping a unit that is being accepted because memory ran
+ * out never needs memory that only that unit could provide, however many CPUs accept
+ * at once; elsewhere from free memory without acceptance.
  */
-static u64 pt_page_from_palloc(void)
-{
-	u64 pa = palloc_alloc_accepted(0);
-
-	if (pa)
-		memset((void *)(uintptr_t)pa, 0, PAGE_SIZE);
-	return pa;
-}
-
 static u64 pt_alloc(void)
 {
 	u64 pa;
 
 	if (!palloc_ready)
 		return early_alloc_page();
-	pa = pt_page_from_palloc();
+	pa = palloc_pt_page();
 	if (pa)
-		return pa;
-	return pt_pool_n ? pt_pool[--pt_pool_n] : 0;
-}
-
-static void pt_pool_top_up(void)
-{
-	spin_lock(&paging_lock);
-	while (pt_pool_n < PT_POOL) {
-		u64 pa = pt_page_from_palloc();
-
-		if (!pa)
-			break;
-		pt_pool[pt_pool_n++] = pa;
-	}
-	spin_unlock(&paging_lock);
+		memset((void *)(uintptr_t)pa, 0, PAGE_SIZE);
+	return pa;
 }
 
 /*
@@ -285,14 +267,6 @@ static void *meta_alloc_uninit(u64 bytes)
 	return (void *)(uintptr_t)early_reserve_uninit(bytes, 8);
 }
 
-static bool kernel_refill(unsigned order)
-{
-	bool ok = policy_refill(order);
-
-	pt_pool_top_up();
-	return ok;
-}
-
 static void eager_progress(u64 done, u64 total)
 {
 	kprintf("eager: accepted %llu of %llu MiB (%llu%%) at %llu ms\n", done >> 20, total >> 20,
@@ -310,14 +284,13 @@ void memory_init_allocator(const struct boot_info *bi)
 		/* smp_init ran: the CPU slots are known (a slot that never started costs 2 KiB). */
 		.ncpus = smp_cpu_slots(),
 		.cpu_cache_high = PALLOC_CPU_CACHE_MAX,
+		.pt_reserve = PT_PER_ACCEPT,
 	};
 	const struct early_reserved *er;
 	struct palloc_reserved res[EARLY_MAX_RESERVED + 1];
 	unsigned n;
 
 	palloc_init(&kernel_memmap, &bitmap, &env, accept_samples, ARRAY_SIZE(accept_samples));
-	for (unsigned i = 0; i < PT_POOL; i++)
-		pt_pool[pt_pool_n++] = early_alloc_page();
 	/* From here on early_alloc refuses: what it handed out is excluded below. */
 	early_finish();
 	n = early_reserved(&er);
@@ -355,7 +328,7 @@ void memory_init_allocator(const struct boot_info *bi)
 
 	policy_set_cpus(&cpus);
 	/* Only accept-ahead has work after an allocation: the others keep the fast path bare. */
-	palloc_set_hooks(kernel_refill,
+	palloc_set_hooks(policy_refill,
 			 bi->config.policy == POLICY_AHEAD ? policy_after_alloc : NULL);
 	/* Eager takes every unit in address order: the platform may batch ahead (SNP PSC). */
 	bool ahead = bi->config.policy == POLICY_EAGER && platform->accept_ahead;

@@ -71,6 +71,7 @@ void memory_report_firmware(const struct boot_info *bi)
 	ev_str("snp_protocol", bi->snp_protocol < ARRAY_SIZE(snp_names) ? snp_names[bi->snp_protocol]
 									  : "?");
 	ev_u64("ebs_attempts", bi->ebs_attempts);
+	ev_u64("phys_bits", bi->phys_bits);	/* for judging the map offline (tools/judge.py) */
 	ev_obj_begin("bytes_by_type");
 	for (u32 t = 0; t <= EFI_MEMORY_TYPE_COUNT; t++)
 		if (m->bytes_by_type[t])

@@ -136,9 +136,15 @@ bool workload_parse(const char *s, struct workload_spec *w, char *err, size_t er
 
 /* ------------------------------------------------------------------ measurement */
 
-/* What a step changed, from counters read before and after it. */
+/*
+ * What a step changed, from counters read before and after it. Acceptance and
+ * allocation counts are those of the CPUs the step runs on (its own CPU, or every CPU
+ * for ptouch): other CPUs may accept meanwhile (accept_memory=background), and their
+ * work is not the step's. Free memory is global.
+ */
 struct step {
 	const char *name;
+	unsigned cpu, ncpus;	/* the step runs on CPUs [cpu, cpu + ncpus) */
 	u64 t0_ns;
 	u64 free_before, accepted_before, calls_before, accept_ns_before, meta_before, allocs_before;
 	u64 own_allocs;		/* allocations the step made itself */
@@ -146,22 +152,53 @@ struct step {
 	struct latency all;		/* every allocation */
 };
 
-static void step_begin(struct step *s, const char *name)
+/* The acceptance and allocation counts of the step's CPUs, summed. */
+struct step_counts {
+	u64 accepted, calls, ns, allocs;
+};
+
+static struct step_counts step_counts(const struct step *s)
+{
+	struct step_counts c = { 0 };
+
+	for (unsigned cpu = s->cpu; cpu < s->cpu + s->ncpus; cpu++) {
+		const struct palloc_cpu_stats *cs = palloc_cpu_stats(cpu);
+
+		c.accepted += __atomic_load_n(&cs->accepted_bytes, __ATOMIC_RELAXED);
+		c.calls += __atomic_load_n(&cs->accept_calls, __ATOMIC_RELAXED);
+		c.ns += __atomic_load_n(&cs->accept_ns, __ATOMIC_RELAXED);
+		c.allocs += palloc_cpu_allocs(cpu);
+	}
+	return c;
+}
+
+static void step_begin_on(struct step *s, const char *name, bool all_cpus)
 {
 	const struct palloc_stats *st = palloc_stats();
 
 	memset(s, 0, sizeof(*s));
 	s->name = name;
+	s->cpu = all_cpus ? 0 : smp_this_cpu();
+	s->ncpus = all_cpus ? smp_cpu_slots() : 1;
+
+	struct step_counts c = step_counts(s);
+
 	s->free_before = st->free_bytes;
-	s->accepted_before = st->accepted_bytes;
-	s->calls_before = st->accept_calls;
-	s->accept_ns_before = st->accept_lat.total_ns;
+	s->accepted_before = c.accepted;
+	s->calls_before = c.calls;
+	s->accept_ns_before = c.ns;
 	s->meta_before = st->meta_bytes;
-	s->allocs_before = st->allocs;
+	s->allocs_before = c.allocs;
 	latency_init(&s->fast, fast_samples, ALLOC_SAMPLES);
 	latency_init(&s->slow, slow_samples, ALLOC_SAMPLES);
 	latency_init(&s->all, all_samples, ALLOC_SAMPLES);
 	s->t0_ns = tsc_now_ns();
+}
+
+/* A step that runs on the calling CPU only. */
+static void step_begin(struct step *s, const char *name)
+{
+	step_begin_on(s, name, false);
 }
 
 /*
@@ -214,8 +251,9 @@ static void ev_latency(const char *key, struct latency *l)
 static void step_event(struct step *s, bool ok)
 {
 	const struct palloc_stats *st = palloc_stats();
-	u64 accepted = st->accepted_bytes - s->accepted_before;
-	u64 accept_ns = st->accept_lat.total_ns - s->accept_ns_before;
+	struct step_counts c = step_counts(s);
+	u64 accepted = c.accepted - s->accepted_before;
+	u64 accept_ns = c.ns - s->accept_ns_before;
 
 	ev_begin("workload");
 	ev_str("name", s->name);
@@ -226,12 +264,12 @@ static void step_event(struct step *s, bool ok)
 	ev_u64("free_before", s->free_before);
 	ev_u64("free_after", st->free_bytes);
 	ev_u64("accepted_bytes", accepted);
-	ev_u64("accept_calls", st->accept_calls - s->calls_before);
+	ev_u64("accept_calls", c.calls - s->calls_before);
 	ev_u64("accept_ns", accept_ns);
 	ev_u64("accept_mib_s", rate_mib_s(accepted, accept_ns));
 	ev_u64("meta_bytes_added", st->meta_bytes - s->meta_before);
 	/* Pages the kernel took for itself meanwhile (page tables for newly accepted memory). */
-	ev_u64("kernel_pages_added", st->allocs - s->allocs_before - s->own_allocs);
+	ev_u64("kernel_pages_added", c.allocs - s->allocs_before - s->own_allocs);
 	ev_latency("alloc_all", &s->all);
 	ev_latency("alloc_fast", &s->fast);
 	ev_latency("alloc_accepting", &s->slow);
@@ -285,7 +323,7 @@ static int touch(const struct workload_step *w)
 	if (done < pages)
 		report_oom("pages", done, pages);
 	kprintf("workload: touched %llu MiB, accepted %llu MiB on the way\n",
-		(done << PAGE_SHIFT) >> 20, (st->accepted_bytes - s.accepted_before) >> 20);
+		(done << PAGE_SHIFT) >> 20, (step_counts(&s).accepted - s.accepted_before) >> 20);
 	return end_alloc_step(&s, done, pages, PAGE_SIZE);
 }
 
@@ -621,7 +659,7 @@ static int ptouch(const struct workload_step *w)
 		p.want[c] = pages / n + (c == 0 ? pages % n : 0);
 		k++;
 	}
-	step_begin(&s, "ptouch");
+	step_begin_on(&s, "ptouch", true);
 	kprintf("workload: ptouch %llu MiB in 4 KiB pages on %u vCPUs\n", (pages << PAGE_SHIFT) >> 20, k);
 	smp_run(ptouch_cpu, &p);
 	for (unsigned c = 0; c < slots; c++) {

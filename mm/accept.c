@@ -49,6 +49,12 @@ static struct {
 	 */
 	u64 cursor[MAX_CPUS];
 	bool cursor_set[MAX_CPUS];
+	/* Per CPU, written only by that CPU (the fill at palloc_populate: before the others run). */
+	struct accept_cpu {
+		u64 pt[PALLOC_PT_RESERVE_MAX];	/* page-table pages for this CPU's accepts */
+		unsigned npt;
+		bool in_accept;		/* inside env.accept: see palloc_pt_page */
+	} __aligned(64) mine[MAX_CPUS];
 } acc;
 
 void accept_init(struct unaccepted_bitmap *bm, const struct palloc_env *env, unsigned was,
@@ -60,6 +66,10 @@ void accept_init(struct unaccepted_bitmap *bm, const struct palloc_env *env, uns
 	memset(acc.cpu, 0, n * sizeof(acc.cpu[0]));
 	memset(acc.cursor, 0, n * sizeof(acc.cursor[0]));
 	memset(acc.cursor_set, 0, n * sizeof(acc.cursor_set[0]));
+	memset(acc.mine, 0, n * sizeof(acc.mine[0]));
+	if (env->pt_reserve > PALLOC_PT_RESERVE_MAX)
+		panic("palloc_init: a page-table reserve of %u pages is above the maximum %d",
+		      env->pt_reserve, PALLOC_PT_RESERVE_MAX);
 	acc.lock = (struct spinlock)SPINLOCK_INIT;
 	acc.stats_lock = (struct spinlock)SPINLOCK_INIT;
 	acc.env = *env;
@@ -85,6 +95,64 @@ static unsigned this_cpu(void)
 	if (cpu >= acc.env.ncpus)
 		panic("palloc: CPU index %u, but palloc_init was told of %u CPUs", cpu, acc.env.ncpus);
 	return cpu;
+}
+
+/*
+ * Page tables for accepts. Mapping a range to accept it may need new page-table pages
+ * (a page-directory page for a new 1 GiB region, and so on), and an accept often runs
+ * because no memory is free. A shared pool topped up after the fact runs dry when more
+ * CPUs than it holds pages open new regions at once (the claim cursors start CPUs 128
+ * MiB apart, so 256 CPUs open 32 regions of 1 GiB). So each CPU holds what one accept
+ * can need (env.pt_reserve pages), and takes back what its accept used from that
+ * accept's own memory, under the allocator's lock in the same hold that makes the
+ * memory free (accept_done), before any other CPU can take it.
+ */
+static void reserve_top_up_locked(struct accept_cpu *me)
+{
+	while (me->npt < acc.env.pt_reserve) {
+		u64 page = palloc_alloc_locked(0);
+
+		if (!page)
+			break;
+		me->pt[me->npt++] = page;
+	}
+}
+
+void accept_reserve_fill_all_locked(void)
+{
+	/* As far as free memory goes: a short reserve is topped up before each claim. */
+	for (unsigned cpu = 0; cpu < acc.env.ncpus; cpu++)
+		reserve_top_up_locked(&acc.mine[cpu]);
+}
+
+/*
+ * Before a claim: a reserve is short only after an accept the platform refused (no new
+ * memory to take back from); top it up from whatever is free.
+ */
+static void reserve_ready(void)
+{
+	struct accept_cpu *me = &acc.mine[this_cpu()];
+
+	if (me->npt >= acc.env.pt_reserve)
+		return;
+	spin_lock(&palloc_lock);
+	reserve_top_up_locked(me);
+	spin_unlock(&palloc_lock);
+}
+
+bool accept_this_cpu_accepting(void)
+{
+	/* Before palloc_init (no CPU index yet) nothing is accepting. */
+	return acc.env.cpu_id && acc.mine[this_cpu()].in_accept;
+}
+
+u64 palloc_pt_page(void)
+{
+	struct accept_cpu *me = &acc.mine[this_cpu()];
+
+	if (me->in_accept && me->npt)
+		return me->pt[--me->npt];
+	return palloc_alloc_accepted(0);
 }
 
 /* A per-CPU count: only its CPU writes it, others may read it at any time. */
@@ -113,11 +181,20 @@ void accept_wait(u64 generation)
  * own counters are updated here (nobody else writes them); the shared statistics by
  * accept_done.
  */
-static int timed_accept(u64 start, u64 end, u64 *t0_out, u64 *ns_out)
+static int timed_accept(u64 start, u64 end, u64 *ns_out)
 {
+	struct accept_cpu *me = &acc.mine[this_cpu()];
+
+	/* An accept callback that accepts again would claim inside its own half-done claim. */
+	if (me->in_accept)
+		panic("palloc: an accept of [%llx, %llx) started from inside an accept on CPU %u",
+		      start, end, this_cpu());
+	me->in_accept = true;
 	u64 t0 = acc.env.now_ns();
 	int rc = acc.env.accept(acc.env.ctx, start, end);
 	u64 t1 = acc.env.now_ns();
+
+	me->in_accept = false;
 	/* A clock that went backwards must not become a 584-year accept. */
 	u64 ns = t1 > t0 ? t1 - t0 : 0;
 	struct palloc_cpu_stats *c = &acc.cpu[this_cpu()];
@@ -126,7 +203,6 @@ static int timed_accept(u64 start, u64 end, u64 *t0_out, u64 *ns_out)
 	cpu_count(&c->accept_ns, ns);
 	if (!rc)
 		cpu_count(&c->accepted_bytes, end - start);
-	*t0_out = t0;
 	*ns_out = ns;
 	return rc;
 }
@@ -138,8 +214,9 @@ static int timed_accept(u64 start, u64 end, u64 *t0_out, u64 *ns_out)
  * edges this accept had counted as in flight.
  */
 static void accept_done(u64 start, u64 end, bool whole_units, enum accept_path path, int rc,
-			u64 t0, u64 ns, u64 claimed)
+			u64 ns, u64 claimed)
 {
+	PALLOC_TEST_POINT(PALLOC_POINT_ACCEPT_TIMED);
 	spin_lock(&acc.stats_lock);
 	acc.stats->accept_calls++;
 	latency_add(&acc.stats->accept_lat, ns);
@@ -150,7 +227,11 @@ static void accept_done(u64 start, u64 end, bool whole_units, enum accept_path p
 		acc.stats->accepted_by_path[path] += end - start;
 		if (!whole_units)
 			acc.stats->edge_accepted_bytes += end - start;
-		series_add(&acc.stats->accepted_over_time, t0 + ns, acc.stats->accepted_bytes);
+		/*
+		 * Timed under the lock that orders the points: an accept that ended earlier
+		 * but reaches the lock later must not add a point before the last one.
+		 */
+		series_add(&acc.stats->accepted_over_time, acc.env.now_ns(), acc.stats->accepted_bytes);
 	}
 	spin_unlock(&acc.stats_lock);
 
@@ -159,6 +240,8 @@ static void accept_done(u64 start, u64 end, bool whole_units, enum accept_path p
 		palloc_units_done_locked(start, end, rc == 0);
 	else if (!rc)
 		palloc_add_free_locked(start, end);
+	/* What this accept's page tables took from the reserve, from its own memory. */
+	reserve_top_up_locked(&acc.mine[this_cpu()]);
 	spin_unlock(&palloc_lock);
 
 	/* Release: whoever waits on the generation sees the memory where it went. */
@@ -181,10 +264,10 @@ static void claim_locked(u64 start, u64 end)
 /* Accept whole units [start, end) that this CPU claimed; the bytes accepted (0: refused). */
 static u64 accept_run(u64 start, u64 end, enum accept_path path)
 {
-	u64 t0, ns;
-	int rc = timed_accept(start, end, &t0, &ns);
+	u64 ns;
+	int rc = timed_accept(start, end, &ns);
 
-	accept_done(start, end, true, path, rc, t0, ns, (end - start) >> UNIT_SHIFT);
+	accept_done(start, end, true, path, rc, ns, (end - start) >> UNIT_SHIFT);
 	return rc ? 0 : end - start;
 }
 
@@ -218,6 +301,7 @@ u64 palloc_accept_range(u64 start, u64 end, enum accept_path path)
 	if (!IS_ALIGNED(start, UNIT_SIZE) || !IS_ALIGNED(end, UNIT_SIZE))
 		panic("palloc_accept_range: [%llx, %llx) is not unit aligned", start, end);
 	for (;;) {
+		reserve_ready();
 		spin_lock(&acc.lock);
 		bool claimed = claim_run_locked(from, end, &rs, &re);
 
@@ -268,12 +352,13 @@ bool palloc_add_edge(u64 start, u64 end)
 
 void palloc_accept_edge(u64 start, u64 end)
 {
-	u64 t0, ns;
+	u64 ns;
 	int rc;
 
+	reserve_ready();
 	atomic_add64(&acc.accepting, 1);
-	rc = timed_accept(start, end, &t0, &ns);
-	accept_done(start, end, false, ACCEPT_BOOT_EDGE, rc, t0, ns, 1);
+	rc = timed_accept(start, end, &ns);
+	accept_done(start, end, false, ACCEPT_BOOT_EDGE, rc, ns, 1);
 }
 
 /*
@@ -284,9 +369,10 @@ void palloc_accept_edge(u64 start, u64 end)
 static bool accept_next_edge(enum accept_path path, u64 *bytes)
 {
 	struct palloc_edge *e;
-	u64 t0, ns;
+	u64 ns;
 	int rc;
 
+	reserve_ready();
 	spin_lock(&acc.lock);
 	while (acc.edge_cursor < acc.nedges && acc.edges[acc.edge_cursor].state != E_PENDING)
 		acc.edge_cursor++;
@@ -300,10 +386,10 @@ static bool accept_next_edge(enum accept_path path, u64 *bytes)
 	acc.stats->edge_unaccepted_bytes -= e->end - e->start;
 	spin_unlock(&acc.lock);
 
-	rc = timed_accept(e->start, e->end, &t0, &ns);
+	rc = timed_accept(e->start, e->end, &ns);
 	/* The claim made it this CPU's alone: nobody else changes its state meanwhile. */
 	__atomic_store_n(&e->state, rc ? E_LOST : E_DONE, __ATOMIC_RELAXED);
-	accept_done(e->start, e->end, false, path, rc, t0, ns, 1);
+	accept_done(e->start, e->end, false, path, rc, ns, 1);
 	*bytes = rc ? 0 : e->end - e->start;
 	return true;
 }
@@ -344,6 +430,7 @@ bool palloc_accept_next(enum accept_path path)
 	unsigned cpu = this_cpu();
 	u64 unit;
 
+	reserve_ready();
 	spin_lock(&acc.lock);
 	if (!acc.cursor_set[cpu]) {
 		u64 lowest;
@@ -364,6 +451,16 @@ bool palloc_accept_next(enum accept_path path)
 	spin_unlock(&acc.lock);
 	accept_run(unit, unit + UNIT_SIZE, path);
 	return true;
+}
+
+unsigned palloc_pt_reserve_pages(u64 *out, unsigned cap)
+{
+	unsigned n = 0;
+
+	for (unsigned cpu = 0; cpu < acc.env.ncpus; cpu++)
+		for (unsigned k = 0; k < acc.mine[cpu].npt && n < cap; k++)
+			out[n++] = acc.mine[cpu].pt[k];
+	return n;
 }
 
 const struct palloc_cpu_stats *palloc_cpu_stats(unsigned cpu)

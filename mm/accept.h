@@ -35,6 +35,11 @@ bool palloc_edge_unaccepted(u64 addr);
  */
 bool palloc_accept_next(enum accept_path path);
 
+/*
+ * For checks while the other CPUs are quiet: the pages in every CPU's page-table
+ * reserve (palloc_pt_page), at most cap of them into out; returns how many.
+ */
+unsigned palloc_pt_reserve_pages(u64 *out, unsigned cap);
 /* What CPU `cpu` accepted (NULL for cpu >= MAX_CPUS). */
 const struct palloc_cpu_stats *palloc_cpu_stats(unsigned cpu);
 /* The unaccepted bitmap acceptance works from. */

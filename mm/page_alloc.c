@@ -136,12 +136,11 @@ struct pcp {
 	u64 asked;		/* the latest drain request for this CPU (requesters raise it) */
 	u64 served;		/* the drain request this CPU served last (owner, release) */
 	/*
-	 * Counts only the owner writes, merged when the statistics are read: blocks the
-	 * refills brought in less those drains took out (net), and blocks freed into the
-	 * cache. The blocks allocated from it follow: net + freed - those it holds now. So
-	 * the allocation fast path counts nothing.
+	 * This CPU's allocations and frees, every path: only the owner writes them (relaxed
+	 * stores), so each only grows and the sum over the CPUs, read one counter at a time,
+	 * never goes backwards between two reads (palloc_stats).
 	 */
-	u64 net, freed;
+	u64 allocs, frees;
 	struct unit_meta *home;	/* the split unit refills come from first (under the lock) */
 	/* A stack per order, interleaved: order k's n-th block is slot[n][k] (one lea to find). */
 	struct pcp_slot slot[PALLOC_CPU_CACHE_MAX][PCP_ORDERS];
@@ -151,7 +150,21 @@ _Static_assert(sizeof(struct pcp) == 2048, "struct pcp is 2 KiB");
 
 static struct pcp pcps[MAX_CPUS];
 static u64 drain_request;
-static u64 locked_allocs, locked_frees;	/* allocations and frees of the locked paths */
+/*
+ * Set (release) when palloc_init has finished, cleared when it starts: the other CPUs
+ * poll (palloc_poll) from the moment they start, which may be before the boot CPU has
+ * set the allocator up, and must not read its state until then.
+ */
+static bool palloc_up;
+#ifdef PALLOC_TEST_POINTS
+void (*palloc_test_point)(enum palloc_point point);
+
+void palloc_test_forget(void)
+{
+	/* As before the first palloc_init: a test of start-up runs its CPUs from here. */
+	__atomic_store_n(&palloc_up, false, __ATOMIC_RELEASE);
+}
+#endif
 
 
 static __always_inline void *virt(u64 pa)
@@ -701,9 +714,10 @@ void palloc_init(const struct memmap *m, struct unaccepted_bitmap *bm,
 
 	if (e->ncpus > MAX_CPUS)
 		panic("palloc_init: %u CPUs, at most MAX_CPUS (%d)", e->ncpus, MAX_CPUS);
-	/* Before any other CPU uses the allocator: no lock needed, and none taken. */
+	/* Before any other CPU uses the allocator (palloc_poll waits for palloc_up): no lock. */
+	__atomic_store_n(&palloc_up, false, __ATOMIC_RELAXED);
 	memset(&ps, 0, sizeof(ps));
-	locked_allocs = locked_frees = drain_request = 0;
+	drain_request = 0;
 	palloc_lock = (struct spinlock)SPINLOCK_INIT;
 	info_lock = (struct spinlock)SPINLOCK_INIT;
 	if (e->cpu_cache_high > PALLOC_CPU_CACHE_MAX)
@@ -727,6 +741,8 @@ void palloc_init(const struct memmap *m, struct unaccepted_bitmap *bm,
 	series_init(&ps.stats.accepted_over_time);
 	build_zones(m);
 	ps.stats.unaccepted_bytes = bitmap_count(bm) * UNIT_SIZE;
+	/* Everything above is visible to a CPU that sees the flag (palloc_poll's acquire). */
+	__atomic_store_n(&palloc_up, true, __ATOMIC_RELEASE);
 }
 
 void palloc_populate(const struct memmap *m, const struct palloc_reserved *reserved,
@@ -758,9 +774,12 @@ void palloc_populate(const struct memmap *m, const struct palloc_reserved *reser
 		if (r->kind == RANGE_USABLE || r->kind == RANGE_RECLAIMABLE)
 			add_free_except(r->start, r->end, res, nres);
 	}
+	/* Every CPU's page-table reserve for its accepts, before anything else can take memory. */
+	accept_reserve_fill_all_locked();
 	ps.stats.initial_free_bytes = ps.buddy_free_bytes;
 	spin_unlock(&palloc_lock);
 }
+
 
 /* ------------------------------------------------------------------ allocation */
 
@@ -956,7 +975,6 @@ static void pcp_drain_locked(struct pcp *p, unsigned order, u32 keep)
 		free_block_locked(unit, info, meta_of(unit, info_get(info)),
 				  (block - unit) >> PAGE_SHIFT, order);
 		pcp_set_count(p, order, n - 1);
-		pcp_tally(&p->net, -1);
 	}
 }
 
@@ -974,8 +992,8 @@ static void pcp_serve(struct pcp *p)
 
 void palloc_poll(void)
 {
-	/* Before palloc_init, or on a CPU the allocator was not told of: no cache to serve. */
-	if (!ps.env.cpu_id)
+	/* Before palloc_init has finished, or on a CPU it was not told of: no cache to serve. */
+	if (!__atomic_load_n(&palloc_up, __ATOMIC_ACQUIRE))
 		return;
 	unsigned cpu = ps.env.cpu_id();
 
@@ -1018,6 +1036,7 @@ static bool drain_all(void)
 		       !__atomic_compare_exchange_n(&p->asked, &asked, request, false,
 						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			;
+		PALLOC_TEST_POINT(PALLOC_POINT_DRAIN_ASKED);
 		/*
 		 * Meanwhile answer requests to this CPU: one that asked before this CPU's own
 		 * drain above would otherwise wait for it in turn, up to the timeout.
@@ -1115,12 +1134,17 @@ static bool pcp_refill(struct pcp *p, unsigned order)
 		got[n].state = block_state(block);
 		__atomic_store_n(got[n++].state, (u8)(PG_CACHED | order), __ATOMIC_RELAXED);
 	}
-	spin_unlock(&palloc_lock);
 	/* Lowest first out: pushed in reverse, the first allocation takes the lowest block. */
 	for (u32 i = 0; i < n; i++)
 		p->slot[pcp_count(p, order) + i][order] = got[n - 1 - i];
+	/*
+	 * Published before the lock is released: a CPU that takes the lock next and finds
+	 * the lists empty must see these blocks in this cache, or its drain_all would pass
+	 * this CPU by and it would be refused while they sit here.
+	 */
 	pcp_set_count(p, order, pcp_count(p, order) + n);
-	pcp_tally(&p->net, n);
+	spin_unlock(&palloc_lock);
+	PALLOC_TEST_POINT(PALLOC_POINT_REFILLED);
 	return n != 0;
 }
 
@@ -1135,16 +1159,16 @@ static inline u64 pcp_take(struct pcp *p, unsigned order)
 
 	pcp_set_count(p, order, n - 1);
 	__atomic_store_n(slot->state, (u8)(PG_USED | order), __ATOMIC_RELAXED);
+	pcp_tally(&p->allocs, 1);
 	return slot->block;
 }
 
-/* A block into this CPU's cache, which has room. */
+/* A block into this CPU's cache, which has room; its page byte already says PG_CACHED. */
 static __always_inline void pcp_put(struct pcp *p, unsigned order, u32 n, u8 *state, u64 block)
 {
-	__atomic_store_n(state, (u8)(PG_CACHED | order), __ATOMIC_RELAXED);
 	p->slot[n][order] = (struct pcp_slot){ state, block };
 	pcp_set_count(p, order, n + 1);
-	pcp_tally(&p->freed, 1);
+	pcp_tally(&p->frees, 1);
 }
 
 /* One attempt without acceptance: this CPU's cache first (refilled if empty), else the lists. */
@@ -1163,7 +1187,7 @@ static u64 alloc_once(unsigned order)
 	spin_lock(&palloc_lock);
 	block = alloc_block_locked(order);
 	if (block)
-		locked_allocs++;
+		pcp_tally(&p->allocs, 1);
 	spin_unlock(&palloc_lock);
 	return block;
 }
@@ -1180,6 +1204,14 @@ static __noinline u64 alloc_slow(unsigned order)
 {
 	if (order > PALLOC_MAX_ORDER)
 		panic("palloc_alloc: order %u is above the maximum %d", order, PALLOC_MAX_ORDER);
+	/*
+	 * An accept that needs memory takes it without acceptance (palloc_alloc_accepted,
+	 * palloc_pt_page): acceptance from inside an accept would claim and map more memory
+	 * while this CPU's own claim is half done, and recurse without bound.
+	 */
+	if (accept_this_cpu_accepting())
+		panic("palloc_alloc: called from inside an accept on CPU %u (order %u); an accept "
+		      "path must use palloc_alloc_accepted or palloc_pt_page", this_cpu(), order);
 	for (;;) {
 		u64 block = alloc_once(order);
 
@@ -1235,6 +1267,7 @@ u64 palloc_alloc(unsigned order)
 
 			pcp_set_count(p, order, n - 1);
 			__atomic_store_n(slot->state, (u8)(PG_USED | order), __ATOMIC_RELAXED);
+			pcp_tally(&p->allocs, 1);
 			return slot->block;
 		}
 	}
@@ -1312,7 +1345,6 @@ static void free_locked(u64 addr)
 		if (UI_STATE(v) != U_USED || addr != unit || !info_ready(z, i))
 			free_refused(addr, z, i);
 		unit_free_push(unit, info);
-		locked_frees++;
 		return;
 	}
 
@@ -1322,11 +1354,16 @@ static void free_locked(u64 addr)
 
 	if (m->magic != META_MAGIC)
 		panic("palloc_free: metadata of unit %llx is corrupt (magic %#x)", unit, m->magic);
-	if (!(st & PG_USED))
+	/*
+	 * Taken from PG_USED in one atomic step: another CPU's fast path may be freeing the
+	 * same block into its cache right now (a double free on two CPUs at once), and only
+	 * one of the two may win.
+	 */
+	if (!(st & PG_USED) || !__atomic_compare_exchange_n(&m->page[idx], &st, 0, false,
+							      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		panic("palloc_free: %llx is not the start of an allocated block (%s)", addr,
 		      st & PG_CACHED ? "double free: the block is in a CPU's cache"
 		      : in_free_block(m, idx) ? "double free" : "inside a block or never allocated");
-	locked_frees++;
 	free_block_locked(unit, info, m, idx, st & PG_ORDER_MASK);
 }
 
@@ -1344,6 +1381,7 @@ static __noinline void free_slow(u64 addr, u8 *state)
 	unsigned order = st & PG_ORDER_MASK;
 
 	free_locked(addr);
+	pcp_tally(&p->frees, 1);
 	if ((st & PG_USED) && high && order <= PALLOC_PCP_MAX_ORDER && pcp_count(p, order) >= high)
 		pcp_drain_locked(p, order, high - MAX(high / 4, 1u));
 	spin_unlock(&palloc_lock);
@@ -1358,13 +1396,22 @@ void palloc_free(u64 addr)
 	if (likely(state && !drain_pending(p))) {
 		u8 st = __atomic_load_n(state, __ATOMIC_RELAXED);
 
+		PALLOC_TEST_POINT(PALLOC_POINT_FREE_CHECKED);
+
 		/* Handed out (no other flag) and of a cached order: one test. */
 		_Static_assert(PALLOC_PCP_MAX_ORDER == 3, "the masks below mean orders 0..3");
 		if (likely((st & ~3u) == PG_USED)) {
 			unsigned order = st & 3u;
 			u32 n = pcp_count(p, order);
 
-			if (likely(n < ps.env.cpu_cache_high)) {
+			/*
+			 * One atomic step from handed out to cached: of two CPUs freeing the block
+			 * at once, one wins and the other finds PG_CACHED on the slow path, which
+			 * panics (a check, then a store, would let both cache it).
+			 */
+			if (likely(n < ps.env.cpu_cache_high) &&
+			    likely(__atomic_compare_exchange_n(state, &st, (u8)(PG_CACHED | order), false,
+							       __ATOMIC_RELAXED, __ATOMIC_RELAXED))) {
 				pcp_put(p, order, n, state, addr);
 				return;
 			}
@@ -1439,6 +1486,15 @@ void palloc_add_free_locked(u64 start, u64 end)
 	add_free_locked(start, end);
 }
 
+u64 palloc_alloc_locked(unsigned order)
+{
+	u64 block = alloc_block_locked(order);
+
+	if (block)
+		pcp_tally(&this_pcp()->allocs, 1);
+	return block;
+}
+
 /* ------------------------------------------------------------------ reports */
 
 /* Bytes in the CPUs' caches now (each count read once: exact only while they are quiet). */
@@ -1464,27 +1520,27 @@ static u64 cached_bytes(u64 *blocks_of_order)
  */
 const struct palloc_stats *palloc_stats(void)
 {
-	u64 allocs = locked_allocs, frees = locked_frees;
+	u64 allocs = 0, frees = 0;
 
+	/* Each counter only grows: the sums never go backwards from one call to the next. */
 	for (unsigned cpu = 0; cpu < ps.env.ncpus; cpu++) {
-		const struct pcp *p = &pcps[cpu];
-		u64 freed = __atomic_load_n(&p->freed, __ATOMIC_RELAXED);
-		u64 held = 0;
-
-		for (unsigned order = 0; order < PCP_ORDERS; order++)
-			held += pcp_count(p, order);
-		allocs += __atomic_load_n(&p->net, __ATOMIC_RELAXED) + freed - held;
-		frees += freed;
+		allocs += __atomic_load_n(&pcps[cpu].allocs, __ATOMIC_RELAXED);
+		frees += __atomic_load_n(&pcps[cpu].frees, __ATOMIC_RELAXED);
 	}
 	ps.stats.allocs = allocs;
 	ps.stats.frees = frees;
-	ps.stats.free_bytes = ps.buddy_free_bytes + cached_bytes(NULL);
+	ps.stats.free_bytes = palloc_free_bytes();
 	return &ps.stats;
 }
 
 struct palloc_stats *palloc_stats_mut(void)
 {
 	return &ps.stats;
+}
+
+u64 palloc_cpu_allocs(unsigned cpu)
+{
+	return cpu < MAX_CPUS ? __atomic_load_n(&pcps[cpu].allocs, __ATOMIC_RELAXED) : 0;
 }
 
 u64 palloc_free_bytes(void)
@@ -1510,6 +1566,8 @@ u64 palloc_count_free(void)
 {
 	u64 bytes = cached_bytes(NULL);
 
+	/* Under the lock: the lists and the free-unit maps change under it. */
+	spin_lock(&palloc_lock);
 	/* The bits themselves, not the nfree counts: this is the check of both. */
 	for (unsigned order = 0; order < PALLOC_MAX_ORDER; order++)
 		for (const struct unit_meta *m = ps.free_head[order]; m; m = m->next[order]) {
@@ -1521,6 +1579,7 @@ u64 palloc_count_free(void)
 	for (unsigned i = 0; i < ps.nzones; i++)
 		for (u64 u = 0; (u = zone_next_free_unit(&ps.zones[i], u)) < ps.zones[i].units; u++)
 			bytes += UNIT_SIZE;
+	spin_unlock(&palloc_lock);
 	return bytes;
 }
 
@@ -1531,5 +1590,9 @@ u64 palloc_free_blocks(unsigned order)
 	if (order >= ORDERS)
 		return 0;
 	cached_bytes(cached);
-	return ps.free_count[order] + (order < PCP_ORDERS ? cached[order] : 0);
+	spin_lock(&palloc_lock);
+	u64 n = ps.free_count[order];
+
+	spin_unlock(&palloc_lock);
+	return n + (order < PCP_ORDERS ? cached[order] : 0);
 }

@@ -103,7 +103,14 @@ struct palloc_env {
 	unsigned ncpus;
 	/* Blocks of each small order a CPU keeps to itself (0: no per-CPU caches). */
 	unsigned cpu_cache_high;
+	/*
+	 * Pages each CPU keeps for the page tables its accept callback may need to map one
+	 * accept's range (at most PALLOC_PT_RESERVE_MAX; 0: none). See palloc_pt_page.
+	 */
+	unsigned pt_reserve;
 };
+
+#define PALLOC_PT_RESERVE_MAX 4
 
 struct palloc_reserved {
 	u64 start, end;
@@ -140,7 +147,9 @@ void palloc_add_free(u64 start, u64 end);
 u64 palloc_alloc_accepted(unsigned order);
 /*
  * Allocate; accepts more units through the policy when none are free, and waits for
- * units other CPUs are accepting before it gives up. 0: out of memory.
+ * units other CPUs are accepting before it gives up. 0: out of memory. Never from
+ * inside an accept callback (it panics): that path uses palloc_alloc_accepted or
+ * palloc_pt_page.
  */
 u64 palloc_alloc(unsigned order);
 /* Return a block from palloc_alloc*(); panics on a double or foreign free. */
@@ -162,6 +171,16 @@ u64 palloc_lock_acquisitions(void);
  * cache is given back first; the other CPUs' stay (palloc_drain_all() before, for those).
  */
 void palloc_trim(void);
+/*
+ * A page for a page table. Inside this CPU's accept callback: from this CPU's reserve
+ * (env.pt_reserve pages, filled by palloc_populate and topped up from each accept's own
+ * memory before anyone else can take it), so that mapping memory that is being accepted
+ * because none is left never needs memory that only that accept could provide, however
+ * many CPUs accept at once. Anywhere else: free memory, without acceptance. 0: none.
+ * The page is not zeroed. Page tables are never freed.
+ */
+u64 palloc_pt_page(void);
+
 /* Order of an allocated block, or -1 if addr is not the start of one. */
 int palloc_block_order(u64 addr);
 
@@ -183,6 +202,8 @@ const struct palloc_stats *palloc_stats(void);
 u64 palloc_free_bytes(void);
 u64 palloc_unaccepted_bytes(void);
 struct palloc_stats *palloc_stats_mut(void);
+/* Successful allocations CPU `cpu` made so far (every path, page-table pages included). */
+u64 palloc_cpu_allocs(unsigned cpu);
 /*
  * Count free memory from the free-block bits and the free-unit maps, not the counters
  * (for checks; walks every split unit that has a free block).

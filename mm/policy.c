@@ -7,6 +7,7 @@
 
 static u32 policy;
 static u64 ahead;
+static u64 ahead_in_flight;	/* bytes being accepted for the spare (top_up), atomically */
 static struct policy_cpus cpuset = { .n = 1, .slots = 1 };
 
 void policy_set_cpus(const struct policy_cpus *c)
@@ -175,13 +176,33 @@ void policy_init(u32 p, u64 ahead_bytes)
 {
 	policy = p;
 	ahead = ahead_bytes;
+	ahead_in_flight = 0;
 }
 
-/* Keep `ahead` bytes free by accepting the lowest units. */
+/*
+ * Keep `ahead` bytes free by accepting the lowest units. CPUs that find the spare short
+ * at the same time share the shortfall: a unit counts as soon as a CPU sets out to
+ * accept it (ahead_in_flight), so each accepts only what the others have not already
+ * begun, instead of every one of them accepting a unit for the same gap. (A partial
+ * unit counts as a whole one: the spare may come out short by less than a unit, until
+ * the next allocation tops it up again.)
+ */
 static void top_up(void)
 {
-	while (palloc_free_bytes() < ahead && palloc_accept_next(ACCEPT_AHEAD))
-		;
+	for (;;) {
+		u64 flying = __atomic_load_n(&ahead_in_flight, __ATOMIC_ACQUIRE);
+
+		if (palloc_free_bytes() + flying >= ahead)
+			return;
+		if (!__atomic_compare_exchange_n(&ahead_in_flight, &flying, flying + UNIT_SIZE, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;
+		bool more = palloc_accept_next(ACCEPT_AHEAD);
+
+		__atomic_sub_fetch(&ahead_in_flight, UNIT_SIZE, __ATOMIC_ACQ_REL);
+		if (!more)
+			return;
+	}
 }
 
 void policy_boot(void (*progress)(u64 done, u64 total))

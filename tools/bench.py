@@ -66,6 +66,7 @@ sys.path.insert(0, HERE)
 import memaccept_log as ml  # noqa: E402
 import report  # noqa: E402
 import runqemu  # noqa: E402
+import hostlaunch  # noqa: E402
 
 GIB = ml.GIB
 FAKE = "fake_unaccepted_start=512M"
@@ -298,8 +299,15 @@ def boot_cell(cell, o):
     start = time.monotonic()
     try:
         extra = (["-machine", o.machine] if o.machine else []) + cell.qemu_extra
+        # On a real TDX or SEV-SNP host (--cc-host) the launcher builds the KVM command line.
+        cbit = hostlaunch.host_cbitpos() or hostlaunch.DEFAULT_CBITPOS
+        command = (lambda esp: hostlaunch.command(o.cc_host, esp, cell.mem, cell.smp, o.bios,
+                                                  o.qemu, cbitpos=cbit,
+                                                  mem_bytes=cell.mem_bytes)) \
+            if o.cc_host else None
         res = runqemu.run(o.efi, cell.args, cell.mem, cell.smp, cell.timeout(o.timeout), None,
-                          o.qemu, o.ovmf_code, o.ovmf_vars, extra=extra, prealloc=cell.prealloc)
+                          o.qemu, o.ovmf_code, o.ovmf_vars, extra=extra, prealloc=cell.prealloc,
+                          bios=o.bios, command=command)
         with open(log, "w") as f:
             f.write(res.output)
         cell.seconds = round(res.seconds, 1)
@@ -933,12 +941,23 @@ def main(argv=None):
                     help="seconds per boot (eager gets 30 s more per GiB)")
     ap.add_argument("--host-timeout", type=int, default=600, help="seconds for the host benchmarks")
     ap.add_argument("--no-host", action="store_true", help="skip the host benchmarks")
+    ap.add_argument("--bios", help="a single-file firmware image (-bios) instead of the flash pair")
+    ap.add_argument("--cc-host", choices=hostlaunch.HOSTS,
+                    help="boot every cell under KVM on a real TDX or SEV-SNP host "
+                    "(tools/hostlaunch.py; --bios names the firmware)")
     o = ap.parse_args(argv)
+    if o.cc_host:
+        problems = hostlaunch.host_problems(o.cc_host, o.qemu, o.bios)
+        if problems:
+            print(hostlaunch.refuse_message(o.cc_host, problems), file=sys.stderr)
+            return hostlaunch.REFUSED
     if o.jobs < 1:
         ap.error("--jobs must be at least 1")
     if o.runs is not None and o.runs < 1:
         ap.error("--runs must be at least 1")
-    for what, f in (("image", o.efi), ("OVMF code", o.ovmf_code), ("OVMF vars", o.ovmf_vars)):
+    fw = (("firmware", o.bios),) if o.bios else (("OVMF code", o.ovmf_code),
+                                                 ("OVMF vars", o.ovmf_vars))
+    for what, f in (("image", o.efi),) + fw:
         if not os.path.exists(f):
             print("bench: %s %s not found%s" % (what, f, ": run make" if what == "image" else ""),
                   file=sys.stderr)

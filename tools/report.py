@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # memaccept: compare boots (policies, memory sizes) from their serial logs: tables, Markdown, plots.
 """Usage: report.py [--markdown FILE] [--plots DIR] [--include-failed] LOG|LABEL=LOG...
-       report.py --conformance [--markdown FILE] LOG...
+       report.py --conformance [--markdown FILE] [--junit FILE] [--sarif FILE]
+                 [--waivers FILE] [--fail-on must|should|never] [--provenance JSON] LOG...
+       report.py [--conformance] --diff A B
        report.py --probe [--markdown FILE] [--plots DIR] LOG|LABEL=LOG...
 
 Each LOG is the console of one boot (tools/runqemu.py --log, build/bench/logs/*.log).
@@ -18,7 +20,13 @@ was usable, 1 if none was, 2 for a usage error.
 With --conformance, each LOG is the console of a boot with workload=conformance (on any
 host, any firmware): the report is that boot's firmware verdicts, one row per rule, with
 the rule's source. A log without a conformance event, or with malformed checks, gets a
-line on stderr; exit status 1 if no log had one.
+line on stderr; exit status 1 if no log had one. For CI (tools/conformance_ci.py):
+--junit and --sarif write JUnit XML and SARIF 2.1.0 (one test case / one rule per
+conformance rule); --waivers reads a waiver file; --fail-on sets the exit gate: must (the
+default) exits 1 when a MUST rule failed and is not waived, should also on a SHOULD rule
+not met, never only on unusable logs; --provenance adds what the host recorded (runqemu.py
+--provenance: image SHA-256, QEMU, VM configuration) to the Markdown header. --diff A B
+prints how B's verdicts differ from A's (exit 0; 1 when a log has no report).
 
 With --probe, each LOG is the console of a boot with workload=probe: the report is
 each boot's primitives (one row each: samples, p10, p50, p90, p99, max) and its model of
@@ -32,6 +40,7 @@ tools/bench.py imports this module: load_runs(), tables(), render_text(),
 render_markdown(), draw_plots().
 """
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -39,6 +48,7 @@ import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import memaccept_log as ml  # noqa: E402
+import conformance_ci as cci  # noqa: E402
 
 MIB = ml.MIB
 POLICY_ORDER = {"lazy": 0, "ahead": 1, "eager": 2}
@@ -746,14 +756,18 @@ def level_of(check):
     return check.get("level") if check.get("level") in LEVELS else "-"
 
 
-def render_conformance_text(c):
+def render_conformance_text(c, prov=None):
     out = ["== %s" % c.path, "firmware %s: %s" % (c.title(), c.totals())]
+    if prov is not None:
+        out.append("scope: %s" % cci.scope_lines(c, prov)[0])
     width = max([len(x["rule"]) for x in c.checks] + [4])
     out.append("%-7s %-6s %-*s %s" % ("verdict", "level", width, "rule", "detail"))
     for x in c.ordered():
         out.append("%-7s %-6s %-*s %s" % (x["verdict"].upper() if x["verdict"] in ("fail", "warn")
                                           else x["verdict"], level_of(x), width, x["rule"],
                                           x["detail"]))
+        if x.get("waived"):
+            out.append("%-7s %-6s %-*s waived: %s" % ("", "", width, "", x["waived"]))
         out.append("%-7s %-6s %-*s source: %s%s" % ("", "", width, "", x["source"],
                                                    " (memaccept's own rule)" if x.get("own") is True
                                                    else ""))
@@ -769,13 +783,24 @@ def render_conformance_text(c):
     return "\n".join(out)
 
 
-def render_conformance_markdown(cs):
+def render_conformance_markdown(cs, prov=None, gate=None):
     out = ["# memaccept firmware conformance\n"]
     for c in cs:
         out.append("## %s\n" % c.title())
         out.append("Log `%s`: %s.\n" % (c.path, c.totals()))
+        if gate:
+            blocking = [x["rule"] for x in c.checks if cci.blocking(x, gate)]
+            out.append("Gate `%s`: %s.\n" % (gate, "FAILED by %s" % ", ".join(
+                "`%s`" % r for r in blocking) if blocking else "passed"))
+        out.append("### Provenance\n")
+        out += cci.provenance_lines(c, prov)
+        out.append("\n### What this run can judge\n")
+        out += cci.scope_lines(c, prov)
+        out.append("\n### Verdicts\n")
         out.append(md_table(["verdict", "level", "rule", "detail", "source"],
-                            [[x["verdict"], level_of(x), "`%s`" % x["rule"], x["detail"],
+                            [[x["verdict"] + (" (waived: %s)" % x["waived"] if x.get("waived")
+                                              else ""), level_of(x), "`%s`" % x["rule"],
+                              x["detail"],
                               x["source"] + (" (memaccept's own rule)" if x.get("own") is True
                                              else "")]
                              for x in c.ordered()]))
@@ -790,22 +815,73 @@ def render_conformance_markdown(cs):
     return "\n".join(out) + "\n"
 
 
+def conformance_diff(o):
+    if len(o.logs) != 2:
+        print("report: --diff takes two logs, A and B", file=sys.stderr)
+        return 2
+    pair = []
+    for path in o.logs:
+        c, why = load_conformance(path)
+        if c is None:
+            print("report: %s: %s" % (path, why), file=sys.stderr)
+            return 1
+        pair.append(c)
+    lines, _ = cci.diff(*pair)
+    print("\n".join(lines))
+    return 0
+
+
 def conformance_main(o):
+    if o.diff:
+        return conformance_diff(o)
+    waivers = []
+    if o.waivers:
+        try:
+            with open(o.waivers) as f:
+                waivers = cci.parse_waivers(f.read(), o.waivers)
+        except OSError as e:
+            print("report: cannot read waivers %s: %s" % (o.waivers, e.strerror or e),
+                  file=sys.stderr)
+            return 2
+        except cci.WaiverError as e:
+            print("report: %s" % e, file=sys.stderr)
+            return 2
+    prov = None
+    if o.provenance:
+        try:
+            with open(o.provenance) as f:
+                prov = json.load(f)
+        except (OSError, ValueError) as e:
+            print("report: provenance %s unusable (%s): left out" % (o.provenance, e),
+                  file=sys.stderr)
     cs = []
     for path in o.logs:
         c, why = load_conformance(path)
         if c is None:
             print("report: %s: %s" % (path, why), file=sys.stderr)
             continue
+        if waivers:
+            c.messages += cci.apply_waivers(c, waivers)
         for m in c.messages:
             print("report: %s: %s" % (path, m), file=sys.stderr)
         cs.append(c)
     if not cs:
         print("report: no conformance report among %d log(s)" % len(o.logs), file=sys.stderr)
         return 1
-    print("\n\n".join(render_conformance_text(c) for c in cs))
-    if o.markdown and not write_markdown(o.markdown, render_conformance_markdown(cs)):
+    print("\n\n".join(render_conformance_text(c, prov) for c in cs))
+    if o.markdown and not write_markdown(o.markdown, render_conformance_markdown(cs, prov,
+                                                                                 o.fail_on)):
         return 1
+    for path, what, text in ((o.junit, "junit", lambda: cci.junit_xml(cs, o.fail_on)),
+                             (o.sarif, "sarif", lambda: cci.sarif_text(cs))):
+        if path and not write_file(path, text(), what):
+            return 1
+    failed = cci.gate_failures(cs, o.fail_on)
+    if failed:
+        print("conformance: gate %s failed: %s" % (o.fail_on, ", ".join(
+            "%s (%s %s)" % (x["rule"], x.get("level") or "-", x["verdict"]) for _, x in failed)))
+        return 1
+    print("conformance: gate %s passed" % o.fail_on)
     return 0
 
 
@@ -1041,6 +1117,21 @@ def probe_main(o):
     return 0
 
 
+def write_file(path, text, what="markdown"):
+    """Write text to path (its folder created); say where, or why not. False on failure."""
+    try:
+        d = os.path.dirname(path)
+        if d:
+            os.makedirs(d, exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        print("%s: %s" % (what, path))
+        return True
+    except OSError as e:
+        print("report: cannot write %s: %s" % (path, e.strerror or e), file=sys.stderr)
+        return False
+
+
 def write_markdown(path, text):
     """Write text to path (its folder created); say where, or why not. False on failure."""
     try:
@@ -1066,10 +1157,19 @@ def main(argv=None):
                     help="keep boots that failed (marked) instead of leaving them out")
     ap.add_argument("--conformance", action="store_true",
                     help="report the firmware conformance verdicts of each log instead")
+    ap.add_argument("--junit", metavar="FILE", help="--conformance: also write JUnit XML")
+    ap.add_argument("--sarif", metavar="FILE", help="--conformance: also write SARIF 2.1.0")
+    ap.add_argument("--waivers", metavar="FILE", help="--conformance: a waiver file")
+    ap.add_argument("--fail-on", choices=cci.GATES, default="must",
+                    help="--conformance: the exit gate (default must)")
+    ap.add_argument("--provenance", metavar="JSON",
+                    help="--conformance: the host's record of the boot (runqemu.py --provenance)")
+    ap.add_argument("--diff", action="store_true",
+                    help="compare the conformance verdicts of two logs, A then B")
     ap.add_argument("--probe", action="store_true",
                     help="report each log's workload=probe (primitives, model) and compare them")
     o = ap.parse_args(argv)
-    if o.conformance:
+    if o.conformance or o.diff:
         return conformance_main(o)
     if o.probe:
         return probe_main(o)

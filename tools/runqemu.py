@@ -19,6 +19,7 @@ Used by `make run` and by tests/run.py (as a module: see run()).
 import bisect
 import argparse
 import ctypes
+import hashlib
 import json
 import os
 import select
@@ -30,6 +31,7 @@ import time
 
 import memaccept_log
 import elf2efi
+import hostlaunch
 
 DEFAULT_QEMU = "qemu-system-x86_64"
 DEFAULT_CODE = "/usr/share/OVMF/OVMF_CODE_4M.fd"
@@ -99,8 +101,9 @@ def parse_size(text):
 
 def qemu_command(esp, mem, smp, qemu=DEFAULT_QEMU, ovmf_code=DEFAULT_CODE,
                  ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True, disk=None,
-                 prealloc=False, ram_file=None):
-    """ram_file: back guest RAM with this file and give QEMU a second view of it, an
+                 prealloc=False, ram_file=None, bios=None):
+    """bios: a single-file firmware image (IntelTdxX64, AmdSevX64, any OVMF.fd) loaded
+    with -bios instead of the split flash pair ovmf_code/ovmf_vars. ram_file: back guest RAM with this file and give QEMU a second view of it, an
     ivshmem device, whose BAR the test image's emulator moves to 2^N to play an SNP C-bit
     at bit N < 52 (arch/x86/emu/cbit_alias.c); the CPU gets 52 physical address bits."""
     size = parse_size(mem)
@@ -121,9 +124,7 @@ def qemu_command(esp, mem, smp, qemu=DEFAULT_QEMU, ovmf_code=DEFAULT_CODE,
     cmd = [qemu, "-machine", "q35,memory-backend=ram", "-accel", "tcg"] + ram + [
            "-m", "%dM" % (size >> 20), "-smp", str(smp),
            "-display", "none", "-serial", "stdio", "-monitor", "none",
-           "-no-reboot", "-nic", "none",
-           "-drive", "if=pflash,format=raw,readonly=on,file=%s" % ovmf_code,
-           "-drive", "if=pflash,format=raw,snapshot=on,file=%s" % ovmf_vars]
+           "-no-reboot", "-nic", "none"] + firmware_args(ovmf_code, ovmf_vars, bios)
     if disk:
         cmd += ["-drive", "format=raw,snapshot=on,file=%s" % disk]
     else:
@@ -133,6 +134,57 @@ def qemu_command(esp, mem, smp, qemu=DEFAULT_QEMU, ovmf_code=DEFAULT_CODE,
     if gdb:
         cmd += ["-s", "-S"]
     return cmd + list(extra)
+
+
+def firmware_args(ovmf_code=DEFAULT_CODE, ovmf_vars=DEFAULT_VARS, bios=None):
+    """A single-file image with -bios (no flash, hence no variable store), else the split
+    flash pair: code read-only, variables a throw-away copy (snapshot=on)."""
+    if bios:
+        return ["-bios", bios]
+    return ["-drive", "if=pflash,format=raw,readonly=on,file=%s" % ovmf_code,
+            "-drive", "if=pflash,format=raw,snapshot=on,file=%s" % ovmf_vars]
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def qemu_version(qemu):
+    try:
+        out = subprocess.run([qemu, "--version"], capture_output=True, text=True, timeout=30)
+        return out.stdout.splitlines()[0].strip() if out.stdout else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def provenance(res, efi, mem, smp, args, ovmf_code=None, ovmf_vars=None, bios=None, host=None):
+    """What the host knows about a boot and the guest cannot: the images' SHA-256, the QEMU
+    build and the VM's configuration (tools/report.py puts it in the conformance report)."""
+    files = {"image": efi}
+    if bios:
+        files["firmware"] = bios
+    else:
+        files.update({"firmware_code": ovmf_code, "firmware_vars": ovmf_vars})
+    images = {}
+    for role, path in files.items():
+        if path and os.path.exists(path):
+            images[role] = {"path": path, "sha256": sha256_file(path),
+                            "bytes": os.path.getsize(path)}
+    cmd = res.command or []
+    accel = cmd[cmd.index("-accel") + 1] if "-accel" in cmd[:-1] else None
+    return {
+        "images": images,
+        "qemu": qemu_version(cmd[0]) if cmd else None,
+        "command": cmd,
+        "vm": {"mem": mem, "smp": smp, "accel": accel or "?", "host": host or "none (QEMU TCG)",
+               "firmware_load": "bios" if bios else "pflash", "args": args},
+        "seconds": round(res.seconds, 2),
+        "outcome": res.describe(),
+    }
 
 
 class Symbols:
@@ -204,12 +256,16 @@ def make_esp(efi, args):
 
 def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU,
         ovmf_code=DEFAULT_CODE, ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True,
-        disk=None, thp=False, prealloc=False, observer=None, observer_args="", c_bit_alias=False):
+        disk=None, thp=False, prealloc=False, observer=None, observer_args="", c_bit_alias=False,
+        bios=None, command=None):
     """Boot once. echo: a file to copy the console to as it arrives (or None).
     disk: boot this disk image (make image) instead of a fresh ESP with efi and args.
     observer: the instruction observer plugin (.so) to load, or None; observer_args: more
     of its arguments (e.g. "pages=off"). c_bit_alias: guest RAM in a file in /dev/shm,
-    seen a second time through an ivshmem device (qemu_command's ram_file)."""
+    seen a second time through an ivshmem device (qemu_command's ram_file). bios: a
+    single-file firmware image (-bios) instead of ovmf_code/ovmf_vars. command: a function
+    (esp) -> QEMU command line that replaces qemu_command (tools/hostlaunch.py: KVM on a
+    TDX or SEV-SNP host)."""
     res = Result()
     if not thp:
         no_host_thp()
@@ -224,8 +280,11 @@ def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU
     if c_bit_alias:
         fd, ram_file = tempfile.mkstemp(prefix="memaccept-ram-", dir="/dev/shm")
         os.close(fd)
-    res.command = qemu_command(esp, mem, smp, qemu, ovmf_code, ovmf_vars, extra, gdb, debug_exit,
-                               disk, prealloc, ram_file)
+    if command:
+        res.command = command(esp) + list(extra)
+    else:
+        res.command = qemu_command(esp, mem, smp, qemu, ovmf_code, ovmf_vars, extra, gdb,
+                                   debug_exit, disk, prealloc, ram_file, bios)
     start = time.monotonic()
     chunks = []
     partial = b""
@@ -295,20 +354,54 @@ def main():
     ap.add_argument("--prealloc", action="store_true",
                     help="back all guest RAM on the host before the guest starts")
     ap.add_argument("--observer", help="the instruction observer plugin (build/observer.so)")
+    ap.add_argument("--bios", help="a single-file firmware image, loaded with -bios instead of "
+                    "the --ovmf-code/--ovmf-vars flash pair")
+    ap.add_argument("--host", choices=hostlaunch.HOSTS,
+                    help="boot under KVM on a real TDX or SEV-SNP host (tools/hostlaunch.py); "
+                    "--bios names the firmware (for snp-svsm: the IGVM file)")
+    ap.add_argument("--cbitpos", type=int,
+                    help="SEV-SNP: the host's C-bit position (default: from CPUID 0x8000001F "
+                    "through /dev/cpu/0/cpuid, else %d)" % hostlaunch.DEFAULT_CBITPOS)
+    ap.add_argument("--provenance", help="write what the host knows about the boot (image "
+                    "SHA-256, QEMU, VM configuration) to this JSON file")
     ap.add_argument("extra", nargs="*", help="more QEMU arguments (after --)")
     o = ap.parse_args()
     if not os.path.exists(o.efi):
         sys.exit("runqemu: %s does not exist: run make first" % o.efi)
-    for f in (o.ovmf_code, o.ovmf_vars):
-        if not os.path.exists(f):
-            sys.exit("runqemu: firmware %s not found (Debian package ovmf)" % f)
-    print("runqemu: %s, %s RAM, %d vCPU, options: %s" % (o.efi, o.mem, o.smp, o.args or "(none)"),
-          flush=True)
+    command = None
+    if o.host:
+        problems = hostlaunch.host_problems(o.host, o.qemu, o.bios)
+        if o.observer:
+            problems.append("the instruction observer is a TCG plugin: it cannot watch a KVM "
+                            "guest (boot the production image, or OBSERVER=0)")
+        if problems:
+            print(hostlaunch.refuse_message(o.host, problems), file=sys.stderr)
+            sys.exit(hostlaunch.REFUSED)
+        size = parse_size(o.mem)
+        cbit = o.cbitpos or hostlaunch.host_cbitpos() or hostlaunch.DEFAULT_CBITPOS
+        command = lambda esp: hostlaunch.command(o.host, esp, o.mem, o.smp, o.bios, o.qemu,  # noqa: E731
+                                                 cbitpos=cbit, mem_bytes=size)
+    elif o.bios:
+        if not os.path.isfile(o.bios):
+            sys.exit("runqemu: firmware %s not found" % o.bios)
+    else:
+        for f in (o.ovmf_code, o.ovmf_vars):
+            if not os.path.exists(f):
+                sys.exit("runqemu: firmware %s not found (Debian package ovmf)" % f)
+    print("runqemu: %s, %s RAM, %d vCPU, %s, options: %s" % (
+        o.efi, o.mem, o.smp, "KVM on a %s host" % o.host if o.host else "TCG",
+        o.args or "(none)"), flush=True)
     res = run(o.efi, o.args, o.mem, o.smp, o.timeout, sys.stdout, o.qemu, o.ovmf_code,
-              o.ovmf_vars, o.extra, o.gdb, thp=o.thp, prealloc=o.prealloc, observer=o.observer)
+              o.ovmf_vars, o.extra, o.gdb, thp=o.thp, prealloc=o.prealloc, observer=o.observer,
+              bios=o.bios, command=command)
     if o.log:
         with open(o.log, "w") as f:
             f.write(res.output)
+    if o.provenance:
+        with open(o.provenance, "w") as f:
+            json.dump(provenance(res, o.efi, o.mem, o.smp, o.args, o.ovmf_code, o.ovmf_vars,
+                                 o.bios, o.host), f, indent=1)
+            f.write("\n")
     print("\nrunqemu: %s (%.1f s)" % (res.describe(), res.seconds))
     if res.timed_out:
         sys.exit(TIMEOUT_CODE)

@@ -35,7 +35,7 @@ static struct ovmf_sev_memory_acceptance_protocol standin = { allow };
 void boot_test_before_ebs(u32 attempt)
 {
 	EFI_PHYSICAL_ADDRESS page = 0;
-	struct emu_fault *grow;
+	struct emu_fault *grow, *slow;
 
 	if (!active)
 		return;
@@ -43,6 +43,9 @@ void boot_test_before_ebs(u32 attempt)
 	if (emu_fault_take(&emu.faults, FAULT_EBS_RETRIES, 0, 0) ||
 	    (!opted_in && attempt == 1))
 		sys->BootServices->AllocatePages(AllocateAnyPages, EfiBootServicesData, 1, &page);
+	/* emu_fault=ebs_accept_ms=N: the accept-everything work of that first call takes time. */
+	if (!opted_in && attempt == 1 && (slow = emu_fault_take(&emu.faults, FAULT_EBS_ACCEPT_MS, 0, 0)))
+		sys->BootServices->Stall(slow->value * 1000);
 	/*
 	 * emu_fault=ebs_map_growth:N: N allocations at once, of alternating types so that no
 	 * two merge into one descriptor.
@@ -150,6 +153,49 @@ static void install_cc_blob(EFI_SYSTEM_TABLE *st)
 		kprintf("boot: (test) could not install the stand-in CC blob\n");
 }
 
+/*
+ * emu_fault=map_size_short=N: a GetMemoryMap() that leaves N descriptors out of the size it
+ * says it needs, and writes them anyway when given a buffer of that size. edk2's
+ * CoreGetMemoryMap did so for type 15 entries until pull request 11609 (2025): it counted
+ * them in the map it wrote but not in the size it returned. A loader whose buffer has no
+ * slack gets its memory overwritten; memaccept's 160 KiB buffer hid it.
+ */
+static EFI_GET_MEMORY_MAP real_get_memory_map;
+static u64 short_descs;
+
+static EFI_STATUS EFIAPI short_get_memory_map(UINTN *size, EFI_MEMORY_DESCRIPTOR *map, UINTN *key,
+					     UINTN *desc_size, UINT32 *version)
+{
+	UINTN asked = *size, need = 0, short_bytes;
+	EFI_STATUS st = real_get_memory_map(&need, NULL, key, desc_size, version);
+
+	if (st != EFI_BUFFER_TOO_SMALL)
+		return st;
+	short_bytes = short_descs * *desc_size;
+	if (asked + short_bytes < need || !map) {
+		*size = need - short_bytes;
+		return EFI_BUFFER_TOO_SMALL;
+	}
+	/* Big enough for what it said: it writes all of it, past the end if need be. */
+	*size = need;
+	return real_get_memory_map(size, map, key, desc_size, version);
+}
+
+/* emu_fault=alloc_type15: boot services that grant type 15 instead of refusing it. */
+static EFI_ALLOCATE_PAGES real_allocate_pages;
+static EFI_ALLOCATE_POOL real_allocate_pool;
+
+static EFI_STATUS EFIAPI granting_allocate_pages(EFI_ALLOCATE_TYPE how, EFI_MEMORY_TYPE type,
+						 UINTN pages, EFI_PHYSICAL_ADDRESS *pa)
+{
+	return real_allocate_pages(how, type == 15 ? EfiBootServicesData : type, pages, pa);
+}
+
+static EFI_STATUS EFIAPI granting_allocate_pool(EFI_MEMORY_TYPE type, UINTN size, void **p)
+{
+	return real_allocate_pool(type == 15 ? EfiBootServicesData : type, size, p);
+}
+
 void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 {
 	EFI_GUID guid = OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL_GUID;
@@ -161,6 +207,19 @@ void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 	install_cc_blob(st);
 	/* boot_emulator_select parsed emu_fault=; taking a fault counts it as fired. */
 	fail = emu_fault_take(&emu.faults, FAULT_OPTIN_FAIL, 0, 0) != NULL;
+	struct emu_fault *f = emu_fault_take(&emu.faults, FAULT_MAP_SIZE_SHORT, 0, 0);
+
+	if (emu_fault_take(&emu.faults, FAULT_ALLOC_TYPE15, 0, 0)) {
+		real_allocate_pages = st->BootServices->AllocatePages;
+		real_allocate_pool = st->BootServices->AllocatePool;
+		st->BootServices->AllocatePages = granting_allocate_pages;
+		st->BootServices->AllocatePool = granting_allocate_pool;
+	}
+	if (f) {
+		short_descs = f->value;
+		real_get_memory_map = st->BootServices->GetMemoryMap;
+		st->BootServices->GetMemoryMap = short_get_memory_map;
+	}
 	active = true;
 	if (emu_fault_take(&emu.faults, FAULT_OPTIN_ABSENT, 0, 0))
 		return;

@@ -4,28 +4,41 @@
 #                against a reference model (tests/fuzz/fuzz_accept.c)
 #   fuzz_memmap  the memory-map validator and the bitmap (tests/fuzz/fuzz_memmap.c)
 #   fuzz_vc_insn the SNP #VC check: exit code against the bytes at RIP (tests/fuzz/fuzz_vc_insn.c)
+#   fuzz_psc     the SNP Page State Change protocol and PVALIDATE answers against a hostile
+#                hypervisor (tests/fuzz/fuzz_psc.c)
+#   fuzz_acpi    the host's ACPI tables: RSDP/XSDT/MADT/FADT walk, PM timer, wakeup mailbox
+#                checks (tests/fuzz/fuzz_acpi.c)
 #
 #   make fuzz-build     build both with $(FUZZCC)
 #   make fuzz           fuzz_accept for FUZZ_ACCEPT_RUNS inputs (at most FUZZ_ACCEPT_SECONDS),
-#                       then fuzz_memmap for FUZZ_SECONDS; crashes land in $(B)/fuzz/
+#                       then fuzz_memmap for FUZZ_SECONDS, then fuzz_psc and fuzz_acpi for FUZZ_HOST_RUNS
+#                       inputs (at most FUZZ_HOST_SECONDS); crashes land in $(B)/fuzz/
 # (make test runs a short smoke run of each: tests/run.py --fuzz.)
 
 FUZZ_SECONDS ?= 300
 FUZZ_ACCEPT_RUNS ?= 10000000
 FUZZ_ACCEPT_SECONDS ?= 3600
+# The parsers of host input: 10^7 inputs each.
+FUZZ_HOST_RUNS ?= 10000000
+FUZZ_HOST_SECONDS ?= 3600
 FUZZ_DIR := $(B)/fuzz
 FUZZ_MEMMAP_BIN := $(FUZZ_DIR)/fuzz_memmap
 FUZZ_ACCEPT_BIN := $(FUZZ_DIR)/fuzz_accept
 FUZZ_VC_BIN := $(FUZZ_DIR)/fuzz_vc_insn
+FUZZ_ACPI_BIN := $(FUZZ_DIR)/fuzz_acpi
+FUZZ_PSC_BIN := $(FUZZ_DIR)/fuzz_psc
 # All: `make test` hands every one to tests/run.py --fuzz.
-FUZZ_BIN := $(FUZZ_ACCEPT_BIN) $(FUZZ_MEMMAP_BIN) $(FUZZ_VC_BIN)
+FUZZ_BIN := $(FUZZ_ACCEPT_BIN) $(FUZZ_MEMMAP_BIN) $(FUZZ_ACPI_BIN) $(FUZZ_PSC_BIN) $(FUZZ_VC_BIN)
 FUZZ_VC_SRCS := tests/fuzz/fuzz_vc_insn.c arch/x86/sev/vc_insn.c lib/string.c
 FUZZ_VC_SECONDS ?= 120
 FUZZ_MEMMAP_SRCS := tests/fuzz/fuzz_memmap.c mm/memmap.c mm/bitmap.c lib/sort.c
+FUZZ_ACPI_SRCS := tests/fuzz/fuzz_acpi.c arch/x86/acpi_walk.c arch/x86/acpi.c kernel/mp_wakeup.c \
+	lib/string.c
+FUZZ_PSC_SRCS := tests/fuzz/fuzz_psc.c arch/x86/sev/psc.c mm/probe_model.c lib/string.c
 # fuzz_accept.c includes mm/early.c itself (over its fake physical memory).
 FUZZ_ACCEPT_SRCS := tests/fuzz/fuzz_accept.c mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/accept.c \
 	mm/latency.c mm/series.c mm/policy.c lib/sort.c
-FUZZ_HDRS := $(wildcard mm/*.h include/*.h lib/*.h) mm/early.c tests/fuzz/fuzz.h tests/fuzz/fuzz.mk
+FUZZ_HDRS := $(wildcard mm/*.h include/*.h lib/*.h arch/x86/*.h kernel/*.h) mm/early.c tests/fuzz/fuzz.h tests/fuzz/fuzz.mk
 # -O1 keeps the sanitizers' reports readable; -fno-sanitize-recover makes every UB a crash.
 FUZZ_CFLAGS := -std=gnu11 -O1 -g -I. -DHOSTED -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter
@@ -57,6 +70,18 @@ $(FUZZ_ACCEPT_BIN): $(FUZZ_ACCEPT_SRCS) $(FUZZ_HDRS)
 	@echo "  FUZZCC  $@"
 	$(Q)$(FUZZCC) $(FUZZ_ACCEPT_CFLAGS) -o $@ $(FUZZ_ACCEPT_SRCS)
 
+$(FUZZ_ACPI_BIN): $(FUZZ_ACPI_SRCS) $(FUZZ_HDRS)
+	@$(DEPS) fuzz
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $@"
+	$(Q)$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_ACPI_SRCS)
+
+$(FUZZ_PSC_BIN): $(FUZZ_PSC_SRCS) $(FUZZ_HDRS)
+	@$(DEPS) fuzz
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $@"
+	$(Q)$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_PSC_SRCS)
+
 # run_fuzz NAME BINARY SEEDS MAX_LEN LIBFUZZER_LIMITS: one target from its committed seeds;
 # the last lines say how many inputs ran, how fast, and whether anything was found.
 define run_fuzz
@@ -81,5 +106,7 @@ fuzz: $(FUZZ_BIN)
 	@status=0; \
 	$(call run_fuzz,accept,$(FUZZ_ACCEPT_BIN),tests/fuzz/seeds-accept,1024,$(FUZZ_ACCEPT_FLAGS) -runs=$(FUZZ_ACCEPT_RUNS) -max_total_time=$(FUZZ_ACCEPT_SECONDS)); \
 	$(call run_fuzz,memmap,$(FUZZ_MEMMAP_BIN),tests/fuzz/seeds,4096,-max_total_time=$(FUZZ_SECONDS)); \
+	$(call run_fuzz,psc,$(FUZZ_PSC_BIN),tests/fuzz/seeds-psc,512,-runs=$(FUZZ_HOST_RUNS) -max_total_time=$(FUZZ_HOST_SECONDS)); \
+	$(call run_fuzz,acpi,$(FUZZ_ACPI_BIN),tests/fuzz/seeds-acpi,16384,-runs=$(FUZZ_HOST_RUNS) -max_total_time=$(FUZZ_HOST_SECONDS)); \
 	$(call run_fuzz,vc_insn,$(FUZZ_VC_BIN),tests/fuzz/seeds-vc,32,-max_total_time=$(FUZZ_VC_SECONDS)); \
 	exit $$status

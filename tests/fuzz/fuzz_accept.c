@@ -57,7 +57,7 @@ static void *phys_memset(void *p, int c, size_t n);
  *   [9-11]   hold start in pages; [12] hold length in 16-page steps
  *   [13]     per-CPU caches: bit 7 on, bits 0-4 cpu_cache_high (0: the maximum, 31);
  *            bits 5 and 6 both set, and bit 3 of [5]: unaccepted memory unmapped until accepted
- *   [14]     ndesc
+ *   [14]     ndesc (0: a large guest instead, see "large guests" below)
  *   desc     type (low nibble through the table below), start page (24 bits), pages (16)
  *   op       bits 0-3 order (table below), bits 4-5 CPU, bits 6-7 == 3: free, else allocate
  */
@@ -68,14 +68,15 @@ static void *phys_memset(void *p, int c, size_t n);
 /* RAM (usable, reclaimable, unaccepted) per input: more costs time and finds nothing new. */
 #define MODEL_PAGES (16 * 1024)	/* 64 MiB */
 #define MODEL_WORDS (MODEL_PAGES / 64)
-#define ARENA_BITS 36		/* phys_bits is at most 36: every range ends below 64 GiB */
+#define ARENA_BITS 37		/* 128 GiB: the large guests (below); other maps end below 64 GiB */
 #define ARENA_BYTES (1ULL << ARENA_BITS)
 #define MAX_DESC 256
 #define MAX_RANGES (2 * MAX_DESC + 4)
 #define MAX_SEGS MAX_RANGES
 #define MAX_EDGES (4 * MAX_RANGES)
 #define MAX_LIVE (MODEL_PAGES + 64)
-#define PT_POOL 8
+#define PT_PER_ACCEPT 3		/* the kernel's reserve per CPU (kernel/memory.c) */
+#define MAX_RESV (MAX_CPUS * PT_PER_ACCEPT)
 #define PAGES_PER_UNIT (UNIT_SIZE / PAGE_SIZE)
 
 /* fatal() is the kernel stopping cleanly (early_alloc: no accepted memory left): not a finding. */
@@ -139,6 +140,7 @@ static struct {
 	u64 page0;		/* page 0 was accepted: not managed */
 	u64 refuse_unit;	/* the unit the platform refuses, or ~0 */
 	bool refuse;
+	bool short_reserve;	/* boot memory could not fill every CPU's page-table reserve */
 } mdl;
 
 static u64 rng;
@@ -348,34 +350,67 @@ static void release(u64 k)
 	palloc_free(b.addr);
 }
 
-/* The kernel's page-table pool (kernel/memory.c pt_alloc, pt_pool_top_up). */
-static u64 pt_pool[PT_POOL];
-static unsigned pt_pool_n;
+/*
+ * Page tables, as kernel/memory.c gets them: inside an accept from the accepting CPU's
+ * reserve (palloc_pt_page), which the allocator refills from that accept's memory.
+ * The model marks the reserves' pages used (sync_reserve: they are accepted, and no
+ * block handed out may overlap them) and the page tables taken from them too, for good.
+ */
+static u64 resv[MAX_RESV];
+static unsigned nresv;
+static u64 npt;			/* page-table pages taken */
+static u64 pd_present;		/* one bit per GiB: a page directory maps it */
 
-static u64 pt_page(void)
+static void sync_reserve(void)
 {
-	u64 pa = palloc_alloc_accepted(0);
+	u64 i, j;
 
-	if (pa) {
-		take(pa, 0);
-		return pa;
+	for (unsigned k = 0; k < nresv; k++) {
+		CHECK(span(resv[k], resv[k] + PAGE_SIZE, &i, &j));
+		set_bits(m_used, i, j, false);
 	}
-	return pt_pool_n ? pt_pool[--pt_pool_n] : 0;
+	nresv = palloc_pt_reserve_pages(resv, MAX_RESV);
+	CHECK(nresv <= ncpus * PT_PER_ACCEPT);
+	for (unsigned k = 0; k < nresv; k++) {
+		CHECK(span(resv[k], resv[k] + PAGE_SIZE, &i, &j));
+		CHECK(all_bits(m_avail, i, j, true));
+		CHECK(all_bits(m_used, i, j, false));
+		set_bits(m_used, i, j, true);
+	}
 }
 
-static bool sim_refill(unsigned order)
+/* accept_backend's mapping of [s, e): a page directory for each 1 GiB region not mapped yet. */
+static void map_for_accept(u64 s, u64 e)
 {
-	bool ok = policy_refill(order);
+	for (u64 g = s / GiB; g <= (e - 1) / GiB; g++) {
+		if (pd_present >> g & 1)
+			continue;
+		u64 pa = palloc_pt_page(), i, j;
 
-	while (pt_pool_n < PT_POOL) {
-		u64 pa = palloc_alloc_accepted(0);
-
-		if (!pa)
-			break;
-		take(pa, 0);
-		pt_pool[pt_pool_n++] = pa;
+		/*
+		 * Never none while memory is still to come. Only after a refused accept (its
+		 * page tables were not taken back), or when boot memory was too small to fill
+		 * every reserve, may one run short: then the kernel stops
+		 * (EXIT_OUT_OF_MEMORY), and so does this boot.
+		 */
+		if (!pa) {
+			CHECK(mdl.refused_units + mdl.refused_edges || mdl.short_reserve);
+			longjmp(stop, 1);
+		}
+		CHECK(span(pa, pa + PAGE_SIZE, &i, &j));
+		CHECK(all_bits(m_avail, i, j, true));
+		/* From the reserve (marked used by sync_reserve): it leaves it for good. */
+		for (unsigned k = 0; k < nresv; k++)
+			if (resv[k] == pa) {
+				set_bits(m_used, i, j, false);
+				resv[k] = resv[--nresv];
+				break;
+			}
+		CHECK(all_bits(m_used, i, j, false));
+		set_bits(m_used, i, j, true);
+		npt++;
+		pd_present |= 1ULL << g;
 	}
-	return ok;
 }
 
 /* ------------------------------------------------------------------ the mock platform */
@@ -401,9 +436,8 @@ static int mock_accept(void *ctx, u64 s, u64 e)
 	}
 	set_bits(m_asked, i, j, true);
 	mdl.calls++;
-	/* accept_backend maps the range first: page-table pages, maybe from palloc. */
-	if (next_rand() % 4 == 0)
-		pt_page();
+	/* accept_backend maps the range first: page-table pages. */
+	map_for_accept(s, e);
 	if (mdl.refuse && s < mdl.refuse_unit + UNIT_SIZE && mdl.refuse_unit < e) {
 		if (whole)
 			mdl.refused_units += (e - s) >> UNIT_SHIFT;
@@ -522,6 +556,7 @@ MODEL static struct tally tally(const u64 *w, const u64 *minus, unsigned order)
  */
 static void check_failure(unsigned order)
 {
+	sync_reserve();
 	CHECK(nothing_left_to_accept());
 	if (order == PALLOC_MAX_ORDER)
 		return;
@@ -556,8 +591,9 @@ static void check_stats(void)
 	CHECK(s->edge_accepted_bytes == mdl.edge_accepted);
 	CHECK(s->accept_failures == mdl.refused_units + mdl.refused_edges);
 	CHECK(s->managed_bytes == mdl.bootfree + mdl.accepted - mdl.page0);
-	CHECK(s->allocs - s->frees == nlive);
-	CHECK(s->free_bytes + s->meta_bytes + live_bytes == s->managed_bytes);
+	sync_reserve();
+	CHECK(s->allocs - s->frees == nlive + nresv + npt);
+	CHECK(s->free_bytes + s->meta_bytes + live_bytes + (nresv + npt) * PAGE_SIZE == s->managed_bytes);
 }
 
 /* ------------------------------------------------------------------ the boot */
@@ -725,6 +761,7 @@ static void boot_and_run(const u8 *data, size_t size)
 		.meta_alloc = meta_alloc, .meta_alloc_uninit = meta_alloc_uninit,
 		.now_ns = sim_now, .phys_offset = (u64)(uintptr_t)arena,
 		.cpu_id = sim_cpu_id, .ncpus = ncpus, .cpu_cache_high = cache,
+		.pt_reserve = PT_PER_ACCEPT,
 	};
 	const struct early_reserved *er;
 	struct palloc_reserved res[EARLY_MAX_RESERVED + 1];
@@ -732,9 +769,6 @@ static void boot_and_run(const u8 *data, size_t size)
 
 	palloc_init(&fmap, &bm, &env, lat_samples, ARRAY_SIZE(lat_samples));
 	CHECK(palloc_unaccepted_bytes() == bitmap_count(&bm) * UNIT_SIZE);
-	pt_pool_n = 0;
-	for (unsigned k = 0; k < PT_POOL; k++)
-		pt_pool[pt_pool_n++] = early_alloc_page();
 	early_finish();
 	n = early_reserved(&er);
 	for (unsigned k = 0; k < n; k++) {
@@ -753,15 +787,26 @@ static void boot_and_run(const u8 *data, size_t size)
 	}
 	mark(m_avail, 0, PAGE_SIZE, false);
 	mdl.bootfree = avail_bytes();
+	/* Below 4 GiB everything is mapped at boot (holes as MMIO), above it every range but unaccepted memory. */
+	nresv = 0;
+	npt = 0;
+	pd_present = 0xf;
+	for (unsigned k = 0; k < fmap.nranges; k++)
+		if (fmap.ranges[k].kind != RANGE_UNACCEPTED && fmap.ranges[k].kind != RANGE_SUSPECT)
+			for (u64 g = fmap.ranges[k].start / GiB; g <= (fmap.ranges[k].end - 1) / GiB && g < 64; g++)
+				pd_present |= 1ULL << g;
 	palloc_populate(&fmap, res, n);
-	CHECK(palloc_stats()->free_bytes + palloc_stats()->meta_bytes == mdl.bootfree);
+	sync_reserve();
+	mdl.short_reserve = nresv < ncpus * PT_PER_ACCEPT;
+	CHECK(!mdl.short_reserve || palloc_stats()->free_bytes == 0);
+	CHECK(palloc_stats()->free_bytes + palloc_stats()->meta_bytes + nresv * PAGE_SIZE == mdl.bootfree);
 
 	for (unsigned k = 0; k < nedges; k++)
 		if (!palloc_add_edge(edges[k].start, edges[k].end))
 			palloc_accept_edge(edges[k].start, edges[k].end);
 	policy_init(policy, (u64)h[7] * MiB);
 	policy_set_cpus(NULL);
-	palloc_set_hooks(sim_refill, policy == POLICY_AHEAD ? policy_after_alloc : NULL);
+	palloc_set_hooks(policy_refill, policy == POLICY_AHEAD ? policy_after_alloc : NULL);
 	policy_boot(NULL);
 	policy_boot_edges();
 	if (policy == POLICY_EAGER) {
@@ -837,7 +882,8 @@ static void boot_and_run(const u8 *data, size_t size)
 	struct tally units = tally(m_avail, NULL, 0);
 
 	CHECK(s->meta_bytes >= units.units_part * PAGE_SIZE && s->meta_bytes <= units.units_some * PAGE_SIZE);
-	CHECK(s->free_bytes + s->meta_bytes == avail_bytes());
+	sync_reserve();
+	CHECK(s->free_bytes + s->meta_bytes + (nresv + npt) * PAGE_SIZE == avail_bytes());
 	CHECK(palloc_count_free() == s->free_bytes);
 	u64 by_order = 0;
 
@@ -845,6 +891,245 @@ static void boot_and_run(const u8 *data, size_t size)
 		by_order += palloc_free_blocks(k) * (PAGE_SIZE << k);
 	CHECK(by_order == s->free_bytes);
 	check_stats();
+}
+
+
+/* ------------------------------------------------------------------ large guests */
+
+/*
+ * An input whose descriptor count ([14]) is 0 boots a large guest instead of a map from
+ * the input: 64 to 127 GiB of RAM, all of it unaccepted but 8 to 262 MiB at 16 MiB, on
+ * 1 to 256 simulated CPUs. Its model is sparse: one byte per 2 MiB unit (accepted or
+ * not), the live blocks, the page tables and the reserves' pages (a per-page model of
+ * 64 GiB would cost the fuzzer more than the run). So the claim cursors really spread
+ * (CPU c starts c x 128 MiB up, up to 32 GiB apart) and the accepts really need page
+ * directories for new 1 GiB regions. It checks: every unit accepted at most once and
+ * only from the unaccepted range; every block handed out in boot memory or an accepted
+ * unit, overlapping no live block, page table or reserve page; no allocation refused
+ * and no page table missing while units are left; the statistics.
+ *   [0] bits 3-4 policy (lazy, eager, ahead, lazy)   [1] RAM above 64 GiB, GiB (% 64)
+ *   [2] boot memory above 8 MiB, in 2 MiB steps (% 128)   [3] CPUs - 1   [7] accept_ahead in MiB
+ *   op: bits 0-3 order (order_table), bits 6-7 == 3 free, else allocate; the CPU of
+ *   op k is (k * 37 + (op >> 4)) % CPUs, so that the ops reach every CPU.
+ */
+#define BIG_BASE (16 * MiB)
+#define BIG_MAX_UNITS ((128 * GiB) / UNIT_SIZE)
+#define BIG_MAX_LIVE (MAX_OPS + 8)
+#define BIG_MAX_PT 256
+
+static struct {
+	u64 boot_end, end;		/* usable [BIG_BASE, boot_end), unaccepted [boot_end, end) */
+	u64 accepted, calls;
+	u64 pd[2];			/* a page directory maps this GiB */
+	u64 pt[BIG_MAX_PT];
+	unsigned npt;
+	struct live live[BIG_MAX_LIVE];
+	unsigned nlive;
+	struct palloc_reserved boot[EARLY_MAX_RESERVED];	/* boot-time allocations: never managed */
+	unsigned nboot;
+	/* Last: only the units of this guest are cleared. */
+	u8 unit[BIG_MAX_UNITS];		/* units from boot_end: 1 once accepted */
+} big;
+
+MODEL static bool big_overlaps(u64 a, u64 e)
+{
+	for (unsigned k = 0; k < big.nlive; k++)
+		if (a < big.live[k].addr + (PAGE_SIZE << big.live[k].order) && big.live[k].addr < e)
+			return true;
+	for (unsigned k = 0; k < big.npt; k++)
+		if (a < big.pt[k] + PAGE_SIZE && big.pt[k] < e)
+			return true;
+	for (unsigned k = 0; k < nresv; k++)
+		if (a < resv[k] + PAGE_SIZE && resv[k] < e)
+			return true;
+	for (unsigned k = 0; k < big.nboot; k++)
+		if (a < big.boot[k].end && big.boot[k].start < e)
+			return true;
+	return false;
+}
+
+/* Accepted memory, or boot memory the allocator manages. */
+MODEL static bool big_usable(u64 a, u64 e)
+{
+	if (a >= BIG_BASE && e <= big.boot_end)
+		return true;
+	if (a < big.boot_end || e > big.end)
+		return false;
+	for (u64 u = ALIGN_DOWN(a, UNIT_SIZE); u < e; u += UNIT_SIZE)
+		if (!big.unit[(u - big.boot_end) >> UNIT_SHIFT])
+			return false;
+	return true;
+}
+
+static int big_accept(void *ctx, u64 s, u64 e)
+{
+	CHECK(ctx == &big);
+	CHECK(IS_ALIGNED(s, UNIT_SIZE) && IS_ALIGNED(e, UNIT_SIZE) && s < e);
+	CHECK(s >= big.boot_end && e <= big.end);
+	for (u64 u = s; u < e; u += UNIT_SIZE) {
+		CHECK(!big.unit[(u - big.boot_end) >> UNIT_SHIFT]);	/* never twice */
+		big.unit[(u - big.boot_end) >> UNIT_SHIFT] = 1;
+	}
+	/* accept_backend maps first: a page directory per new 1 GiB region, from the reserve. */
+	for (u64 g = s / GiB; g <= (e - 1) / GiB; g++) {
+		if (big.pd[g / 64] >> (g % 64) & 1)
+			continue;
+		u64 pa = palloc_pt_page();
+
+		CHECK(pa != 0);		/* units are being accepted: memory is still to come */
+		for (unsigned k = 0; k < nresv; k++)
+			if (resv[k] == pa) {
+				resv[k] = resv[--nresv];
+				break;
+			}
+		CHECK(big_usable(pa, pa + PAGE_SIZE) && !big_overlaps(pa, pa + PAGE_SIZE));
+		CHECK(big.npt < BIG_MAX_PT);
+		big.pt[big.npt++] = pa;
+		big.pd[g / 64] |= 1ULL << (g % 64);
+	}
+	big.calls++;
+	big.accepted += e - s;
+	return 0;
+}
+
+/* The reserves as they are now: accepted, and nobody else's. */
+static void big_sync_reserve(void)
+{
+	nresv = palloc_pt_reserve_pages(resv, MAX_RESV);
+	CHECK(nresv <= ncpus * PT_PER_ACCEPT);
+	for (unsigned k = 0; k < nresv; k++) {
+		u64 pa = resv[k];
+
+		resv[k] = ~0ULL;	/* not an overlap with itself */
+		CHECK(big_usable(pa, pa + PAGE_SIZE) && !big_overlaps(pa, pa + PAGE_SIZE));
+		resv[k] = pa;
+	}
+}
+
+static void big_take(u64 a, unsigned order)
+{
+	u64 size = PAGE_SIZE << order;
+
+	/* The reserves as of the last sync (a page leaves one only as a page table). */
+	CHECK(a && IS_ALIGNED(a, size));
+	CHECK(big_usable(a, a + size));
+	CHECK(!big_overlaps(a, a + size));
+	CHECK(palloc_block_order(a) == (int)order);
+	CHECK(big.nlive < BIG_MAX_LIVE);
+	big.live[big.nlive++] = (struct live){ a, order };
+}
+
+static void big_check_stats(void)
+{
+	const struct palloc_stats *st = palloc_stats();
+	u64 by_cpu = 0, live_bytes = 0;
+
+	big_sync_reserve();
+	for (unsigned c = 0; c < ncpus; c++)
+		by_cpu += palloc_cpu_stats(c)->accepted_bytes;
+	for (unsigned k = 0; k < big.nlive; k++)
+		live_bytes += PAGE_SIZE << big.live[k].order;
+	CHECK(st->accepted_bytes == big.accepted && by_cpu == big.accepted);
+	CHECK(st->accept_calls == big.calls);
+	CHECK(st->unaccepted_bytes == bitmap_count(&bm) * UNIT_SIZE);
+	CHECK(st->unaccepted_bytes + big.accepted == big.end - big.boot_end);
+	CHECK(st->allocs - st->frees == big.nlive + nresv + big.npt);
+	CHECK(st->free_bytes + st->meta_bytes + live_bytes + (nresv + big.npt) * PAGE_SIZE ==
+	      st->managed_bytes);
+}
+
+static void big_run(const u8 *data, size_t size)
+{
+	const u8 *h = data;
+	u32 policy = (h[0] >> 3) & 3;
+
+	if (policy == 3)
+		policy = POLICY_LAZY;
+	memset(&big, 0, offsetof(typeof(big), unit));
+	big.boot_end = BIG_BASE + (8 + 2 * (u64)(h[2] % 128)) * MiB;	/* whole units */
+	big.end = (64 + (u64)(h[1] % 64)) * GiB;
+	memset(big.unit, 0, (big.end - big.boot_end) >> UNIT_SHIFT);
+	ncpus = 1 + h[3];
+	cur_cpu = 0;
+	nresv = 0;
+	protect = false;
+	/* Boot memory (and the holes below 4 GiB, as MMIO) is mapped at boot. */
+	big.pd[0] = 0xf | 1ULL << (BIG_BASE / GiB) | 1ULL << ((big.boot_end - 1) / GiB);
+
+	ranges[0] = (struct mem_range){ BIG_BASE, big.boot_end, RANGE_USABLE, 0 };
+	ranges[1] = (struct mem_range){ big.boot_end, big.end, RANGE_UNACCEPTED, 0 };
+	fmap = (struct memmap){ .ranges = ranges, .cap = MAX_RANGES, .nranges = 2 };
+	early_init(&fmap);
+
+	struct bitmap_layout l = bitmap_layout(&fmap);
+	void *storage = virt(early_alloc(bitmap_storage_bytes(l), 8));
+
+	nedges = 0;
+	bitmap_build(&bm, &fmap, storage, on_edge, &edges);
+	CHECK(nedges == 0 && bitmap_count(&bm) == (big.end - big.boot_end) >> UNIT_SHIFT);
+
+	struct palloc_env env = {
+		.accept = big_accept, .ctx = &big,
+		.meta_alloc = meta_alloc, .meta_alloc_uninit = meta_alloc_uninit,
+		.now_ns = sim_now, .phys_offset = (u64)(uintptr_t)arena,
+		.cpu_id = sim_cpu_id, .ncpus = ncpus, .cpu_cache_high = PALLOC_CPU_CACHE_MAX,
+		.pt_reserve = PT_PER_ACCEPT,
+	};
+	const struct early_reserved *er;
+	struct palloc_reserved res[EARLY_MAX_RESERVED];
+
+	palloc_init(&fmap, &bm, &env, lat_samples, ARRAY_SIZE(lat_samples));
+	early_finish();
+	unsigned n = early_reserved(&er);
+
+	CHECK(n <= EARLY_MAX_RESERVED);
+	for (unsigned k = 0; k < n; k++)
+		big.boot[big.nboot++] = res[k] = (struct palloc_reserved){ er[k].start, er[k].end };
+	palloc_populate(&fmap, res, n);
+	big_sync_reserve();
+	CHECK(nresv == ncpus * PT_PER_ACCEPT);	/* 8 MiB of boot memory hold 256 reserves */
+	policy_init(policy, (u64)h[7] * MiB);
+	policy_set_cpus(NULL);
+	palloc_set_hooks(policy_refill, policy == POLICY_AHEAD ? policy_after_alloc : NULL);
+	policy_boot(NULL);
+	if (policy == POLICY_EAGER)
+		CHECK(bitmap_count(&bm) == 0);
+	big_check_stats();
+
+	const u8 *ops = data + HDR;
+	size_t nops = MIN(size - HDR, (size_t)MAX_OPS);
+
+	for (size_t k = 0; k < nops; k++) {
+		u8 op = ops[k];
+
+		cur_cpu = (unsigned)((k * 37 + (op >> 4)) % ncpus);
+		if (op >> 6 == 3 && big.nlive) {
+			unsigned i = (unsigned)(next_rand() % big.nlive);
+
+			palloc_free(big.live[i].addr);
+			big.live[i] = big.live[--big.nlive];
+			continue;
+		}
+		unsigned order = order_table[op & 15];
+		u64 a = palloc_alloc(order);
+
+		/* 64 GiB and at most 512 allocations: never out of memory. */
+		CHECK(a != 0);
+		big_take(a, order);
+	}
+	big_check_stats();
+	/* Everything back, on random CPUs; then the caches drained. */
+	while (big.nlive) {
+		unsigned i = (unsigned)(next_rand() % big.nlive);
+
+		cur_cpu = (unsigned)(next_rand() % ncpus);
+		palloc_free(big.live[i].addr);
+		big.live[i] = big.live[--big.nlive];
+	}
+	cur_cpu = 0;
+	palloc_drain_all();
+	big_check_stats();
+	CHECK(palloc_count_free() == palloc_stats()->free_bytes);
 }
 
 int LLVMFuzzerTestOneInput(const u8 *data, size_t size);
@@ -865,8 +1150,12 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 		rng = (rng ^ data[k]) * 0x100000001b3ULL;
 	rng |= 1;
 	clock_ns = 0;
-	if (!setjmp(stop))
-		boot_and_run(data, size);
+	if (!setjmp(stop)) {
+		if (data[14] == 0)
+			big_run(data, size);
+		else
+			boot_and_run(data, size);
+	}
 	arena_reset();
 	return 0;
 }

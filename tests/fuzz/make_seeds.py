@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # memaccept: write the seed inputs of tests/fuzz/fuzz_memmap.c and fuzz_accept.c into tests/fuzz/seeds*/.
 """fuzz_memmap seeds (seeds/): the fuzzer's 12-byte header followed by raw EFI memory
-descriptors. fuzz_accept seeds (seeds-accept/): its 15-byte header, 6-byte descriptors and
+descriptors. fuzz_acpi seeds (seeds-acpi/): MADT and FADT bodies the target wraps in valid
+tables (a TDVF-like MADT, 300 CPUs, every entry type), and one raw table image. fuzz_psc
+seeds (seeds-psc/): ranges with honest, partial, stalling and lying hypervisor replies. fuzz_accept seeds (seeds-accept/): its 15-byte header, 6-byte descriptors and
 operation bytes, from the real OVMF maps in maps/.
 
 The header encodings mirror LLVMFuzzerTestOneInput in each target; the seeds start the
@@ -215,11 +217,129 @@ def accept_seeds():
     return seeds
 
 
+def acpi_madt_body(entries, lapic=0xFEE00000):
+    return struct.pack("<II", lapic, 1) + b"".join(entries)
+
+
+def lapic(uid, apic_id, enabled=1):
+    return struct.pack("<BBBBI", 0, 8, uid, apic_id, enabled)
+
+
+def x2apic(apic_id, uid, enabled=1):
+    return struct.pack("<BBHIII", 9, 16, 0, apic_id, enabled, uid)
+
+
+def wakeup(mailbox, version=1, length=16):
+    e = struct.pack("<BBHIQ", 0x10, length, version, 0, mailbox)
+    return e + bytes(length - 16)
+
+
+def fadt_body(port=0x608, ext=False, x_port=0):
+    b = bytearray(276 - 36)
+    struct.pack_into("<I", b, 76 - 36, port)
+    b[91 - 36] = 4
+    struct.pack_into("<I", b, 112 - 36, 0x100 if ext else 0)
+    if x_port:
+        b[208 - 36] = 1  # GAS: system I/O
+        struct.pack_into("<Q", b, 208 - 36 + 4, x_port)
+    return bytes(b)
+
+
+def acpi_built(madt_body, fadt=b"", flags=1, flip=0, mailbox_map=b"\x00" + b"\x00\x00\x00"):
+    """fuzz_acpi's built input: flags, flip offset, FADT body, MADT body, then the map."""
+    assert flags & 1
+    return (struct.pack("<BHB", flags, flip, len(fadt)) + fadt +
+            struct.pack("<H", len(madt_body)) + madt_body + mailbox_map)
+
+
+def acpi_sum(b, off):
+    b[off] = 0
+    b[off] = (-sum(b)) & 0xFF
+
+
+def acpi_raw(madt_body, fadt):
+    """fuzz_acpi's raw input: RSDP offset 0, then ACPI memory at MEM_BASE with real tables."""
+    base = 0x7FF00000
+    mem = bytearray(0x2000 + 36 + len(madt_body))
+    mem[0:8] = b"RSD PTR "
+    mem[15] = 2
+    struct.pack_into("<IQ", mem, 20, 36, base + 0x100)
+    x = bytearray(b"XSDT" + struct.pack("<I", 52) + bytes(28) + struct.pack("<QQ", base + 0x1000, base + 0x2000))
+    f = bytearray(b"FACP" + struct.pack("<I", 36 + len(fadt)) + bytes(28) + fadt)
+    m = bytearray(b"APIC" + struct.pack("<I", 36 + len(madt_body)) + bytes(28) + madt_body)
+    for t in (x, f, m):
+        acpi_sum(t, 9)
+    mem[0x100:0x100 + len(x)] = x
+    mem[0x1000:0x1000 + len(f)] = f
+    mem[0x2000:0x2000 + len(m)] = m
+    hdr = bytearray(mem[0:20])
+    acpi_sum(hdr, 8)
+    mem[0:20] = hdr
+    full = bytearray(mem[0:36])
+    acpi_sum(full, 32)
+    mem[0:36] = full
+    return struct.pack("<BH", 0, 0) + bytes(mem)
+
+
+def acpi_seeds():
+    tdvf = acpi_madt_body([lapic(i, i) for i in range(4)] + [wakeup(0x7F000000)])
+    many = acpi_madt_body([lapic(i & 0xFF, i & 0xFF) for i in range(300)])
+    mixed = acpi_madt_body([struct.pack("<BBHQ", 5, 12, 0, 0xFEE00000), lapic(0, 0), lapic(1, 1, 0),
+                            x2apic(0x1234, 2), x2apic(0xFFFFFFFF, 3), wakeup(0x7E000000, 0, 24),
+                            wakeup(0x1000, 1), struct.pack("<BB", 1, 12) + bytes(10)])
+    nvs2 = b"\x01" + b"\x00\x01\x00" + b"\x01\x02\x30"  # one page back, two ranges
+    return {
+        "tdvf-4cpu": acpi_built(tdvf, fadt_body()),
+        "tdvf-4cpu-xsdt-madt-first": acpi_built(tdvf, fadt_body(ext=True), flags=3),
+        "many-lapics": acpi_built(many, fadt_body(x_port=0xB008), flags=5),
+        "mixed-entries": acpi_built(mixed, fadt_body(port=0), mailbox_map=nvs2),
+        "short-fadt-flip": acpi_built(tdvf, fadt_body()[:40], flags=9, flip=0x2030),
+        "raw-tdvf": acpi_raw(tdvf, fadt_body()),
+    }
+
+
+def psc_seed(flags, start_pages, units, pages, replies=b"", pvalidate=b""):
+    """fuzz_psc's input: flags, start, size, then two bytes per PSC exit and one per PVALIDATE
+    (0xff, also what an exhausted input gives, is the honest answer to both)."""
+    return struct.pack("<BHBB", flags, start_pages, units, pages) + replies + pvalidate
+
+
+def psc_seeds():
+    honest = b"\xff\xff"
+    return {
+        "private-honest": psc_seed(0, 0, 100, 3),
+        "shared-edges": psc_seed(1, 5, 2, 7),
+        "private-partial": psc_seed(0, 0, 140, 200, honest + b"\x02\x40" * 12 + b"\x06\x00" * 3 + honest * 4),
+        "private-ahead": psc_seed(2 | (20 << 2), 0, 4, 0),
+        "private-mismatch": psc_seed(0, 0, 3, 0, honest * 2, b"\x01"),
+        "private-lies": psc_seed(0, 0, 10, 1, b"\x0d\x00\x07\x05\x06\x00" + honest),
+    }
+
+
+def large_seed(cpus, policy=0, extra_gib=0, boot_mib=8, ahead_mib=0, ops=b""):
+    """A large-guest fuzz_accept input: descriptor count 0 (see "large guests" in fuzz_accept.c)."""
+    h = bytes([policy << 3, extra_gib, (boot_mib - 8) // 2, cpus - 1, 0, 0, 0, ahead_mib, 0, 0, 0, 0,
+               0, 0, 0])
+    return h + ops
+
+
+def large_seeds():
+    """64 GiB and more on up to 256 CPUs: the claim cursors spread over 32 GiB."""
+    return {
+        "large-64g-256cpu-lazy": large_seed(256, ops=ops_mix(400, 11)),
+        "large-100g-64cpu-ahead": large_seed(64, policy=2, extra_gib=36, ahead_mib=16,
+                                             ops=ops_mix(300, 12)),
+        "large-64g-9cpu-lazy": large_seed(9, boot_mib=40, ops=ops_mix(200, 13)),
+        "large-64g-1cpu-eager": large_seed(1, policy=1, ops=ops_mix(100, 14)),
+    }
+
+
 def main():
     if sys.argv[1:2] == ["--from-log"]:
         from_log(sys.argv[2], sys.argv[3])
         return
-    for d, seeds, limit in (("seeds", SEEDS, 4096), ("seeds-accept", accept_seeds(), 1024)):
+    for d, seeds, limit in (("seeds", SEEDS, 4096), ("seeds-accept", {**accept_seeds(), **large_seeds()}, 1024),
+                            ("seeds-acpi", acpi_seeds(), 16384), ("seeds-psc", psc_seeds(), 512)):
         out = os.path.join(HERE, d)
         os.makedirs(out, exist_ok=True)
         for name, data in seeds.items():

@@ -77,6 +77,19 @@ class CheckImage(unittest.TestCase):
             ok = self.run_check(self.tiny_elf(tmp, "palloc_alloc", "mov (%rdi),%eax"), "prod")
             self.assertEqual(ok.returncode, 0, ok.stderr)
 
+    def test_allocator_free_has_one_compare_exchange(self):
+        # palloc_free's one LOCK CMPXCHG (the page byte: a double free on two CPUs at once
+        # panics); a second one, or one in palloc_alloc, is refused.
+        import tempfile
+        cas = "lock cmpxchg %cl,(%rdi)"
+        with tempfile.TemporaryDirectory() as tmp:
+            ok = self.run_check(self.tiny_elf(tmp, "palloc_free", cas), "prod")
+            self.assertEqual(ok.returncode, 0, ok.stderr)
+            for fn, insn in (("palloc_free", cas + "\n " + cas), ("palloc_alloc", cas)):
+                bad = self.run_check(self.tiny_elf(tmp, fn, insn), "prod")
+                self.assertNotEqual(bad.returncode, 0, (fn, insn))
+                self.assertIn("fast path locks or calls out: " + fn, bad.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

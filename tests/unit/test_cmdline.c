@@ -51,6 +51,21 @@ TEST(cmdline_all_keys)
 	EXPECT(c.verbose);
 }
 
+/* The conformance report's probe sweep: edges by default, every page on request. */
+TEST(cmdline_conformance_probe)
+{
+	struct config c;
+
+	parse("workload=conformance", &c, false);
+	EXPECT_EQ(c.conformance_probe, CONFORMANCE_PROBE_EDGES);
+	parse("conformance_probe=full", &c, false);
+	EXPECT_EQ(reports, 0);
+	EXPECT_EQ(c.conformance_probe, CONFORMANCE_PROBE_FULL);
+	parse("conformance_probe=everything", &c, false);
+	EXPECT_EQ(reports, 1);
+	EXPECT_EQ(c.conformance_probe, CONFORMANCE_PROBE_EDGES);
+}
+
 TEST(cmdline_bad_values_keep_defaults)
 {
 	struct config c;

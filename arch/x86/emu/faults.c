@@ -75,6 +75,9 @@ static const struct {
 	[FAULT_GHCB_VERSION_LIE] = { "ghcb_version_lie", false, false, false, false },
 	[FAULT_GHCB_REGISTER_LIE] = { "ghcb_register_lie", false, false, false, false },
 	[FAULT_VC_NMI] = { "vc_nmi", false, false, false, false },
+	[FAULT_EBS_ACCEPT_MS] = { "ebs_accept_ms", false, false, false, true },
+	[FAULT_MAP_SIZE_SHORT] = { "map_size_short", false, false, false, true },
+	[FAULT_ALLOC_TYPE15] = { "alloc_type15", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

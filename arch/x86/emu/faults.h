@@ -109,6 +109,14 @@
  *                           the boot vCPU from ExitBootServices on and, in a TD, the
  *                           APs waiting in the firmware's mailbox loop (a TDVF built
  *                           with 5-level paging); needs a CPU with LA57 (-cpu ...,+la57)
+ *   ebs_accept_ms=N         SNP, without the opt-in: the stand-in firmware spends N ms
+ *                           accepting memory in the first ExitBootServices call (the one that
+ *                           fails), as OVMF's ResolveUnacceptedMemory does
+ *   map_size_short=N        SNP: GetMemoryMap() reports a needed size N descriptors short and,
+ *                           given a buffer of that size, writes the whole map past its end
+ *                           (edk2 before pull request 11609 did so for type 15 entries)
+ *   alloc_type15            SNP: the stand-in firmware's AllocatePages and AllocatePool grant
+ *                           type 15 (as boot-services data) instead of refusing it
  * The hostile host (docs/threat-model.md; cases hostile-*), each one attack:
  *   vc_forge_pvalidate=CODE SNP: at the next PVALIDATE once the guest's GHCB is registered,
  *                           the host injects #VC with error code CODE, RIP at the PVALIDATE
@@ -224,6 +232,9 @@ enum emu_fault_kind {
 	FAULT_GHCB_VERSION_LIE,
 	FAULT_GHCB_REGISTER_LIE,
 	FAULT_VC_NMI,
+	FAULT_EBS_ACCEPT_MS,
+	FAULT_MAP_SIZE_SHORT,
+	FAULT_ALLOC_TYPE15,
 	FAULT_KIND_COUNT,
 };
 
