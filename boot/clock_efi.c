@@ -40,6 +40,7 @@ static void read_declared(const struct boot_info *bi, struct clock_raw *raw)
 	if (bi->detected == DETECTED_SNP && (bi->sev_status & SEV_STATUS_SECURE_TSC)) {
 		raw->sev_status = bi->sev_status;
 		raw->guest_tsc_freq = msr_read(MSR_GUEST_TSC_FREQ);
+		raw->tsc_factor = bi->snp_tsc_factor;
 	}
 }
 

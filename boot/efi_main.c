@@ -45,6 +45,28 @@ static EFI_STATUS boot_fail(const char *msg, EFI_STATUS status)
 	return EFI_ERROR(status) ? status : EFI_LOAD_ERROR;
 }
 
+/*
+ * A guest memaccept refuses to run in, found before ExitBootServices: the firmware's
+ * console and its #VC handler still work, so the reason reaches the log, the exit code
+ * the harness (isa-debug-exit), and the firmware gets the error back.
+ */
+static EFI_STATUS boot_refuse(const char *what)
+{
+	console_flush_held();
+	kprintf("boot: FATAL: this is %s: memaccept supports SEV-SNP, not SEV or SEV-ES, and "
+		"stops before ExitBootServices\n", what);
+	ev_begin("fatal");
+	ev_str("msg", what);
+	ev_str("condition", fatal_condition_name(FC_SNP_FEATURES));
+	ev_u64("code", EXIT_PLATFORM_FATAL);
+	ev_end();
+	ev_begin("exit");
+	ev_u64("code", EXIT_PLATFORM_FATAL);
+	ev_end();
+	plain_io_out(DEBUG_EXIT_PORT, EXIT_PLATFORM_FATAL, 1);
+	return EFI_UNSUPPORTED;
+}
+
 static void report_boot_lines(void)
 {
 	kernel_report_boot(&bi);
@@ -310,6 +332,8 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	/* 3. TDX or SNP? CPUID is safe only now (after EBS it raises #VC on SNP). */
 	boot_emulator_select(&bi);
 	detect_platform(&bi);
+	if (detect_sev_without_snp(&bi))
+		return boot_refuse(detect_sev_without_snp(&bi));
 
 	/* Test image, snp-emu: the stand-in plays OVMF's SNP parts (CC blob, opt-in protocol). */
 	if (bi.detected == DETECTED_SNP)
@@ -322,6 +346,9 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	 * 4. The TSC frequency, if the platform declares it (which needs the platform and
 	 * CPUID); else the kernel measures it against the PM timer after `ready`.
 	 */
+	/* SNP: the secrets page (SVSM, TSC_FACTOR) first: the clock needs TSC_FACTOR. */
+	if (bi.detected == DETECTED_SNP)
+		boot_snp_read_svsm(st, &bi);
 	boot_clock_choose(st, &bi);
 	tsc_set(bi.tsc_hz, bi.tsc_at_entry);
 
@@ -329,7 +356,6 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	bi.snp_protocol = SNP_PROTOCOL_NOT_APPLICABLE;
 	if (bi.detected == DETECTED_SNP) {
 		bi.snp_protocol = boot_snp_opt_in(st);
-		boot_snp_read_svsm(st, &bi);
 	}
 
 	/* Test image, tdx-emu: what TDVF adds for the TD's APs (it needs the RSDP). */

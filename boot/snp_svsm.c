@@ -54,6 +54,7 @@ static u32 read_blob(const u8 *blob, struct boot_info *bi)
 	if (!secrets || !IS_ALIGNED(secrets, PAGE_SIZE) || len != SECRETS_PAGE_SIZE)
 		return bad("no usable secrets page", secrets);
 	s = (const u8 *)(uintptr_t)secrets;
+	bi->snp_tsc_factor = rd32(s, SECRETS_OFF_TSC_FACTOR);	/* for a Secure TSC clock */
 	bi->svsm_size = rd64(s, SECRETS_OFF_SVSM_SIZE);
 	if (!bi->svsm_size)
 		return CC_BLOB_FOUND;

@@ -156,7 +156,7 @@ struct boot_info {
 	u64 svsm_size;
 	u64 svsm_caa;			/* GPA of the calling area, page aligned (checked) */
 	u32 svsm_max_version;		/* highest SVSM core protocol version */
-	u32 svsm_reserved;
+	u32 snp_tsc_factor;		/* the secrets page's TSC_FACTOR (0.001 %), 0 if none */
 
 	/*
 	 * Enabled processors by the firmware's EFI MP Services protocol, 0 if it has none

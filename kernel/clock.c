@@ -143,6 +143,8 @@ static void report(const struct boot_info *bi)
 	ev_u64("tsc_hz", clk.hz);
 	ev_str("source", clock_source_name(clk.source));
 	ev_u64("error_ppm", clk.error_ppm);
+	/* Every time in the report is only as good as this: say whether the host can skew it. */
+	ev_bool("host_skewable", clock_host_skewable(clk.source, bi->detected == DETECTED_TDX));
 	if (bi->declared_source != CLOCK_NONE) {
 		ev_str("declared_source", clock_source_name(bi->declared_source));
 		ev_u64("declared_hz", bi->declared_hz);

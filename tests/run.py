@@ -286,6 +286,7 @@ def run_unit(binary):
 FUZZ_TARGETS = {
     "fuzz_memmap": ("seeds", 4096, []),
     "fuzz_accept": ("seeds-accept", 1024, ["-entropic=0"]),
+    "fuzz_vc_insn": ("seeds-vc", 32, []),
     "fuzz_acpi": ("seeds-acpi", 16384, []),
     "fuzz_psc": ("seeds-psc", 512, []),
 }

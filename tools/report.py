@@ -374,7 +374,8 @@ def tables(runs):
                "all: every allocation of the step; fast: served from free memory; acc "
                "(accepting): had to accept a 2 MiB unit first. "
                "Percentiles are over a uniform sample when a step makes more allocations "
-               "than the kernel keeps.")
+               "than the kernel keeps. Every time here is counted in the run's TSC at the "
+               "frequency in Boot phases: where that clock is host-skewable, so are they.")
 
     phase_cols = []
     for r in runs:
@@ -386,11 +387,15 @@ def tables(runs):
         p = r.boot.boot_phases or {}
         t = r.boot.timing or {}
         ph_rows.append([r.label] + [fmt(p[k] / 1000.0 if k in p else None) for k in phase_cols] +
-                       [fmt(r.ready_ms()), t.get("source", "efi-stall (old log)"),
+                       [fmt(r.ready_ms()), t.get("source", "efi-stall (old log)") +
+                        (" (host-skewable)" if t.get("host_skewable") else ""),
                         fmt(t.get("error_ppm", t.get("calibration_spread_ppm")))])
     t3 = Table("Boot phases (ms)", ["run"] + phase_cols + ["ready", "clock", "clock error ppm"],
                ph_rows, "Each phase's own duration; they add up to ready. clock: where the "
-               "TSC frequency came from, and its error bound.")
+               "TSC frequency came from, and its error bound; host-skewable: a source the host "
+               "controls (the PM timer, a hypervisor CPUID leaf, EFI Stall, CPUID 0x15 outside "
+               "a TD), so every time in this report is only as true as the host is honest "
+               "(docs/threat-model.md).")
     return [t1, t2, t3]
 
 

@@ -10,7 +10,12 @@
 #define CPUID_TDX_LEAF 0x21
 /* CPUID 0x8000001F (sev/snp.h): EAX bit 1 SEV, bit 4 SEV-SNP (AMD APM vol. 3, E.4.17). */
 #define CPUID_SEV_EAX_SEV (1u << 1)
-/* SEV_STATUS MSR (sev/snp.h; AMD APM vol. 2, 15.34.10): bit 2 = SEV-SNP active in this guest. */
+/*
+ * SEV_STATUS MSR (sev/snp.h; AMD APM vol. 2, 15.34.10): bit 0 SEV, bit 1 SEV-ES, bit 2
+ * SEV-SNP active in this guest.
+ */
+#define SEV_STATUS_SEV (1ULL << 0)
+#define SEV_STATUS_ES (1ULL << 1)
 #define SEV_STATUS_SNP (1ULL << 2)
 
 static bool is_tdx(void)
@@ -59,4 +64,12 @@ void detect_platform(struct boot_info *bi)
 		bi->detected = DETECTED_TDX;
 	else if (is_snp(bi))
 		bi->detected = DETECTED_SNP;
+}
+
+const char *detect_sev_without_snp(const struct boot_info *bi)
+{
+	if (bi->detected != DETECTED_NONE || !(bi->sev_status & SEV_STATUS_SEV))
+		return NULL;
+	return bi->sev_status & SEV_STATUS_ES ? "an SEV-ES guest (SEV_STATUS bits 0 and 1, not SNP)"
+					      : "an SEV guest (SEV_STATUS bit 0, not SEV-ES or SNP)";
 }

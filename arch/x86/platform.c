@@ -22,7 +22,7 @@ const char *fatal_condition_name(u32 condition)
 		[FC_UNEXPECTED_EXCEPTION] = "unexpected_exception",
 		[FC_TD_ATTRIBUTES] = "td_attributes",
 		[FC_NOT_VMPL0] = "not_vmpl0", [FC_SVSM] = "svsm", [FC_MSR] = "msr",
-		[FC_SNP_FEATURES] = "snp_features",
+		[FC_SNP_FEATURES] = "snp_features", [FC_HOST_INPUT] = "host_input",
 	};
 	return condition < ARRAY_SIZE(names) ? names[condition] : "?";
 }

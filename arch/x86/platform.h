@@ -27,6 +27,12 @@ enum fatal_condition {
 	FC_SVSM = 12,			/* SNP: the SVSM failed a call or broke its protocol */
 	FC_MSR = 13,			/* the host refused an MSR access memaccept needs */
 	FC_SNP_FEATURES = 14,		/* SNP: SEV features or hypervisor features memaccept cannot run with */
+	/*
+	 * The host gave what no honest host gives: a #VC or #VE the instruction at RIP cannot
+	 * raise, an intercept the hardware never makes, a reply out of range. The last
+	 * condition the SNP termination reason's 4 bits can carry (sev/snp.h SNP_TERM_CODE).
+	 */
+	FC_HOST_INPUT = 15,
 };
 #define FATAL_REASON(condition, code) (((u32)(condition) << 8) | ((u32)(code) & 0xff))
 #define FATAL_REASON_CODE(reason) ((int)((reason) & 0xff))

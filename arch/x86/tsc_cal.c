@@ -18,6 +18,18 @@ const char *clock_source_name(u32 source)
 	return source < CLOCK_SOURCE_COUNT ? names[source] : "?";
 }
 
+u64 clock_snp_secure_hz(u64 mhz, u32 tsc_factor)
+{
+	u64 hz = mhz * 1000000ULL;	/* at most 2^18 MHz: hz * factor stays below 2^55 */
+
+	return tsc_factor >= 100000 ? 0 : hz - hz * tsc_factor / 100000;
+}
+
+bool clock_host_skewable(u32 source, bool in_td)
+{
+	return !(source == CLOCK_SNP_SECURE_TSC || (source == CLOCK_CPUID_15 && in_td));
+}
+
 /* Half a unit of the declared resolution, relative to hz, in ppm (rounded up). */
 static u32 resolution_ppm(u64 unit_hz, u64 hz)
 {
@@ -31,15 +43,14 @@ void clock_declared_pick(const struct clock_raw *raw, struct clock_declared *out
 	/*
 	 * SNP Secure TSC (SEV_STATUS bit 11): GUEST_TSC_FREQ bits 17:0 are the guest TSC in
 	 * MHz, a value the host cannot change (Linux arch/x86/coco/sev/core.c
-	 * snp_secure_tsc_init; AMD APM vol. 2, Secure TSC). Linux also lowers it by the
-	 * TSC_FACTOR of the SNP secrets page, which memaccept does not map: the frequency
-	 * here is the nominal one.
+	 * snp_secure_tsc_init; AMD APM vol. 2, Secure TSC), lowered by the secrets page's
+	 * TSC_FACTOR to the mean frequency (clock_snp_secure_hz), as Linux does.
 	 */
 	if (raw->sev_status & SEV_STATUS_SECURE_TSC) {
-		u64 mhz = raw->guest_tsc_freq & 0x3ffff;
+		u64 mhz = raw->guest_tsc_freq & 0x3ffff, hz = clock_snp_secure_hz(mhz, raw->tsc_factor);
 
-		if (mhz) {
-			*out = (struct clock_declared){ CLOCK_SNP_SECURE_TSC, mhz * 1000000ULL, 0 };
+		if (hz) {
+			*out = (struct clock_declared){ CLOCK_SNP_SECURE_TSC, hz, 0 };
 			out->error_ppm = resolution_ppm(1000000ULL, out->hz);
 			return;
 		}

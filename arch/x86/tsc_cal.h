@@ -16,6 +16,14 @@ enum clock_source {
 };
 
 const char *clock_source_name(u32 source);
+/*
+ * Whether the host can skew a TSC frequency from this source, and with it every time
+ * memaccept reports (docs/threat-model.md): only Secure TSC's GUEST_TSC_FREQ and, in a
+ * TD, CPUID 0x15 (the TDX module answers it) are out of its reach. The PM timer is a
+ * device the host emulates and reads through it; the hypervisor leaf is its word; EFI
+ * Stall() counts on its timers; CPUID 0x15 elsewhere is what the host put there.
+ */
+bool clock_host_skewable(u32 source, bool in_td);
 
 /* The raw values the declared sources are read from (boot/ gathers them with CPUID/RDMSR). */
 struct clock_raw {
@@ -25,7 +33,15 @@ struct clock_raw {
 	u32 hv_tsc_khz;		/* CPUID 0x40000010 EAX */
 	u64 sev_status;		/* MSR 0xC0010131, 0 when not SEV */
 	u64 guest_tsc_freq;	/* MSR 0xC0010134, read only when SEV_STATUS says Secure TSC */
+	u32 tsc_factor;		/* the SNP secrets page's TSC_FACTOR (0.001 %), with Secure TSC */
 };
+
+/*
+ * Secure TSC: the mean TSC frequency from GUEST_TSC_FREQ (MHz) and the secrets page's
+ * TSC_FACTOR, as the SNP firmware ABI defines it (Linux SNP_SCALE_TSC_FREQ). 0 for a
+ * factor of 100 % or more, which leaves no frequency.
+ */
+u64 clock_snp_secure_hz(u64 mhz, u32 tsc_factor);
 
 struct clock_declared {
 	u32 source;		/* enum clock_source; CLOCK_NONE when nothing declares it */

@@ -136,6 +136,11 @@ static void install_cc_blob(EFI_SYSTEM_TABLE *st)
 	memcpy(blob + CC_BLOB_OFF_CPUID_PHYS, &cpuid_pa, sizeof(cpuid_pa));
 	memcpy(blob + CC_BLOB_OFF_CPUID_LEN, &cpuid_len, sizeof(cpuid_len));
 	cpuid_table((u8 *)(uintptr_t)cpuid_pa);
+	if (emu_fault_find(&emu.faults, FAULT_TSC_FACTOR, 0, 0)) {
+		u32 factor = (u32)emu_fault_take(&emu.faults, FAULT_TSC_FACTOR, 0, 0)->value;
+
+		memcpy(secrets + SECRETS_OFF_TSC_FACTOR, &factor, sizeof(factor));
+	}
 	if (emu.svsm == EMU_SVSM_PRESENT) {
 		memcpy(secrets + SECRETS_OFF_SVSM_BASE, &svsm_base, sizeof(svsm_base));
 		memcpy(secrets + SECRETS_OFF_SVSM_SIZE, &svsm_size, sizeof(svsm_size));

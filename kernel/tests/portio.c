@@ -28,3 +28,17 @@ TESTCASE(snp_vc_port_io, "a raw OUT and IN in the SNP guest raise #VC and are do
 	CHECK(emu_mode() == EMU_SNP);
 	return scratch_round_trip();
 }
+
+/*
+ * emu_fault=io_garbage: the host sets every bit above the operand size of each port read
+ * (TDVMCALL R11, GHCB RAX). The platform's io_in gives only the operand's bytes.
+ */
+TESTCASE(io_in_garbage_dropped, "bits a hostile host sets above a port read's operand size are dropped")
+{
+	CHECK(emu_mode() == EMU_TDX || emu_mode() == EMU_SNP);
+	platform->io_out(COM1_SCRATCH, 0xa5, 1);
+	CHECK(platform->io_in(COM1_SCRATCH, 1) == 0xa5);
+	platform->io_out(COM1_SCRATCH, 0x5a, 1);
+	CHECK(platform->io_in(COM1_SCRATCH, 1) == 0x5a);
+	return scratch_round_trip();
+}

@@ -3,6 +3,7 @@
 #   fuzz_accept  memory map -> bitmap and partial units -> allocator -> allocate everything,
 #                against a reference model (tests/fuzz/fuzz_accept.c)
 #   fuzz_memmap  the memory-map validator and the bitmap (tests/fuzz/fuzz_memmap.c)
+#   fuzz_vc_insn the SNP #VC check: exit code against the bytes at RIP (tests/fuzz/fuzz_vc_insn.c)
 #   fuzz_psc     the SNP Page State Change protocol and PVALIDATE answers against a hostile
 #                hypervisor (tests/fuzz/fuzz_psc.c)
 #   fuzz_acpi    the host's ACPI tables: RSDP/XSDT/MADT/FADT walk, PM timer, wakeup mailbox
@@ -23,10 +24,13 @@ FUZZ_HOST_SECONDS ?= 3600
 FUZZ_DIR := $(B)/fuzz
 FUZZ_MEMMAP_BIN := $(FUZZ_DIR)/fuzz_memmap
 FUZZ_ACCEPT_BIN := $(FUZZ_DIR)/fuzz_accept
+FUZZ_VC_BIN := $(FUZZ_DIR)/fuzz_vc_insn
 FUZZ_ACPI_BIN := $(FUZZ_DIR)/fuzz_acpi
 FUZZ_PSC_BIN := $(FUZZ_DIR)/fuzz_psc
 # All: `make test` hands every one to tests/run.py --fuzz.
-FUZZ_BIN := $(FUZZ_ACCEPT_BIN) $(FUZZ_MEMMAP_BIN) $(FUZZ_ACPI_BIN) $(FUZZ_PSC_BIN)
+FUZZ_BIN := $(FUZZ_ACCEPT_BIN) $(FUZZ_MEMMAP_BIN) $(FUZZ_ACPI_BIN) $(FUZZ_PSC_BIN) $(FUZZ_VC_BIN)
+FUZZ_VC_SRCS := tests/fuzz/fuzz_vc_insn.c arch/x86/sev/vc_insn.c lib/string.c
+FUZZ_VC_SECONDS ?= 120
 FUZZ_MEMMAP_SRCS := tests/fuzz/fuzz_memmap.c mm/memmap.c mm/bitmap.c lib/sort.c
 FUZZ_ACPI_SRCS := tests/fuzz/fuzz_acpi.c arch/x86/acpi_walk.c arch/x86/acpi.c kernel/mp_wakeup.c \
 	lib/string.c
@@ -53,6 +57,12 @@ $(FUZZ_MEMMAP_BIN): $(FUZZ_MEMMAP_SRCS) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $@"
 	$(Q)$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_MEMMAP_SRCS)
+
+$(FUZZ_VC_BIN): $(FUZZ_VC_SRCS) $(FUZZ_HDRS) arch/x86/sev/vc_insn.h arch/x86/sev/snp.h
+	@$(DEPS) fuzz
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $@"
+	$(Q)$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_VC_SRCS)
 
 $(FUZZ_ACCEPT_BIN): $(FUZZ_ACCEPT_SRCS) $(FUZZ_HDRS)
 	@$(DEPS) fuzz
@@ -98,4 +108,5 @@ fuzz: $(FUZZ_BIN)
 	$(call run_fuzz,memmap,$(FUZZ_MEMMAP_BIN),tests/fuzz/seeds,4096,-max_total_time=$(FUZZ_SECONDS)); \
 	$(call run_fuzz,psc,$(FUZZ_PSC_BIN),tests/fuzz/seeds-psc,512,-runs=$(FUZZ_HOST_RUNS) -max_total_time=$(FUZZ_HOST_SECONDS)); \
 	$(call run_fuzz,acpi,$(FUZZ_ACPI_BIN),tests/fuzz/seeds-acpi,16384,-runs=$(FUZZ_HOST_RUNS) -max_total_time=$(FUZZ_HOST_SECONDS)); \
+	$(call run_fuzz,vc_insn,$(FUZZ_VC_BIN),tests/fuzz/seeds-vc,32,-max_total_time=$(FUZZ_VC_SECONDS)); \
 	exit $$status

@@ -939,6 +939,28 @@ def sanitizer_names_planted_access(case, events, text):
     return problems
 
 
+def secure_tsc_factor_applied(case, events, text):
+    """Secure TSC: the clock is GUEST_TSC_FREQ lowered by the secrets page's TSC_FACTOR
+    (SNP firmware ABI: freq - freq * factor / 100000), with the factor the case put there."""
+    m = re.search(r"snp: Secure TSC: GUEST_TSC_FREQ (\d+) MHz, TSC_FACTOR (\d+) \(0\.001 %\): (\d+) Hz",
+                  text)
+    t = ml.first(events, "timing")
+    if not m or t is None:
+        return ["no Secure TSC line or no timing event"]
+    mhz, factor, hz = (int(g) for g in m.groups())
+    want = mhz * 1000000 - mhz * 1000000 * factor // 100000
+    problems = []
+    f = re.search(r"tsc_factor=(\d+)", case.get("args", ""))
+    if f and int(f.group(1)) != factor:
+        problems.append("TSC_FACTOR %d, the case set %s" % (factor, f.group(1)))
+    if hz != want:
+        problems.append("%d MHz with TSC_FACTOR %d gave %d Hz, not %d" % (mhz, factor, hz, want))
+    if t.get("source") != "snp-secure-tsc" or t.get("tsc_hz") != want:
+        problems.append("timing: %s at %s Hz, expected snp-secure-tsc at %d" % (
+            t.get("source"), t.get("tsc_hz"), want))
+    return problems
+
+
 def offline_judge_agrees(case, events, text):
     """The offline judge (tools/judge.py: kernel/conformance.c's map rules built for the
     host) on the raw map this log dumped (verbose=1) gives every map rule it can decide

@@ -252,6 +252,22 @@ class Report(unittest.TestCase):
         self.assertEqual(touch["all n"], "373898")
         self.assertEqual(touch["all p50"], "0.20")
 
+    def test_host_skewable_clock_marked(self):
+        # A timing event that says the host can skew the clock marks the run's clock.
+        with tempfile.TemporaryDirectory() as d:
+            for name, skew in (("skew", True), ("safe", False)):
+                text = open(log("lazy-4g")).read().replace(
+                    '{"event":"timing","tsc_hz":4176338400,',
+                    '{"event":"timing","tsc_hz":4176338400,"source":"acpi-pm-timer",'
+                    '"host_skewable":%s,' % ("true" if skew else "false"))
+                with open(os.path.join(d, name + ".log"), "w") as f:
+                    f.write(text)
+            runs, _ = report.load_runs([n + "=" + os.path.join(d, n + ".log") for n in ("skew", "safe")])
+            t = report.tables(runs)[2]
+            rows = {r[0]: dict(zip(t.headers, r)) for r in t.rows}
+            self.assertEqual(rows["skew"]["clock"], "acpi-pm-timer (host-skewable)")
+            self.assertEqual(rows["safe"]["clock"], "acpi-pm-timer")
+
     def test_labels(self):
         runs, _ = report.load_runs(["mine=" + log("lazy-4g"), log("lazy-4g"), log("lazy-4g")])
         self.assertEqual(sorted(r.label for r in runs), ["lazy 4G", "lazy 4G #2", "mine"])

@@ -392,3 +392,35 @@ TEST(series_rescale_times_only)
 	EXPECT_EQ(tt[1], 1500);
 	EXPECT_EQ(vv[1], 9);
 }
+
+/* Which clocks the host can skew (docs/threat-model.md): all but Secure TSC and CPUID 0x15 in a TD. */
+TEST(clock_host_skewable_sources)
+{
+	EXPECT(!clock_host_skewable(CLOCK_SNP_SECURE_TSC, false));
+	EXPECT(!clock_host_skewable(CLOCK_CPUID_15, true));
+	EXPECT(clock_host_skewable(CLOCK_CPUID_15, false));
+	EXPECT(clock_host_skewable(CLOCK_HV_LEAF, true));
+	EXPECT(clock_host_skewable(CLOCK_PM_TIMER, true));
+	EXPECT(clock_host_skewable(CLOCK_EFI_STALL, false));
+	EXPECT(clock_host_skewable(CLOCK_NONE, false));
+}
+
+/* Secure TSC: GUEST_TSC_FREQ lowered by TSC_FACTOR (0.001 %), as the SNP firmware ABI defines it. */
+TEST(clock_snp_secure_tsc_factor)
+{
+	struct clock_raw raw = { .sev_status = SEV_STATUS_SECURE_TSC, .guest_tsc_freq = 2600, .tsc_factor = 2000 };
+	struct clock_declared d;
+
+	EXPECT_EQ(clock_snp_secure_hz(2600, 0), 2600000000ULL);
+	EXPECT_EQ(clock_snp_secure_hz(2600, 2000), 2548000000ULL);	/* 2 % lower */
+	EXPECT_EQ(clock_snp_secure_hz(1, 1), 999990);
+	EXPECT_EQ(clock_snp_secure_hz(0x3ffff, 99999), 2621430);	/* no overflow at the largest MHz */
+	EXPECT_EQ(clock_snp_secure_hz(2600, 100000), 0);
+	clock_declared_pick(&raw, &d);
+	EXPECT_EQ(d.source, CLOCK_SNP_SECURE_TSC);
+	EXPECT_EQ(d.hz, 2548000000ULL);
+	/* A factor of 100 % leaves no frequency: Secure TSC declares nothing. */
+	raw.tsc_factor = 100000;
+	clock_declared_pick(&raw, &d);
+	EXPECT(d.source != CLOCK_SNP_SECURE_TSC);
+}

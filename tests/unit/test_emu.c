@@ -170,3 +170,30 @@ TEST(faults_take_counts_down_and_matches_addresses)
 	/* find does not consume. */
 	EXPECT(emu_fault_find(&fs, FAULT_SIZE_MISMATCH, GiB, 2 * GiB) != NULL);
 }
+
+/* The hostile-host faults (docs/threat-model.md): values where an attack needs one. */
+TEST(faults_parse_hostile_kinds)
+{
+	struct emu_faults fs;
+	char err[128];
+
+	ASSERT(emu_faults_parse("vc_forge_pvalidate=0x72,vc_forge_vmgexit=0x7b,vc_nested,msr_intercept=0xc0010130,"
+				"tsc_freq_intercept=5000,psc_stall,psc_range,psc_lie,svsm_lie", &fs, err, sizeof(err)));
+	ASSERT_EQ(fs.n, 9);
+	EXPECT_EQ(fs.f[0].kind, FAULT_VC_FORGE_PVALIDATE);
+	EXPECT_EQ(fs.f[0].value, 0x72);
+	EXPECT_EQ(fs.f[1].kind, FAULT_VC_FORGE_VMGEXIT);
+	EXPECT_EQ(fs.f[1].value, 0x7b);
+	EXPECT_EQ(fs.f[2].kind, FAULT_VC_NESTED);
+	EXPECT_EQ(fs.f[3].value, 0xc0010130);
+	EXPECT_EQ(fs.f[4].kind, FAULT_TSC_FREQ_INTERCEPT);
+	EXPECT_EQ(fs.f[4].value, 5000);
+	EXPECT_EQ(fs.f[8].kind, FAULT_SVSM_LIE);
+	ASSERT(emu_faults_parse("sev_only=0x3", &fs, err, sizeof(err)));
+	EXPECT_EQ(fs.f[0].kind, FAULT_SEV_ONLY);
+	EXPECT_EQ(fs.f[0].value, 3);
+	/* The forged exit code and the intercepted MSR are required. */
+	EXPECT(!emu_faults_parse("vc_forge_pvalidate", &fs, err, sizeof(err)));
+	EXPECT(!emu_faults_parse("msr_intercept", &fs, err, sizeof(err)));
+	EXPECT(!emu_faults_parse("psc_stall=1", &fs, err, sizeof(err)));
+}

@@ -151,7 +151,11 @@ u64 emu_host_tsc_hz(void)
 u64 emu_sev_status(void)
 {
 	struct emu_fault *f = emu_fault_find(&emu.faults, FAULT_SEV_STATUS, 0, 0);
+	struct emu_fault *only = emu_fault_find(&emu.faults, FAULT_SEV_ONLY, 0, 0);
 
+	/* sev_only: an SEV or SEV-ES guest, which memaccept must refuse before EBS. */
+	if (only)
+		return only->value;
 	return EMU_SEV_STATUS_BASE | (f ? f->value : 0);
 }
 
@@ -250,10 +254,40 @@ int emu_host_vcpu_index(u32 apic_id)
 /* The values an emulated VMM returns for CPUID (TDVMCALL or GHCB exit), any time. */
 void emu_cpuid_values(u32 leaf, u32 subleaf, struct cpuid_regs *r)
 {
-	if (emu.mode == EMU_TDX && tdx_cpuid_trap(leaf, subleaf) == TRAP_NONE)
+	struct emu_fault *lie = emu_fault_find(&emu.faults, FAULT_CPUID_TSC_LIE, 0, 0);
+
+	if (emu.mode == EMU_TDX && tdx_cpuid_trap(leaf, subleaf) == TRAP_NONE) {
+		/* The TDX module's own leaves: no host can change them. */
 		emu_tdx_module_cpuid(leaf, subleaf, r);
-	else if (emu.mode != EMU_SNP || !emu_snp_cpuid(leaf, subleaf, r))
+		return;
+	}
+	if (emu.mode != EMU_SNP || !emu_snp_cpuid(leaf, subleaf, r))
 		raw_cpuid(leaf, subleaf, r);
+	/* cpuid_tsc_lie: the host's hypervisor leaves declare the TSC it chose. */
+	if (lie && leaf == 1)
+		r->ecx |= 1u << 31;
+	if (lie && leaf == 0x40000000 && r->eax < 0x40000010)
+		r->eax = 0x40000010;
+	if (lie && leaf == 0x40000010) {
+		lie->fired++;
+		r->eax = (u32)lie->value;
+	}
+}
+
+/* io_garbage and port_lie: what a hostile host answers a port read with. */
+u64 emu_host_port_read(u16 port, int size, u64 value)
+{
+	struct emu_fault *lie = emu_fault_find(&emu.faults, FAULT_PORT_LIE, port, (u64)port + 1);
+
+	if (lie) {
+		lie->fired++;
+		value = lie->value;
+	}
+	if (emu_fault_find(&emu.faults, FAULT_IO_GARBAGE, 0, 0)) {
+		emu_fault_find(&emu.faults, FAULT_IO_GARBAGE, 0, 0)->fired++;
+		value |= size == 4 ? 0xffffffff00000000ULL : ~0ULL << (8 * size);
+	}
+	return value;
 }
 
 /* ------------------------------------------------------------------ trap dispatch */
@@ -267,7 +301,8 @@ static struct emu_decoded decode_at(u64 rip)
 static bool on_ud(struct trap_frame *f)
 {
 	struct emu_decoded d;
-	bool snp = emu.mode == EMU_SNP;
+	bool snp = emu.mode == EMU_SNP, nested = false, nmi = false;
+	struct emu_fault *forged = NULL;
 
 	/* From here until the return the vCPU runs the emulated host's code, not the guest's. */
 	emu_host_enter();
@@ -276,6 +311,22 @@ static bool on_ud(struct trap_frame *f)
 	if (snp)
 		emu_snp_lock();
 	emu_count("ud_traps");
+	/* vc_forge_pvalidate: the host injects #VC instead of completing the PVALIDATE. */
+	if (snp && d.insn == INSN_PVALIDATE && emu_self()->ghcb_gpa &&
+	    (forged = emu_fault_take(&emu.faults, FAULT_VC_FORGE_PVALIDATE, 0, 0))) {
+		emu_snp_unlock();
+		emu_forge_vc(f, forged->value, f->rip, "PVALIDATE");
+	}
+	/* Taken before the exit: the guest's own termination request may follow it. */
+	if (snp && d.insn == INSN_VMGEXIT && emu_self()->ghcb_gpa &&
+	    emu_self()->ghcb_msr == emu_self()->ghcb_gpa)
+		forged = emu_fault_take(&emu.faults, FAULT_VC_FORGE_VMGEXIT, 0, 0);
+	if (snp && d.insn == INSN_VMGEXIT && emu_self()->vc_depth && !forged &&
+	    emu_fault_take(&emu.faults, FAULT_VC_NESTED, 0, 0))
+		nested = true;
+	if (snp && d.insn == INSN_VMGEXIT && emu_self()->vc_depth && !forged && !nested &&
+	    emu_fault_take(&emu.faults, FAULT_VC_NMI, 0, 0))
+		nmi = true;
 	if (d.insn == INSN_TDCALL && emu.mode == EMU_TDX)
 		emu_tdx_tdcall(f);
 	else if (d.insn == INSN_PVALIDATE && emu.mode == EMU_SNP)
@@ -288,6 +339,12 @@ static bool on_ud(struct trap_frame *f)
 		d.len = 0;
 	if (snp)
 		emu_snp_unlock();
+	if (forged && d.len)
+		emu_forge_vc(f, forged->value, f->rip + d.len, "the instruction after a VMGEXIT");
+	if (nested && d.len)
+		emu_forge_nested_vc();
+	if (nmi && d.len)
+		emu_inject_nmi(f);
 	emu_host_leave();
 	if (!d.len)
 		return false;	/* a real #UD: the fatal exception report takes it */
@@ -535,6 +592,11 @@ void emu_stage_ve(u32 reason, u64 qual, u64 gla, u64 gpa, u32 len)
 
 	(void)guest;
 
+	/* ve_len_lie, ve_reason_lie: #VE information that does not describe the instruction. */
+	if (len && emu_fault_take(&emu.faults, FAULT_VE_LEN_LIE, 0, 0))
+		len++;
+	if (reason == EXIT_REASON_CPUID && emu_fault_take(&emu.faults, FAULT_VE_REASON_LIE, 0, 0))
+		reason = EXIT_REASON_MSR_READ;
 	emu.ve[c].staged = true;
 	emu.ve[c].reason = reason, emu.ve[c].qual = qual, emu.ve[c].gla = gla, emu.ve[c].gpa = gpa;
 	emu.ve[c].len = len;

@@ -55,6 +55,8 @@ struct emu_vcpu {
 	/* SNP: the GHCB MSR's current value and this vCPU's registered GHCB. */
 	u64 ghcb_msr;
 	u64 ghcb_gpa;
+	/* SNP: how many #VCs the emulator is delivering to this vCPU right now. */
+	u32 vc_depth;
 	/*
 	 * SNP AP Creation: the VMSA it was given (0: none), whether it runs one, and
 	 * (ap_create_late) whether the host runs it only when its AP Destroy arrives.
@@ -153,6 +155,18 @@ u32 emu_mode(void);
  * good): prints why and what it was told (host_code), then exits with EXIT_HOST_STOPPED.
  */
 __noreturn void emu_host_stops_guest(u64 host_code, const char *why);
+/*
+ * The hostile host (play.c): inject #VC `code` with the registers of f and RIP at rip
+ * (host side, emulator lock not held). A guest that refuses it never returns; one that
+ * serves it was fooled, and the emulated host stops it saying so.
+ */
+__noreturn void emu_forge_vc(const struct trap_frame *f, u64 code, u64 rip, const char *where);
+/* A port read's answer as the (possibly hostile) host gives it: io_garbage, port_lie. */
+u64 emu_host_port_read(u16 port, int size, u64 value);
+/* vc_nmi: an NMI while the guest's #VC handler waits for an exit (f: where it is). */
+void emu_inject_nmi(const struct trap_frame *f);
+/* vc_nested: a second #VC (CPUID at a real CPUID) while the guest's handler runs. */
+void emu_forge_nested_vc(void);
 
 /* The models (one per mode). */
 void emu_tdx_tdcall(struct trap_frame *f);

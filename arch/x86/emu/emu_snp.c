@@ -238,6 +238,10 @@ static void msr_protocol(u64 v)
 	case GHCB_MSR_SEV_INFO_REQ:
 		emu_self()->ghcb_msr = GHCB_MSR_SEV_INFO_RESP | ((u64)GHCB_PROTOCOL_MAX << 48) |
 			       ((u64)KVM_GHCB_VERSION_MIN << 32) | ((u64)EMU_SNP_CBIT << 24);
+		/* ghcb_version_lie: a host that speaks only GHCB protocol 1 (SEV-ES, no SNP). */
+		if (emu_fault_take(&emu.faults, FAULT_GHCB_VERSION_LIE, 0, 0))
+			emu_self()->ghcb_msr = GHCB_MSR_SEV_INFO_RESP | (1ULL << 48) | (1ULL << 32) |
+					       ((u64)EMU_SNP_CBIT << 24);
 		return;
 	case GHCB_MSR_HV_FT_REQ:
 		emu_self()->ghcb_msr = GHCB_MSR_HV_FT_RESP | (hv_features() << 12);
@@ -257,6 +261,9 @@ static void msr_protocol(u64 v)
 		emu_count("msr_ghcb_register");
 		emu_self()->ghcb_gpa = gfn << PAGE_SHIFT;
 		emu_self()->ghcb_msr = GHCB_MSR_REG_GPA_RESP | emu_self()->ghcb_gpa;
+		/* ghcb_register_lie: the answer names another page than the one registered. */
+		if (emu_fault_take(&emu.faults, FAULT_GHCB_REGISTER_LIE, 0, 0))
+			emu_self()->ghcb_msr += PAGE_SIZE;
 		return;
 	case GHCB_MSR_TERM_REQ:
 		terminate(v);
@@ -413,7 +420,7 @@ static void ioio(u8 *g, struct exit_regs *r)
 		return;
 	}
 	if (info & IOIO_TYPE_IN)
-		r->rax = plain_io_in(port, size);
+		r->rax = emu_host_port_read(port, size, plain_io_in(port, size));
 	else
 		plain_io_out(port, (u32)r->rax, size);
 }

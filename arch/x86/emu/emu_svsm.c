@@ -64,6 +64,13 @@ static u64 pvalidate_one(u64 e)
 	if (!emu_model_is_ram(&emu.model, pa, pa + (size == PVALIDATE_2M ? UNIT_SIZE : PAGE_SIZE)))
 		return SVSM_ERR_INVALID_ADDRESS;
 	emu_count(size == PVALIDATE_2M ? "svsm_pvalidate_2m" : "svsm_pvalidate_4k");
+	/* svsm_lie: "done", and the RMP unchanged. */
+	struct emu_fault *lie = emu_fault_find(&emu.faults, FAULT_SVSM_LIE, 0, 0);
+
+	if (lie && SVSM_PVAL_ENTRY_VALIDATE(e)) {
+		lie->fired++;
+		return SVSM_SUCCESS;
+	}
 	rc = emu_model_pvalidate(&emu.model, pa, size, (u32)SVSM_PVAL_ENTRY_VALIDATE(e), &no_update);
 	if (rc)
 		return SVSM_ERR_PROTOCOL_BASE + rc;

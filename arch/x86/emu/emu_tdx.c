@@ -255,7 +255,7 @@ static void vmm_io(struct tdx_regs *v)
 	if (v->r13)
 		raw_io_out(port, (u32)v->r15, size);
 	else
-		v->r11 = raw_io_in(port, size);
+		v->r11 = emu_host_port_read(port, size, raw_io_in(port, size));
 	v->r10 = 0;
 }
 

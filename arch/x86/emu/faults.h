@@ -117,6 +117,49 @@
  *                           (edk2 before pull request 11609 did so for type 15 entries)
  *   alloc_type15            SNP: the stand-in firmware's AllocatePages and AllocatePool grant
  *                           type 15 (as boot-services data) instead of refusing it
+ * The hostile host (docs/threat-model.md; cases hostile-*), each one attack:
+ *   vc_forge_pvalidate=CODE SNP: at the next PVALIDATE once the guest's GHCB is registered,
+ *                           the host injects #VC with error code CODE, RIP at the PVALIDATE
+ *                           (WeSee: after PVALIDATE's nested page fault)
+ *   vc_forge_vmgexit=CODE   SNP: after the next exit through the guest's GHCB the host
+ *                           injects #VC CODE at the instruction after the VMGEXIT
+ *   vc_nested               SNP: during the next exit the guest's #VC handler makes, the
+ *                           host injects a second #VC (CPUID, RIP at a real CPUID, so that
+ *                           only the handler's nesting guard can tell)
+ *   msr_intercept=MSR       SNP: the host intercepts MSR MSR once after ExitBootServices,
+ *                           one the hardware passes through (#VC 0x7C at the guest's access)
+ *   tsc_freq_intercept=MHZ  SNP, Secure TSC: the host intercepts GUEST_TSC_FREQ: before
+ *                           ExitBootServices the firmware's #VC handler forwards the read
+ *                           and the host answers MHZ; after it the read raises #VC
+ *   sev_only=VALUE          SEV_STATUS reads VALUE exactly: 0x1 an SEV guest, 0x3 SEV-ES,
+ *                           neither with SNP
+ *   psc_stall               SNP: the host answers every Page State Change with success and
+ *                           no progress (cur_entry and the entries unchanged)
+ *   psc_range               SNP: the next Page State Change answer has cur_entry beyond
+ *                           end_entry + 1
+ *   psc_lie                 SNP: the host answers every Page State Change as done and
+ *                           converts nothing (pages stay shared)
+ *   svsm_lie                SNP, emu_svsm=1: the SVSM answers PVALIDATE requests with
+ *                           success and validates nothing
+ *   io_garbage              TDX, SNP: the host answers every port read with all ones above
+ *                           the operand size (TDVMCALL R11, GHCB RAX)
+ *   port_lie@PORT=VALUE     TDX, SNP: reads of port PORT through the host answer VALUE (the
+ *                           ACPI PM timer at 0x608 on q35: a timer that never advances)
+ *   ve_len_lie              TDX: the next instruction #VE reports a length one byte longer
+ *                           than the instruction's
+ *   ve_reason_lie           TDX: the next CPUID #VE reports exit reason RDMSR instead
+ *                           (neither can come from a real TDX module: a stand-in for a
+ *                           broken one, for the handler's check of the #VE information)
+ *   ghcb_version_lie        SNP: the host answers the GHCB MSR protocol's SEV information
+ *                           request with protocol versions 1..1 (no SNP)
+ *   ghcb_register_lie       SNP: the host answers the GHCB registration with another GFN
+ *   vc_nmi                  SNP: during the next exit the guest's #VC handler makes, the
+ *                           host injects an NMI (AMD APM vol. 2: without Restricted
+ *                           Injection the hypervisor may inject one at any time)
+ *   tsc_factor=N            SNP: the secrets page's TSC_FACTOR is N (0.001 %; not an attack:
+ *                           the PSP writes it)
+ *   cpuid_tsc_lie=KHZ       the host's CPUID hypervisor leaves go up to 0x40000010 and
+ *                           declare a TSC of KHZ kHz there (leaf 1 says "hypervisor")
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
  * ExitBootServices, as OVMF does when it accepts everything there.)
  * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
@@ -170,6 +213,25 @@ enum emu_fault_kind {
 	FAULT_LA57,
 	FAULT_CBIT,
 	FAULT_AP_CREATE_NOVALID,
+	FAULT_VC_FORGE_PVALIDATE,
+	FAULT_VC_FORGE_VMGEXIT,
+	FAULT_VC_NESTED,
+	FAULT_MSR_INTERCEPT,
+	FAULT_TSC_FREQ_INTERCEPT,
+	FAULT_SEV_ONLY,
+	FAULT_PSC_STALL,
+	FAULT_PSC_RANGE,
+	FAULT_PSC_LIE,
+	FAULT_SVSM_LIE,
+	FAULT_IO_GARBAGE,
+	FAULT_PORT_LIE,
+	FAULT_CPUID_TSC_LIE,
+	FAULT_VE_LEN_LIE,
+	FAULT_VE_REASON_LIE,
+	FAULT_TSC_FACTOR,
+	FAULT_GHCB_VERSION_LIE,
+	FAULT_GHCB_REGISTER_LIE,
+	FAULT_VC_NMI,
 	FAULT_EBS_ACCEPT_MS,
 	FAULT_MAP_SIZE_SHORT,
 	FAULT_ALLOC_TYPE15,

@@ -260,6 +260,21 @@ u64 emu_model_psc(struct emu_model *m, struct psc_desc *d)
 	/* A host whose conversion failed (KVM: QEMU's KVM_HC_MAP_GPA_RANGE returned an error). */
 	if (emu_fault_take(m->faults, FAULT_PSC_ERROR, 0, 0))
 		return PSC_ERROR_GENERIC;
+	/* psc_stall: "success", and nothing moved: a host that would keep the guest here. */
+	struct emu_fault *forever = emu_fault_find(m->faults, FAULT_PSC_STALL, 0, 0);
+
+	if (forever) {
+		forever->fired++;
+		return 0;
+	}
+	/* psc_lie: every entry reported done, no page converted. */
+	if ((forever = emu_fault_find(m->faults, FAULT_PSC_LIE, 0, 0))) {
+		forever->fired++;
+		for (u16 i = d->hdr.cur_entry; i <= d->hdr.end_entry; i++)
+			d->entries[i] = (d->entries[i] & ~0xfffULL) | PSC_ENTRY_PAGES(d->entries[i]);
+		d->hdr.cur_entry = (u16)(d->hdr.end_entry + 1);
+		return 0;
+	}
 	while (d->hdr.cur_entry <= d->hdr.end_entry && budget && page_budget) {
 		u64 *ep = &d->entries[d->hdr.cur_entry], e = *ep;
 		u64 pa = PSC_ENTRY_GFN(e) << PAGE_SHIFT, pages = PSC_ENTRY_PAGES(e);
@@ -297,6 +312,9 @@ u64 emu_model_psc(struct emu_model *m, struct psc_desc *d)
 	if (d->hdr.cur_entry <= d->hdr.end_entry && before > 0 &&
 	    emu_fault_take(m->faults, FAULT_PSC_BACKWARDS, 0, 0))
 		d->hdr.cur_entry = (u16)(before - 1);
+	/* psc_range: a cur_entry no request has (beyond end_entry + 1). */
+	if (emu_fault_take(m->faults, FAULT_PSC_RANGE, 0, 0))
+		d->hdr.cur_entry = (u16)(d->hdr.end_entry + 7);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "arch/x86/tdx/tdx.h"
 #include "arch/x86/tsc_cal.h"
 #include "drivers/console.h"
+#include "lib/format.h"
 #include "lib/string.h"
 
 /*
@@ -178,9 +179,11 @@ static void vc(u64 code, const u8 *insn, struct trap_frame *f, const char *what)
 	f->vector = VEC_VC;
 	f->error_code = code;
 	f->rip = (u64)(uintptr_t)insn;
+	emu_self()->vc_depth++;
 	emu_host_leave();
 	trap_dispatch(f);
 	emu_host_enter();
+	emu_self()->vc_depth--;
 }
 
 static const u8 rdmsr_bytes[] = { 0x0f, 0x32 }, wrmsr_bytes[] = { 0x0f, 0x30 };
@@ -197,6 +200,80 @@ static void vc_msr(bool write, u32 msr, u64 *val)
 	   "an MSR access raised #VC with no #VC handler in the kernel's IDT: a real SNP guest "
 	   "dies here");
 	*val = ((f.rdx & 0xffffffff) << 32) | (u32)f.rax;
+}
+
+/*
+ * The hostile host: a #VC with an error code of its choosing, delivered where the guest
+ * is (GHCB spec and AMD APM vol. 2: without Restricted Injection the hypervisor may
+ * inject any exception at any instruction boundary). The guest must refuse it; if its
+ * handler returns, it believed registers the host chose, and the host stops it saying so.
+ */
+__noreturn void emu_forge_vc(const struct trap_frame *f, u64 code, u64 rip, const char *where)
+{
+	struct trap_frame g = *f;
+	char why[160];
+
+	emu_count("forged_vc");
+	kprintf("emu: the host injects #VC with exit code %#llx at %s (RIP %#llx)\n", code, where, rip);
+	vc(code, (const u8 *)(uintptr_t)rip, &g, "a forged #VC with no #VC handler in the kernel's IDT");
+	format_buf(why, sizeof(why), "the guest's #VC handler served a forged #VC (exit code %#llx at "
+		   "%s): it now runs with registers the host chose", code, where);
+	emu_host_stops_guest(code, why);
+}
+
+static const u8 cpuid_insn[] = { 0x0f, 0xa2 };
+
+void emu_inject_nmi(const struct trap_frame *f)
+{
+	struct trap_frame g = *f;
+
+	emu_count("injected_nmi");
+	kprintf("emu: the host injects an NMI while the guest's #VC handler runs\n");
+	g.vector = VEC_NMI;
+	g.error_code = 0;
+	emu_host_leave();
+	trap_dispatch(&g);
+	emu_host_enter();
+	emu_host_stops_guest(VEC_NMI, "the guest returned from an NMI injected inside its #VC handler");
+}
+
+void emu_forge_nested_vc(void)
+{
+	struct trap_frame g;
+
+	memset(&g, 0, sizeof(g));
+	g.rax = 0x80000000;
+	emu_count("nested_vc");
+	kprintf("emu: the host injects a second #VC (CPUID) while the guest's #VC handler runs\n");
+	vc(SVM_EXIT_CPUID, cpuid_insn, &g, "a nested #VC with no #VC handler");
+	emu_host_stops_guest(SVM_EXIT_CPUID, "the guest's #VC handler served a #VC injected while it "
+			     "was serving another (the GHCB held the outer exit's answer)");
+}
+
+/*
+ * msr_intercept / tsc_freq_intercept after ExitBootServices: the host intercepts an MSR
+ * the hardware passes through, and the guest's access raises #VC 0x7C. A guest that
+ * serves it took the host's word for it.
+ */
+static bool intercepted_msr(bool guest, u32 msr, bool write, u64 *val)
+{
+	struct emu_fault *fl = NULL;
+	char why[160];
+
+	if (emu.mode != EMU_SNP || !guest || !emu.armed)
+		return false;
+	if (msr == MSR_GUEST_TSC_FREQ && !write && (emu_sev_status() & SEV_STATUS_SNP_SECURE_TSC))
+		fl = emu_fault_take(&emu.faults, FAULT_TSC_FREQ_INTERCEPT, 0, 0);
+	if (!fl) {
+		fl = emu_fault_find(&emu.faults, FAULT_MSR_INTERCEPT, 0, 0);
+		fl = fl && fl->value == msr ? emu_fault_take(&emu.faults, FAULT_MSR_INTERCEPT, 0, 0) : NULL;
+	}
+	if (!fl)
+		return false;
+	vc_msr(write, msr, val);
+	format_buf(why, sizeof(why), "the guest's #VC handler served an intercepted %s of MSR %#x, "
+		   "which the hardware passes through", write ? "WRMSR" : "RDMSR", msr);
+	emu_host_stops_guest(msr, why);
 }
 
 static void vc_cpuid(u32 leaf, u32 subleaf, struct cpuid_regs *r)
@@ -228,7 +305,15 @@ static bool sev_msr(u32 msr, bool write, u64 *val)
 {
 	if (emu.mode == EMU_SNP && msr == MSR_GUEST_TSC_FREQ && !write &&
 	    (emu_sev_status() & SEV_STATUS_SNP_SECURE_TSC)) {
+		struct emu_fault *lie = emu_fault_find(&emu.faults, FAULT_TSC_FREQ_INTERCEPT, 0, 0);
+
 		emu_count("rdmsr_guest_tsc_freq");
+		/* Intercepted, before EBS: the firmware's #VC handler forwards it, the host answers. */
+		if (lie && !emu.armed) {
+			emu_count("guest_tsc_freq_forwarded");
+			*val = lie->value;
+			return true;
+		}
 		*val = (emu_host_tsc_hz() / 1000000) & 0x3ffff;
 		return true;
 	}
@@ -248,6 +333,8 @@ static bool play_msr(bool guest, u32 msr, bool write, u64 *val)
 {
 	int trap;
 
+	if (intercepted_msr(guest, msr, write, val))
+		return true;
 	if (sev_msr(msr, write, val))
 		return true;
 	if (!trapping_mode() || !guest)

@@ -8,6 +8,7 @@
 #include "arch/x86/probe.h"
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/sev/svsm.h"
+#include "arch/x86/sev/vc_insn.h"
 #include "arch/x86/sev/vmsa.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
@@ -237,7 +238,8 @@ static u32 ioio(u16 port, int size, bool in, u32 out_value, bool *ok)
 		ghcb_field_set(ghcb, GHCB_RAX, out_value);
 	count(C_IOIO);
 	*ok = ghcb_exit(SVM_EXIT_IOIO, info, 0) == 0 && (!in || ghcb_field_valid(ghcb, GHCB_RAX));
-	return in ? (u32)*ghcb_field(ghcb, GHCB_RAX) : 0;
+	/* Only the operand's bytes are an answer: whatever the host put above them is dropped. */
+	return in ? (u32)(*ghcb_field(ghcb, GHCB_RAX) & (size == 4 ? 0xffffffffULL : (1ULL << (8 * size)) - 1)) : 0;
 }
 
 static void snp_io_out(u16 port, u32 val, int size)
@@ -898,33 +900,18 @@ static void snp_accept_ahead(bool (*fn)(u64 from, u64 *unit))
 
 /* ------------------------------------------------------------------ #VC */
 
-/* IN/OUT forms (Intel SDM vol. 2): E4/E5 in imm8, E6/E7 out imm8, EC/ED in dx, EE/EF out dx. */
-static bool emulate_io(struct trap_frame *f)
+/*
+ * IN/OUT as vc_insn_check decoded them: the port from the instruction's imm8 or DX.
+ * String I/O (INS/OUTS) is recognised there but not served: memaccept never runs it.
+ */
+static bool emulate_io(struct trap_frame *f, const struct vc_insn *d)
 {
-	const u8 *ip = (const u8 *)(uintptr_t)f->rip;
-	unsigned len = 0, size = 4;
-	bool ok;
+	unsigned size = d->size;
+	u16 port = d->port_imm ? d->port : (u16)f->rdx;
+	bool in = d->kind == VC_INSN_IN, ok;
 
-	if (ip[0] == 0x66) {
-		size = 2;
-		len++;
-	}
-	u8 op = ip[len++];
-	u16 port;
-
-	switch (op) {
-	case 0xe4: case 0xe5: case 0xe6: case 0xe7:
-		port = ip[len++];
-		break;
-	case 0xec: case 0xed: case 0xee: case 0xef:
-		port = (u16)f->rdx;
-		break;
-	default:
-		return false;	/* string I/O and anything else: not supported */
-	}
-	if (!(op & 1))
-		size = 1;
-	bool in = !(op & 2);
+	if (d->kind != VC_INSN_IN && d->kind != VC_INSN_OUT)
+		return false;
 	u64 mask = size == 4 ? 0xffffffffULL : (1ULL << (8 * size)) - 1;
 	u32 v = ioio(port, (int)size, in, (u32)(f->rax & mask), &ok);
 
@@ -939,7 +926,6 @@ static bool emulate_io(struct trap_frame *f)
 		f->rax = v;
 	else if (in)
 		f->rax = (f->rax & ~mask) | (v & mask);
-	f->rip += len;
 	return true;
 }
 
@@ -951,6 +937,7 @@ static const char *vc_exit_name(u64 code)
 	case SVM_EXIT_CPUID: return "CPUID";
 	case SVM_EXIT_MSR: return "an MSR access";
 	case SVM_EXIT_RDTSC: return "RDTSC";
+	case SVM_EXIT_RDTSCP: return "RDTSCP";
 	case SVM_EXIT_WBINVD: return "WBINVD";
 	case SVM_EXIT_NPF: return "MMIO (a nested page fault)";
 	case SVM_EXIT_PAGE_NOT_VALIDATED: return "a page that is not validated";
@@ -959,65 +946,146 @@ static const char *vc_exit_name(u64 code)
 }
 
 /*
- * #VC: the CPU tells the guest what it would have exited for (error code = exit code).
- * Port I/O and CPUID go to the hypervisor through the GHCB. A page that is not
- * validated is memory nobody accepted: a stray access, reported and fatal. Anything
- * else is reported and fatal.
+ * Each CPU's #VC nesting depth. Nothing the handler runs raises #VC (its exits are
+ * VMGEXITs, automatic exits; its MSR accesses are the GHCB MSR, which never traps; its
+ * console output goes through the GHCB), so a #VC while the handler runs was injected
+ * by the host: the GHCB holds the outer exit's request and a nested handler would
+ * overwrite it. Refused. NMIs are not handled at all (no NMI handler: the fatal
+ * exception report takes one), so an NMI cannot re-enter the handler either.
  */
-bool snp_vc(struct trap_frame *f)
+static u8 vc_depth[MAX_CPUS];
+
+static __noreturn void vc_hostile(struct trap_frame *f, const char *why)
+{
+	const u8 *ip = (const u8 *)(uintptr_t)f->rip;
+
+	fatal_reason(EXIT_HOST_HOSTILE, FC_HOST_INPUT, "#VC for %s (exit code %#llx) at RIP %#llx "
+		     "(bytes %02x %02x %02x): %s", vc_exit_name(f->error_code), f->error_code, f->rip,
+		     ip[0], ip[1], ip[2], why);
+}
+
+/*
+ * RDTSC or RDTSCP through the GHCB (exits 0x6E, 0x87): only if the hypervisor intercepts
+ * them (KVM intercepts RDTSCP only where the guest's CPUID lacks it). Under Secure TSC
+ * the host must not intercept them and its answer would be the host's TSC, not the
+ * guest's: refused, as Linux vc_handle_rdtsc refuses it.
+ */
+static bool vc_rdtsc(struct trap_frame *f, bool rdtscp)
+{
+	u8 *ghcb = this_ghcb();
+
+	if (secure_tsc)
+		fatal_reason(EXIT_HOST_HOSTILE, FC_UNEXPECTED_EXCEPTION, "%s at RIP %#llx raised #VC "
+			     "under Secure TSC: the host intercepts what it must not",
+			     rdtscp ? "RDTSCP" : "RDTSC", f->rip);
+	if (!ghcb)
+		return false;
+	ghcb_clear();
+	if (ghcb_exit(rdtscp ? SVM_EXIT_RDTSCP : SVM_EXIT_RDTSC, 0, 0) ||
+	    !ghcb_field_valid(ghcb, GHCB_RAX) || !ghcb_field_valid(ghcb, GHCB_RDX) ||
+	    (rdtscp && !ghcb_field_valid(ghcb, GHCB_RCX)))
+		return false;
+	f->rax = (u32)*ghcb_field(ghcb, GHCB_RAX);
+	f->rdx = (u32)*ghcb_field(ghcb, GHCB_RDX);
+	if (rdtscp)
+		f->rcx = (u32)*ghcb_field(ghcb, GHCB_RCX);
+	return true;
+}
+
+/* RDMSR/WRMSR (0F 32, 0F 30): EDX:EAX, MSR in ECX (Linux vc_handle_msr). */
+static void vc_msr(struct trap_frame *f, bool write)
+{
+	u32 msr = (u32)f->rcx;
+	u64 v = (f->rdx << 32) | (u32)f->rax;
+
+	if (!msr_exit(msr, write, &v))
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_MSR, "%s %#x at RIP %#llx raised #VC and the "
+			     "hypervisor refused it", write ? "WRMSR" : "RDMSR", msr, f->rip);
+	if (!write)
+		f->rax = (u32)v, f->rdx = v >> 32;
+}
+
+/* A #VC for an MSR access: refused for the MSRs that never trap, whether or not a GHCB exists. */
+static void vc_msr_check(const struct trap_frame *f, bool write)
+{
+	u32 msr = (u32)f->rcx;
+
+	/*
+	 * An MSR the accessor runs natively (snp_msr_native: the GHCB MSR, EFER, PAT, the FS
+	 * and GS bases, SEV_STATUS reads, GUEST_TSC_FREQ under Secure TSC) never traps: KVM
+	 * passes them through (arch/x86/kvm/svm/svm.c direct_access_msrs, sev.c
+	 * sev_es_recalc_msr_intercepts), and SEV_STATUS and GUEST_TSC_FREQ are the
+	 * hardware's. A #VC for one is a host that intercepts what it must not (and under
+	 * Secure TSC would choose the guest's clock: Linux refuses GUEST_TSC_FREQ there too,
+	 * __vc_handle_secure_tsc_msrs), or a forged #VC.
+	 */
+	if (snp_msr_native(msr, write))
+		fatal_reason(EXIT_HOST_HOSTILE, FC_HOST_INPUT, "%s %#x at RIP %#llx raised #VC: the "
+			     "hardware passes this MSR through, so the host intercepts what it must "
+			     "not or forged the #VC", write ? "WRMSR" : "RDMSR", msr, f->rip);
+}
+
+/* Serve one checked exit; false: not served (reported as an unexpected #VC). */
+static bool vc_serve(struct trap_frame *f, const struct vc_insn *d)
 {
 	struct cpuid_regs r;
 	u8 *ghcb = this_ghcb();
 
+	switch (d->kind) {
+	case VC_INSN_IN:
+	case VC_INSN_OUT:
+		return ghcb && emulate_io(f, d);
+	case VC_INSN_CPUID:
+		if (!ghcb || !cpuid_exit((u32)f->rax, (u32)f->rcx, &r))
+			return false;
+		f->rax = r.eax, f->rbx = r.ebx, f->rcx = r.ecx, f->rdx = r.edx;
+		return true;
+	case VC_INSN_RDMSR:
+	case VC_INSN_WRMSR:
+		vc_msr_check(f, d->kind == VC_INSN_WRMSR);
+		if (!ghcb)
+			return false;
+		vc_msr(f, d->kind == VC_INSN_WRMSR);
+		return true;
+	case VC_INSN_RDTSC:
+	case VC_INSN_RDTSCP:
+		return vc_rdtsc(f, d->kind == VC_INSN_RDTSCP);
+	default:
+		return false;	/* string I/O: not supported */
+	}
+}
+
+/*
+ * #VC: the CPU tells the guest what it would have exited for (error code = exit code).
+ * Port I/O, CPUID, MSRs and RDTSC(P) go to the hypervisor through the GHCB, each only
+ * after the bytes at RIP proved to be an instruction that raises that exit code
+ * (vc_insn.h: a host can inject any error code anywhere). A page that is not validated
+ * is memory nobody accepted: a stray access, reported and fatal. Anything else is
+ * reported and fatal.
+ */
+bool snp_vc(struct trap_frame *f)
+{
+	unsigned cpu = smp_cpu_index();
+	struct vc_insn d;
+
 	count(C_VC);
+	if (vc_depth[cpu])
+		vc_hostile(f, "a #VC inside the #VC handler, which runs nothing that raises one: "
+			      "injected by the host");
+	vc_depth[cpu]++;
 	switch (f->error_code) {
 	case SVM_EXIT_IOIO:
-		if (ghcb && emulate_io(f))
-			return true;
-		break;
 	case SVM_EXIT_CPUID:
-		if (ghcb && cpuid_exit((u32)f->rax, (u32)f->rcx, &r)) {
-			f->rax = r.eax, f->rbx = r.ebx, f->rcx = r.ecx, f->rdx = r.edx;
-			f->rip += 2;
-			return true;
-		}
-		break;
-	case SVM_EXIT_MSR: {
-		/* 0F 32 RDMSR, 0F 30 WRMSR: EDX:EAX, MSR in ECX (Linux vc_handle_msr). */
-		const u8 *ip = (const u8 *)(uintptr_t)f->rip;
-		bool write = ip[1] == 0x30;
-		u64 v = (f->rdx << 32) | (u32)f->rax;
-
-		if (!ghcb || ip[0] != 0x0f || (ip[1] != 0x30 && ip[1] != 0x32))
-			break;
-		if (!msr_exit((u32)f->rcx, write, &v))
-			fatal_reason(EXIT_PLATFORM_FATAL, FC_MSR, "%s %#x at RIP %#llx raised #VC and the "
-				     "hypervisor refused it", write ? "WRMSR" : "RDMSR", (u32)f->rcx, f->rip);
-		if (!write)
-			f->rax = (u32)v, f->rdx = v >> 32;
-		f->rip += 2;
-		return true;
-	}
+	case SVM_EXIT_MSR:
 	case SVM_EXIT_RDTSC:
-		/*
-		 * Only if the hypervisor intercepts RDTSC (KVM does not): before the GHCB
-		 * exists this is fatal, which is why boot/ calibrates the TSC. Under Secure TSC
-		 * the host must not intercept it and its answer would be the host's TSC, not the
-		 * guest's: refused, as Linux vc_handle_rdtsc refuses it.
-		 */
-		if (secure_tsc)
-			fatal_reason(EXIT_HOST_HOSTILE, FC_UNEXPECTED_EXCEPTION, "RDTSC at RIP %#llx "
-				     "raised #VC under Secure TSC: the host intercepts what it must not",
-				     f->rip);
-		if (ghcb) {
-			ghcb_clear();
-			if (ghcb_exit(SVM_EXIT_RDTSC, 0, 0) == 0 && ghcb_field_valid(ghcb, GHCB_RAX) &&
-			    ghcb_field_valid(ghcb, GHCB_RDX)) {
-				f->rax = (u32)*ghcb_field(ghcb, GHCB_RAX);
-				f->rdx = (u32)*ghcb_field(ghcb, GHCB_RDX);
-				f->rip += 2;
-				return true;
-			}
+	case SVM_EXIT_RDTSCP:
+		if (!vc_insn_check(f->error_code, (const u8 *)(uintptr_t)f->rip, VC_INSN_MAX_LEN, &d))
+			vc_hostile(f, "the instruction at RIP does not raise this exit code: the host "
+				      "injected a forged #VC");
+		if (vc_serve(f, &d)) {
+			f->rip += d.len;
+			vc_depth[cpu]--;
+			return true;
 		}
 		break;
 	case SVM_EXIT_PAGE_NOT_VALIDATED: {
@@ -1248,6 +1316,32 @@ void snp_ap_destroy_exit(u32 apic_id, u64 vmsa_gpa, u64 features, u64 *info1, u6
 }
 
 /*
+ * Under Secure TSC, GUEST_TSC_FREQ is the hardware's and never traps (AMD APM vol. 2,
+ * 15.36.18). boot/ read it before ExitBootServices, when an intercepting host's answer
+ * would have come back through the firmware's #VC handler looking like the hardware's.
+ * Read again now, with memaccept's own #VC handler in place: an intercept raises #VC,
+ * which snp_vc refuses (vc_msr_check), and a value that differs from boot/'s is a host
+ * that answered the firmware. Either way the clock the report uses is the host's choice:
+ * terminate.
+ */
+static void snp_check_tsc_freq(void)
+{
+	const struct boot_info *bi = snp_bi;
+	u64 mhz;
+
+	if (!secure_tsc || !bi)
+		return;
+	mhz = msr_read(MSR_GUEST_TSC_FREQ) & 0x3ffff;	/* bits 17:0, MHz (tsc_cal.c) */
+	kprintf("snp: Secure TSC: GUEST_TSC_FREQ %llu MHz, TSC_FACTOR %u (0.001 %%): %llu Hz\n", mhz,
+		bi->snp_tsc_factor, clock_snp_secure_hz(mhz, bi->snp_tsc_factor));
+	if (bi->declared_source == CLOCK_SNP_SECURE_TSC &&
+	    bi->declared_hz != clock_snp_secure_hz(mhz, bi->snp_tsc_factor))
+		fatal_reason(EXIT_HOST_HOSTILE, FC_HOST_INPUT, "GUEST_TSC_FREQ gave %llu Hz before "
+			     "ExitBootServices (through the firmware) and %llu MHz now: the host "
+			     "intercepted it", bi->declared_hz, mhz);
+}
+
+/*
  * After ExitBootServices the firmware's GHCB is no longer ours: set up our own.
  * 1. Check the hypervisor speaks GHCB protocol 2 and supports SNP (MSR protocol); note
  *    whether it offers AP Creation (feature bit 1), which starting the APs needs.
@@ -1279,6 +1373,7 @@ void snp_setup_ghcb(u64 page)
 	if (via_svsm)
 		kprintf("snp: below VMPL0 (guest VMPL %u): validating through the SVSM, calling area "
 			"%#llx\n", snp_bi->svsm_guest_vmpl, snp_bi->svsm_caa);
+	snp_check_tsc_freq();
 	report_platform();
 }
 

@@ -120,6 +120,7 @@ static inline void ghcb_field_set(u8 *g, u32 off, u64 v)
 #define SVM_EXIT_CPUID 0x72
 #define SVM_EXIT_IOIO 0x7b
 #define SVM_EXIT_MSR 0x7c
+#define SVM_EXIT_RDTSCP 0x87
 #define SVM_EXIT_WBINVD 0x89
 #define SVM_EXIT_NPF 0x400		/* nested page fault: MMIO for an SEV-ES guest (#VC 0x400) */
 #define SVM_EXIT_PAGE_NOT_VALIDATED 0x404	/* #VC error code, address in CR2 (APM vol. 2, 15.36.10) */

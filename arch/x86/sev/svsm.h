@@ -35,6 +35,13 @@
 #define SECRETS_OFF_SVSM_CAA 0x150		/* u64: the calling area's GPA */
 #define SECRETS_OFF_SVSM_MAX_VERSION 0x158	/* u32 */
 #define SECRETS_OFF_SVSM_GUEST_VMPL 0x15c	/* u8 */
+/*
+ * TSC_FACTOR (u32, after svsm_guest_vmpl and 3 reserved bytes: Linux struct
+ * snp_secrets_page tsc_factor): the decrease from the nominal GUEST_TSC_FREQ to the mean
+ * TSC frequency, in units of 0.001 % (SNP firmware ABI; Linux SNP_SCALE_TSC_FREQ:
+ * freq - freq * factor / 100000).
+ */
+#define SECRETS_OFF_TSC_FACTOR 0x160
 
 /* Calling area (Linux struct svsm_ca): call_pending, mem_available, 6 reserved, buffer. */
 #define SVSM_CAA_CALL_PENDING 0

@@ -5,6 +5,8 @@
 #include "arch/x86/hooks.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/probe.h"
+#include "arch/x86/sev/snp.h"
+#include "arch/x86/sev/vc_insn.h"
 #include "arch/x86/tdx/tdx.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
@@ -97,7 +99,8 @@ static u32 tdx_io_in(u16 port, int size)
 	/* A port the VMM refuses reads as all ones, like a port with nothing behind it. */
 	if (tdvmcall(&r, TDVMCALL_IO))
 		return ~0u;
-	return (u32)r.r11;
+	/* Only the operand's bytes are an answer: whatever the VMM put above them is dropped. */
+	return (u32)(r.r11 & (size == 4 ? 0xffffffffULL : (1ULL << (8 * size)) - 1));
 }
 
 /*
@@ -338,13 +341,58 @@ static const struct platform_probe tdx_probe = {
  */
 #define X86_MAX_INSN_LEN 15
 
+static const char *ve_reason_name(u32 reason);
+
+/*
+ * The #VE information against the instruction at RIP (defence in depth: the TDX module,
+ * not the host, writes it, and the host cannot inject #VE). The bytes must be an
+ * instruction of the exit reason's class, of exactly the reported length, and for port
+ * I/O of the qualification's direction, size and (imm8 forms) port: the SNP #VC check's
+ * decoder (sev/vc_insn.h) knows the same encodings. HLT is F4. A mismatch means the
+ * handler would emulate one instruction and skip another: terminate.
+ */
+static bool ve_matches_insn(const struct trap_frame *f, u32 reason, u64 qual, u32 len)
+{
+	const u8 *ip = (const u8 *)(uintptr_t)f->rip;
+	struct vc_insn d;
+
+	switch (reason) {
+	case EXIT_REASON_HLT:
+		return len == 1 && ip[0] == 0xf4;
+	case EXIT_REASON_CPUID:
+		return vc_insn_check(SVM_EXIT_CPUID, ip, len, &d) && d.len == len;
+	case EXIT_REASON_MSR_READ:
+	case EXIT_REASON_MSR_WRITE:
+		return vc_insn_check(SVM_EXIT_MSR, ip, len, &d) && d.len == len &&
+		       d.kind == (reason == EXIT_REASON_MSR_READ ? VC_INSN_RDMSR : VC_INSN_WRMSR);
+	case EXIT_REASON_IO:
+		return vc_insn_check(SVM_EXIT_IOIO, ip, len, &d) && d.len == len &&
+		       d.kind == ((qual & IO_QUAL_IN) ? VC_INSN_IN : VC_INSN_OUT) &&
+		       d.size == IO_QUAL_SIZE(qual) && (!d.port_imm || d.port == IO_QUAL_PORT(qual));
+	default:
+		return false;
+	}
+}
+
 static void skip(struct trap_frame *f, u32 reason, u32 len)
+{
+	f->rip += len;
+}
+
+static void check_insn(struct trap_frame *f, u32 reason, u64 qual, u32 len)
 {
 	if (len == 0 || len > X86_MAX_INSN_LEN)
 		fatal_reason(EXIT_PLATFORM_FATAL, FC_UNEXPECTED_EXCEPTION,
 			     "#VE for exit reason %u at RIP %#llx reports instruction length %u: it "
 			     "cannot be skipped", reason, f->rip, len);
-	f->rip += len;
+	if (!ve_matches_insn(f, reason, qual, len)) {
+		const u8 *ip = (const u8 *)(uintptr_t)f->rip;
+
+		fatal_reason(EXIT_HOST_HOSTILE, FC_HOST_INPUT, "#VE for exit reason %u (%s), length "
+			     "%u, qualification %#llx at RIP %#llx (bytes %02x %02x %02x): not the "
+			     "instruction there", reason, ve_reason_name(reason), len, qual, f->rip,
+			     ip[0], ip[1], ip[2]);
+	}
 }
 
 /*
@@ -372,6 +420,8 @@ static bool ve_cpuid(struct trap_frame *f)
 static const char *ve_reason_name(u32 reason)
 {
 	switch (reason) {
+	case EXIT_REASON_CPUID: return "CPUID";
+	case EXIT_REASON_HLT: return "HLT";
 	case EXIT_REASON_INVD: return "INVD";
 	case EXIT_REASON_VMCALL: return "VMCALL";
 	case EXIT_REASON_CR_ACCESS: return "a control register write";
@@ -420,6 +470,11 @@ static bool tdx_ve(struct trap_frame *f)
 	u32 reason = (u32)r.rcx, len = (u32)r.r10;
 	u64 qual = r.rdx, gla = r.r8, gpa = r.r9, v;
 	const char *what = ve_reason_name(reason);
+
+	/* The instruction classes served below: checked before anything is emulated. */
+	if (reason == EXIT_REASON_HLT || reason == EXIT_REASON_CPUID || reason == EXIT_REASON_MSR_READ ||
+	    reason == EXIT_REASON_MSR_WRITE || (reason == EXIT_REASON_IO && !(qual & IO_QUAL_STRING)))
+		check_insn(f, reason, qual, len);
 
 	switch (reason) {
 	case EXIT_REASON_EPT_VIOLATION:
