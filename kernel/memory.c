@@ -195,8 +195,7 @@ void memory_build_bitmap(void)
 /* palloc's accept: map the range (unaccepted memory is never mapped), then accept it. */
 static int accept_backend(void *ctx, u64 start, u64 end)
 {
-	/* For the instruction observer: this path's cost outside the platform's call. */
-	OBS_MARK(OBS_KIND_ACCEPT, OBS_ACCEPT_BEGIN);
+	/* For the instruction observer: mm/accept.c marks the whole accept, this the platform call. */
 	u64 t0 = tsc_now_ns();
 	int rc;
 
@@ -246,7 +245,6 @@ static int accept_backend(void *ctx, u64 start, u64 end)
 			spin_unlock(&paging_lock);
 		}
 	}
-	OBS_MARK(OBS_KIND_ACCEPT, OBS_ACCEPT_END);
 	return rc;
 }
 

@@ -1,10 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: acceptance: claiming unaccepted units and partial units, the platform call, waiting for other CPUs' accepts (pure logic, host-tested). */
+#include "arch/x86/observer.h"
 #include "include/panic.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"
 #include "mm/accept.h"
 #include "mm/palloc_internal.h"
+
+/*
+ * For the instruction observer (tools/observer): one accept's whole path, from before its
+ * claim to after its memory reached the free lists, so that its instructions outside the
+ * platform's call are counted with the allocator's share (the platform call inside is
+ * bracketed by kernel/memory.c accept_backend). 8-byte NOPs; a BEGIN without an END
+ * (nothing was left to claim) is started again by the next BEGIN.
+ */
+#define ACCEPT_MARK_BEGIN() OBS_MARK(OBS_KIND_ACCEPT, OBS_ACCEPT_BEGIN)
+#define ACCEPT_MARK_END() OBS_MARK(OBS_KIND_ACCEPT, OBS_ACCEPT_END)
 
 /*
  * The page allocator (page_alloc.c) hands out memory; this file decides which memory
@@ -301,6 +312,7 @@ u64 palloc_accept_range(u64 start, u64 end, enum accept_path path)
 	if (!IS_ALIGNED(start, UNIT_SIZE) || !IS_ALIGNED(end, UNIT_SIZE))
 		panic("palloc_accept_range: [%llx, %llx) is not unit aligned", start, end);
 	for (;;) {
+		ACCEPT_MARK_BEGIN();
 		reserve_ready();
 		spin_lock(&acc.lock);
 		bool claimed = claim_run_locked(from, end, &rs, &re);
@@ -309,6 +321,7 @@ u64 palloc_accept_range(u64 start, u64 end, enum accept_path path)
 		if (!claimed)
 			break;
 		total += accept_run(rs, re, path);
+		ACCEPT_MARK_END();
 		from = re;
 	}
 	/* Units other CPUs claimed first: wait for those units, not for any accept. */
@@ -355,10 +368,12 @@ void palloc_accept_edge(u64 start, u64 end)
 	u64 ns;
 	int rc;
 
+	ACCEPT_MARK_BEGIN();
 	reserve_ready();
 	atomic_add64(&acc.accepting, 1);
 	rc = timed_accept(start, end, &ns);
 	accept_done(start, end, false, ACCEPT_BOOT_EDGE, rc, ns, 1);
+	ACCEPT_MARK_END();
 }
 
 /*
@@ -372,6 +387,7 @@ static bool accept_next_edge(enum accept_path path, u64 *bytes)
 	u64 ns;
 	int rc;
 
+	ACCEPT_MARK_BEGIN();
 	reserve_ready();
 	spin_lock(&acc.lock);
 	while (acc.edge_cursor < acc.nedges && acc.edges[acc.edge_cursor].state != E_PENDING)
@@ -390,6 +406,7 @@ static bool accept_next_edge(enum accept_path path, u64 *bytes)
 	/* The claim made it this CPU's alone: nobody else changes its state meanwhile. */
 	__atomic_store_n(&e->state, rc ? E_LOST : E_DONE, __ATOMIC_RELAXED);
 	accept_done(e->start, e->end, false, path, rc, ns, 1);
+	ACCEPT_MARK_END();
 	*bytes = rc ? 0 : e->end - e->start;
 	return true;
 }
@@ -430,6 +447,7 @@ bool palloc_accept_next(enum accept_path path)
 	unsigned cpu = this_cpu();
 	u64 unit;
 
+	ACCEPT_MARK_BEGIN();
 	reserve_ready();
 	spin_lock(&acc.lock);
 	if (!acc.cursor_set[cpu]) {
@@ -450,6 +468,7 @@ bool palloc_accept_next(enum accept_path path)
 	claim_locked(unit, unit + UNIT_SIZE);
 	spin_unlock(&acc.lock);
 	accept_run(unit, unit + UNIT_SIZE, path);
+	ACCEPT_MARK_END();
 	return true;
 }
 

@@ -84,9 +84,11 @@
  */
 #define OBS_KIND_PHASE 0xab
 /*
- * The kernel's accept path for one range (kernel/memory.c accept_backend: mapping it,
- * the platform's accept, the bookkeeping): imm = OBS_ACCEPT_*. The observer counts its
- * instructions outside and inside the platform's call, per vCPU.
+ * The kernel's accept path for one range, imm = OBS_ACCEPT_*: BEGIN and END in
+ * mm/accept.c around the claim, the accept and the memory's way to the free lists;
+ * PLATFORM and PLATFORM_DONE in kernel/memory.c accept_backend around the platform's call
+ * (mapping the range comes before it). The observer counts the instructions outside and
+ * inside the platform's call, per vCPU.
  */
 #define OBS_KIND_ACCEPT 0xac
 #define OBS_KIND_LAST OBS_KIND_ACCEPT
