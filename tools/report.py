@@ -1140,17 +1140,7 @@ def write_file(path, text, what="markdown"):
 
 def write_markdown(path, text):
     """Write text to path (its folder created); say where, or why not. False on failure."""
-    try:
-        d = os.path.dirname(path)
-        if d:
-            os.makedirs(d, exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-        print("markdown: %s" % path)
-        return True
-    except OSError as e:
-        print("report: cannot write %s: %s" % (path, e.strerror or e), file=sys.stderr)
-        return False
+    return write_file(path, text, "markdown")
 
 
 # ---------------------------------------------------------------- instructions
