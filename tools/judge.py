@@ -117,7 +117,7 @@ def detect(text):
 def parse_memaccept(text):
     c = Capture("memaccept")
     events, _ = ml.parse_events(text)
-    descs = [e for e in events if e.get("event") == "memdesc"]
+    descs = ml.all_of(events, "memdesc")
     if not descs:
         raise CaptureError("no memdesc events: boot with verbose=1 (the raw map dump)")
     for d in sorted(descs, key=lambda d: d.get("i", 0)):
@@ -130,7 +130,7 @@ def parse_memaccept(text):
     c.desc_version = fw.get("desc_version")
     c.ebs_attempts = fw.get("ebs_attempts")
     c.phys_bits = fw.get("phys_bits") or None
-    conf = [e for e in events if e.get("event") == "conformance"]
+    conf = ml.all_of(events, "conformance")
     c.guest = conf[-1] if conf else None
     ready = ml.first(events, "ready") or {}
     plat = (c.guest or {}).get("platform") or ready.get("platform")
