@@ -221,7 +221,7 @@ static void check_mailbox(const struct acpi_facts *f, const u8 *in, size_t n)
 	struct memmap m;
 	u64 mb = f->mp_wakeup_mailbox, cursor;
 	const char *why;
-	bool whole_nvs = false, any = false;
+	bool whole_nvs = false;
 	unsigned k = 0;
 
 	memset(&m, 0, sizeof(m));
@@ -244,11 +244,9 @@ static void check_mailbox(const struct acpi_facts *f, const u8 *in, size_t n)
 	for (unsigned i = 0; i < k; i++) {
 		if (mb < r[i].start || mb >= r[i].end)
 			continue;
-		any = true;
 		whole_nvs = r[i].kind == RANGE_ACPI && mb + MP_MAILBOX_SIZE <= r[i].end &&
 			    (r[i].efi_type == EFI_ACPI_MEMORY_NVS || r[i].efi_type == EFI_TYPE_MIXED);
 	}
-	(void)any;
 	if (!why) {
 		/* Yes: a usable MADT names a known version and a whole, aligned NVS page. */
 		CHECK(f->madt == ACPI_OK && f->mp_wakeup >= 1);
