@@ -780,7 +780,6 @@ void palloc_populate(const struct memmap *m, const struct palloc_reserved *reser
 	spin_unlock(&palloc_lock);
 }
 
-
 /* ------------------------------------------------------------------ allocation */
 
 /* Take a block of 2^order pages from split unit m, out of a free block of order k >= order. */
