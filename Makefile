@@ -178,7 +178,7 @@ UNIT_SRCS := $(filter-out $(UNIT_TSAN_SRCS),$(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(UNIT_SRCS) $(UNIT_TSAN_SRCS))
 # The pure-logic sources the unit tests link against, built for the host with sanitizers.
 UNIT_LIB_SRCS := mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/accept.c mm/latency.c mm/policy.c mm/series.c mm/probe_model.c \
-	kernel/cmdline.c lib/format.c lib/string.c lib/sort.c arch/x86/tdx/accept.c arch/x86/tdx/guest_abi.c \
+	kernel/cmdline.c lib/format.c lib/string.c lib/sort.c arch/x86/tdx/accept.c arch/x86/tdx/guest_abi.c arch/x86/tdx/ve_emul.c \
 	arch/x86/emu/decode.c \
 	arch/x86/emu/faults.c arch/x86/emu/model.c arch/x86/sev/psc.c arch/x86/sev/svsm.c arch/x86/sev/vmsa.c arch/x86/sev/vc_insn.c \
 	kernel/conformance.c arch/x86/acpi_walk.c kernel/mp_wakeup.c \

@@ -8,6 +8,7 @@
 #include "arch/x86/sev/snp.h"
 #include "arch/x86/sev/vc_insn.h"
 #include "arch/x86/tdx/tdx.h"
+#include "arch/x86/tdx/ve_emul.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "drivers/event.h"
@@ -72,15 +73,10 @@ static void count(unsigned which, u64 n)
 
 /* ------------------------------------------------------------------ TDVMCALL */
 
+/* The VMM's status (R10), or all ones when the TDCALL failed (ve_emul.c tdx_vmcall). */
 static u64 tdvmcall(struct tdx_regs *r, u64 subfn)
 {
-	r->rax = TDG_VP_VMCALL;
-	r->rcx = TDVMCALL_EXPOSE_R10_R15;
-	r->r10 = TDVMCALL_STANDARD;
-	r->r11 = subfn;
-	if (tdx_tdcall(r))
-		return ~0ULL;	/* the TDCALL itself failed: treat like a VMM error */
-	return r->r10;
+	return tdx_vmcall(tdx_tdcall, r, subfn);
 }
 
 static void tdx_io_out(u16 port, u32 val, int size)
@@ -94,13 +90,12 @@ static void tdx_io_out(u16 port, u32 val, int size)
 static u32 tdx_io_in(u16 port, int size)
 {
 	struct tdx_regs r = { .r12 = (u64)size, .r13 = TDVMCALL_IO_IN, .r14 = port };
+	u64 status;
 
 	count(C_VMCALL_IO, 1);
-	/* A port the VMM refuses reads as all ones, like a port with nothing behind it. */
-	if (tdvmcall(&r, TDVMCALL_IO))
-		return ~0u;
-	/* Only the operand's bytes are an answer: whatever the VMM put above them is dropped. */
-	return (u32)(r.r11 & (size == 4 ? 0xffffffffULL : (1ULL << (8 * size)) - 1));
+	status = tdvmcall(&r, TDVMCALL_IO);
+	/* Refused: all ones; answered: only the operand's bytes (tdx_io_in_value). */
+	return tdx_io_in_value(status, r.r11, size);
 }
 
 /*
@@ -331,92 +326,6 @@ static const struct platform_probe tdx_probe = {
 
 /* ------------------------------------------------------------------ #VE */
 
-/*
- * An instruction #VE (HLT, I/O, CPUID, RDMSR, WRMSR) is a fault: RIP is at the
- * instruction and VEINFO R10 bits 31:0 give its length from the VMCS, which the handler
- * skips, as Linux ve_instr_len does for these five exit reasons. An x86 instruction is 1
- * to 15 bytes (Intel SDM vol. 2, 2.3.11): a length of 0 would run the instruction again
- * and take the #VE again for ever, a longer one would resume inside other code. Neither
- * can come from the module; stop rather than loop or run on.
- */
-#define X86_MAX_INSN_LEN 15
-
-static const char *ve_reason_name(u32 reason);
-
-/*
- * The #VE information against the instruction at RIP (defence in depth: the TDX module,
- * not the host, writes it, and the host cannot inject #VE). The bytes must be an
- * instruction of the exit reason's class, of exactly the reported length, and for port
- * I/O of the qualification's direction, size and (imm8 forms) port: the SNP #VC check's
- * decoder (sev/vc_insn.h) knows the same encodings. HLT is F4. A mismatch means the
- * handler would emulate one instruction and skip another: terminate.
- */
-static bool ve_matches_insn(const struct trap_frame *f, u32 reason, u64 qual, u32 len)
-{
-	const u8 *ip = (const u8 *)(uintptr_t)f->rip;
-	struct vc_insn d;
-
-	switch (reason) {
-	case EXIT_REASON_HLT:
-		return len == 1 && ip[0] == 0xf4;
-	case EXIT_REASON_CPUID:
-		return vc_insn_check(SVM_EXIT_CPUID, ip, len, &d) && d.len == len;
-	case EXIT_REASON_MSR_READ:
-	case EXIT_REASON_MSR_WRITE:
-		return vc_insn_check(SVM_EXIT_MSR, ip, len, &d) && d.len == len &&
-		       d.kind == (reason == EXIT_REASON_MSR_READ ? VC_INSN_RDMSR : VC_INSN_WRMSR);
-	case EXIT_REASON_IO:
-		return vc_insn_check(SVM_EXIT_IOIO, ip, len, &d) && d.len == len &&
-		       d.kind == ((qual & IO_QUAL_IN) ? VC_INSN_IN : VC_INSN_OUT) &&
-		       d.size == IO_QUAL_SIZE(qual) && (!d.port_imm || d.port == IO_QUAL_PORT(qual));
-	default:
-		return false;
-	}
-}
-
-static void skip(struct trap_frame *f, u32 reason, u32 len)
-{
-	f->rip += len;
-}
-
-static void check_insn(struct trap_frame *f, u32 reason, u64 qual, u32 len)
-{
-	if (len == 0 || len > X86_MAX_INSN_LEN)
-		fatal_reason(EXIT_PLATFORM_FATAL, FC_UNEXPECTED_EXCEPTION,
-			     "#VE for exit reason %u at RIP %#llx reports instruction length %u: it "
-			     "cannot be skipped", reason, f->rip, len);
-	if (!ve_matches_insn(f, reason, qual, len)) {
-		const u8 *ip = (const u8 *)(uintptr_t)f->rip;
-
-		fatal_reason(EXIT_HOST_HOSTILE, FC_HOST_INPUT, "#VE for exit reason %u (%s), length "
-			     "%u, qualification %#llx at RIP %#llx (bytes %02x %02x %02x): not the "
-			     "instruction there", reason, ve_reason_name(reason), len, qual, f->rip,
-			     ip[0], ip[1], ip[2]);
-	}
-}
-
-/*
- * CPUID that raised #VE (the module answers most leaves itself: tdx-module td_cpuid.c):
- * as Linux handle_cpuid, only the hypervisor range 0x40000000-0x4FFFFFFF is asked of
- * the VMM; any other leaf the module does not answer reads as zeros, which is what the
- * CPU gives for a leaf it does not support, and keeps a host from inventing CPU features.
- */
-static bool ve_cpuid(struct trap_frame *f)
-{
-	u32 leaf = (u32)f->rax;
-	struct tdx_regs c = { .r12 = leaf, .r13 = (u32)f->rcx };
-
-	if (leaf < 0x40000000 || leaf > 0x4fffffff) {
-		f->rax = f->rbx = f->rcx = f->rdx = 0;
-		return true;
-	}
-	count(C_VMCALL_CPUID, 1);
-	if (tdvmcall(&c, TDVMCALL_CPUID))
-		return false;
-	f->rax = (u32)c.r12, f->rbx = (u32)c.r13, f->rcx = (u32)c.r14, f->rdx = (u32)c.r15;
-	return true;
-}
-
 static const char *ve_reason_name(u32 reason)
 {
 	switch (reason) {
@@ -434,6 +343,18 @@ static const char *ve_reason_name(u32 reason)
 	case EXIT_REASON_MSR_WRITE: return "WRMSR";
 	default: return "an exit memaccept does not emulate";
 	}
+}
+
+/* The #VE emulation's TDCALLs (ve_emul.c), counted by the TDVMCALL they make. */
+static u64 ve_tdcall(struct tdx_regs *r)
+{
+	switch (r->r11) {
+	case TDVMCALL_IO: count(C_VMCALL_IO, 1); break;
+	case TDVMCALL_HLT: count(C_VMCALL_HLT, 1); break;
+	case TDVMCALL_CPUID: count(C_VMCALL_CPUID, 1); break;
+	case TDVMCALL_RDMSR: case TDVMCALL_WRMSR: count(C_VMCALL_MSR, 1); break;
+	}
+	return tdx_tdcall(r);
 }
 
 /*
@@ -468,62 +389,36 @@ static bool tdx_ve(struct trap_frame *f)
 		fatal_reason(EXIT_PLATFORM_FATAL, FC_UNEXPECTED_EXCEPTION,
 			     "#VE at RIP %#llx, but TDG.VP.VEINFO.GET failed (status %#llx)", f->rip, status);
 	u32 reason = (u32)r.rcx, len = (u32)r.r10;
-	u64 qual = r.rdx, gla = r.r8, gpa = r.r9, v;
+	u64 qual = r.rdx, gla = r.r8, gpa = r.r9;
 	const char *what = ve_reason_name(reason);
+	const struct tdx_ve_info ve = { reason, qual, len };
+	struct tdx_ve_regs g = { f->rip, f->rax, f->rbx, f->rcx, f->rdx };
+	const u8 *ip = (const u8 *)(uintptr_t)f->rip;
 
-	/* The instruction classes served below: checked before anything is emulated. */
-	if (reason == EXIT_REASON_HLT || reason == EXIT_REASON_CPUID || reason == EXIT_REASON_MSR_READ ||
-	    reason == EXIT_REASON_MSR_WRITE || (reason == EXIT_REASON_IO && !(qual & IO_QUAL_STRING)))
-		check_insn(f, reason, qual, len);
-
-	switch (reason) {
-	case EXIT_REASON_EPT_VIOLATION:
-		/* Shared: MMIO, which memaccept does not do. Private: a page not accepted. */
-		if (!(gpa & shared_bit)) {
-			arch_check_unaccepted(f, gpa, "#VE (EPT violation)");
-			what = "an access to a private page that is not accepted";
-		}
+	/* The served classes are checked against the bytes at RIP before anything is emulated. */
+	switch (tdx_ve_emulate(&ve, &g, ip, len, ve_tdcall)) {
+	case TDX_VE_DONE:
+		f->rip = g.rip, f->rax = g.rax, f->rbx = g.rbx, f->rcx = g.rcx, f->rdx = g.rdx;
+		return true;
+	case TDX_VE_BAD_LENGTH:
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_UNEXPECTED_EXCEPTION,
+			     "#VE for exit reason %u at RIP %#llx reports instruction length %u: it "
+			     "cannot be skipped", reason, f->rip, len);
+	case TDX_VE_MISMATCH:
+		fatal_reason(EXIT_HOST_HOSTILE, FC_HOST_INPUT, "#VE for exit reason %u (%s), length "
+			     "%u, qualification %#llx at RIP %#llx (bytes %02x %02x %02x): not the "
+			     "instruction there", reason, what, len, qual, f->rip, ip[0], ip[1], ip[2]);
+	case TDX_VE_MSR_REFUSED:
+		fatal_reason(EXIT_PLATFORM_FATAL, FC_MSR, "%s %#x at RIP %#llx raised #VE and the "
+			     "VMM refused it", reason == EXIT_REASON_MSR_READ ? "RDMSR" : "WRMSR",
+			     (u32)f->rcx, f->rip);
+	case TDX_VE_NOT_SERVED:
 		break;
-	case EXIT_REASON_HLT:
-		tdx_halt();
-		skip(f, reason, len);
-		return true;
-	case EXIT_REASON_IO: {
-		int size = (int)IO_QUAL_SIZE(qual);
-		u64 mask = size == 4 ? 0xffffffffULL : (1ULL << (8 * size)) - 1;
-
-		if (qual & IO_QUAL_STRING)
-			break;
-		/* IN writes AL, AX or EAX; EAX zero-extends into RAX (Intel SDM vol. 1, 3.4.1.1). */
-		if ((qual & IO_QUAL_IN) && size == 4)
-			f->rax = tdx_io_in(IO_QUAL_PORT(qual), size);
-		else if (qual & IO_QUAL_IN)
-			f->rax = (f->rax & ~mask) | (tdx_io_in(IO_QUAL_PORT(qual), size) & mask);
-		else
-			tdx_io_out(IO_QUAL_PORT(qual), (u32)(f->rax & mask), size);
-		skip(f, reason, len);
-		return true;
 	}
-	case EXIT_REASON_CPUID:
-		if (!ve_cpuid(f))
-			break;
-		skip(f, reason, len);
-		return true;
-	case EXIT_REASON_MSR_READ:
-		if (!tdx_rdmsr((u32)f->rcx, &v))
-			fatal_reason(EXIT_PLATFORM_FATAL, FC_MSR, "RDMSR %#x at RIP %#llx raised #VE and the "
-				     "VMM refused it", (u32)f->rcx, f->rip);
-		f->rax = (u32)v, f->rdx = v >> 32;
-		skip(f, reason, len);
-		return true;
-	case EXIT_REASON_MSR_WRITE:
-		if (!tdx_wrmsr((u32)f->rcx, (f->rdx << 32) | (u32)f->rax))
-			fatal_reason(EXIT_PLATFORM_FATAL, FC_MSR, "WRMSR %#x at RIP %#llx raised #VE and the "
-				     "VMM refused it", (u32)f->rcx, f->rip);
-		skip(f, reason, len);
-		return true;
-	default:
-		break;
+	/* Shared: MMIO, which memaccept does not do. Private: a page not accepted. */
+	if (reason == EXIT_REASON_EPT_VIOLATION && !(gpa & shared_bit)) {
+		arch_check_unaccepted(f, gpa, "#VE (EPT violation)");
+		what = "an access to a private page that is not accepted";
 	}
 	kprintf("tdx: unexpected #VE for %s: exit reason %u, qualification %#llx, GLA %#llx, GPA "
 		"%#llx, RIP %#llx\n", what, reason, qual, gla, gpa, f->rip);
