@@ -4,6 +4,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/desc.h"
 #include "arch/x86/emu_hooks.h"
+#include "arch/x86/mp_mailbox.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/paging.h"
 #include "arch/x86/smp.h"
@@ -480,94 +481,51 @@ unsigned smp_arch_start(const struct smp_start *s, const char **why)
 	return smp_arch_wait_checkins(s, asked, ok, s->timeout_ns);
 }
 
-static u16 mailbox_command(const u8 *mb)
+static u16 mailbox_command(void *mb)
 {
-	return __atomic_load_n((const u16 *)(mb + MP_MAILBOX_OFF_COMMAND), __ATOMIC_ACQUIRE);
+	return __atomic_load_n((const u16 *)((u8 *)mb + MP_MAILBOX_OFF_COMMAND), __ATOMIC_ACQUIRE);
 }
 
-/*
- * Until the firmware took the command in the mailbox (Command back to 0), or `bound_ns`
- * passed since `posted`. ACPI 6.5 section 5.2.12.19 has the OS wait for that before it
- * posts the next command and sets no limit; Linux waits without one too
- * (arch/x86/kernel/acpi/madt_wakeup.c, acpi_wakeup_cpu).
- */
-static bool wait_taken(const struct smp_start *s, const u8 *mb, u64 posted, u64 bound_ns)
+static void mailbox_post(void *mb, u32 apic_id, u64 vector)
 {
-	u64 took;
-
-	while (mailbox_command(mb) != MP_MAILBOX_CMD_NOOP) {
-		if (tsc_now_ns() - posted > bound_ns)
-			return false;
-		cpu_relax();
-	}
-	took = tsc_now_ns() - posted;
-	if (s->take_max_ns && took > *s->take_max_ns)
-		*s->take_max_ns = took;
-	return true;
+	smp_mailbox_post(mb, apic_id, vector);
 }
 
+static u64 mailbox_now_ns(void *unused)
+{
+	return tsc_now_ns();
+}
+
+static void mailbox_relax(void *unused)
+{
+	cpu_relax();
+}
+
+/* The protocol's decisions are arch/x86/mp_mailbox.c's (fuzzed against ACPI's rules). */
 unsigned smp_arch_start_mailbox(const struct smp_start *s, u64 mailbox, const char **why)
 {
+	const struct mp_mailbox_ops ops = { (void *)(uintptr_t)mailbox, mailbox_command, mailbox_post,
+					    mailbox_now_ns, mailbox_relax };
 	u64 vectors = s->trampoline + (u64)(tramp_wake_stubs - tramp_start);
-	u8 *mb = (u8 *)(uintptr_t)mailbox;
 	bool asked[MAX_CPUS] = { false }, ok[MAX_CPUS];
-	const char *stopped = NULL;
-	unsigned started, last = 0;
-	u64 posted = 0;
+	struct mp_mailbox_run run = { .asked = asked };
+	unsigned started;
 
 	*why = NULL;
 	if (!s->count || !tramp_usable(s->trampoline, why))
 		return 0;
 	tramp_setup(s);
-	/*
-	 * A command still posted means the firmware has not taken the last one (or wrote one
-	 * itself): writing ours over it could wake the wrong AP.
-	 */
-	if (mailbox_command(mb) != MP_MAILBOX_CMD_NOOP)
-		stopped = "not woken: the mailbox holds a command the firmware has not taken";
-	for (unsigned i = 0; i < s->count && !stopped; i++) {
-		/* Slot i's own vector: the AP finds its slot by where it was sent, not by its ID. */
-		u64 vector = vectors + (u64)i * WAKE_STUB_SIZE;
-
-		/*
-		 * Each command gets its own bound, from when it was posted: a vCPU the host
-		 * runs late delays the ones after it, it does not use up their time.
-		 */
-		if (i && !wait_taken(s, mb, posted, MAILBOX_TAKE_TIMEOUT_NS)) {
-			/*
-			 * ACPI has no way to withdraw a command, and one written over it could be
-			 * read half old, half new: the mailbox is not written again. The AP that
-			 * takes it late finds its slot given up and parks.
-			 */
-			stopped = "not woken: an earlier wakeup is still outstanding";
-			break;
-		}
-		smp_mailbox_post(mb, s->apic_ids[i], vector);
-		posted = tsc_now_ns();
-		asked[i] = true;
-		last = i;
-	}
-	bool last_taken = !asked[last] || wait_taken(s, mb, posted, MAILBOX_TAKE_TIMEOUT_NS);
-
+	mp_mailbox_wake(&ops, s->apic_ids, s->count, vectors, WAKE_STUB_SIZE, MAILBOX_TAKE_TIMEOUT_NS, &run,
+			s->take_max_ns);
 	started = smp_arch_wait_checkins(s, asked, ok, s->timeout_ns);
 	/*
 	 * An AP given up on parks if it ever comes: on its own stack with the kernel's IDT,
 	 * it finds its check-in abandoned and halts in smp_arch_ap_checkin (in a TD its halt
 	 * is a TDVMCALL, which needs no handler, but anything before it may trap).
 	 */
-	for (unsigned i = 0; s->ap_why && i < s->count; i++) {
-		bool taken = i < last || last_taken;
-
-		if (!asked[i])
-			s->ap_why[i] = stopped;
-		else if (ok[i])
-			s->ap_why[i] = NULL;
-		else if (__atomic_load_n(&kernel_slots[i].taken, __ATOMIC_ACQUIRE))
-			s->ap_why[i] = "arrived but did not check in";
-		else
-			s->ap_why[i] = taken ? "acknowledged the wakeup command but never arrived"
-					     : "did not acknowledge the wakeup command";
-	}
+	for (unsigned i = 0; s->ap_why && i < s->count; i++)
+		s->ap_why[i] = mp_mailbox_why(&run, i, ok[i],
+					      __atomic_load_n(&kernel_slots[i].taken, __ATOMIC_ACQUIRE));
 	return started;
 }
 
