@@ -289,6 +289,8 @@ FUZZ_TARGETS = {
     "fuzz_vc_insn": ("seeds-vc", 32, []),
     "fuzz_acpi": ("seeds-acpi", 16384, []),
     "fuzz_psc": ("seeds-psc", 512, []),
+    "fuzz_ve": ("seeds-ve", 256, []),
+    "fuzz_mailbox": ("seeds-mailbox", 1024, []),
 }
 
 

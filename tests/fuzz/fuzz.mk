@@ -6,13 +6,19 @@
 #   fuzz_vc_insn the SNP #VC check: exit code against the bytes at RIP (tests/fuzz/fuzz_vc_insn.c)
 #   fuzz_psc     the SNP Page State Change protocol and PVALIDATE answers against a hostile
 #                hypervisor (tests/fuzz/fuzz_psc.c)
+#   fuzz_ve      the TDX #VE check and its TDVMCALL emulation against a hostile VMM
+#                (tests/fuzz/fuzz_ve.c)
+#   fuzz_mailbox waking APs through the ACPI wakeup mailbox against a firmware and a clock
+#                the input drives (tests/fuzz/fuzz_mailbox.c)
 #   fuzz_acpi    the host's ACPI tables: RSDP/XSDT/MADT/FADT walk, PM timer, wakeup mailbox
 #                checks (tests/fuzz/fuzz_acpi.c)
 #
-#   make fuzz-build     build both with $(FUZZCC)
+#   make fuzz-build     build them all with $(FUZZCC)
 #   make fuzz           fuzz_accept for FUZZ_ACCEPT_RUNS inputs (at most FUZZ_ACCEPT_SECONDS),
-#                       then fuzz_memmap for FUZZ_SECONDS, then fuzz_psc and fuzz_acpi for FUZZ_HOST_RUNS
-#                       inputs (at most FUZZ_HOST_SECONDS); crashes land in $(B)/fuzz/
+#                       then fuzz_memmap for FUZZ_SECONDS, then each parser of host input
+#                       (fuzz_psc, fuzz_acpi, fuzz_ve, fuzz_mailbox, fuzz_vc_insn) for
+#                       FUZZ_HOST_RUNS inputs (at most FUZZ_HOST_SECONDS each); crashes
+#                       land in $(B)/fuzz/
 # (make test runs a short smoke run of each: tests/run.py --fuzz.)
 
 FUZZ_SECONDS ?= 300
@@ -27,10 +33,14 @@ FUZZ_ACCEPT_BIN := $(FUZZ_DIR)/fuzz_accept
 FUZZ_VC_BIN := $(FUZZ_DIR)/fuzz_vc_insn
 FUZZ_ACPI_BIN := $(FUZZ_DIR)/fuzz_acpi
 FUZZ_PSC_BIN := $(FUZZ_DIR)/fuzz_psc
+FUZZ_VE_BIN := $(FUZZ_DIR)/fuzz_ve
+FUZZ_MAILBOX_BIN := $(FUZZ_DIR)/fuzz_mailbox
 # All: `make test` hands every one to tests/run.py --fuzz.
-FUZZ_BIN := $(FUZZ_ACCEPT_BIN) $(FUZZ_MEMMAP_BIN) $(FUZZ_ACPI_BIN) $(FUZZ_PSC_BIN) $(FUZZ_VC_BIN)
+FUZZ_BIN := $(FUZZ_ACCEPT_BIN) $(FUZZ_MEMMAP_BIN) $(FUZZ_ACPI_BIN) $(FUZZ_PSC_BIN) $(FUZZ_VC_BIN) \
+	$(FUZZ_VE_BIN) $(FUZZ_MAILBOX_BIN)
 FUZZ_VC_SRCS := tests/fuzz/fuzz_vc_insn.c arch/x86/sev/vc_insn.c lib/string.c
-FUZZ_VC_SECONDS ?= 120
+FUZZ_VE_SRCS := tests/fuzz/fuzz_ve.c arch/x86/tdx/ve_emul.c arch/x86/sev/vc_insn.c lib/string.c
+FUZZ_MAILBOX_SRCS := tests/fuzz/fuzz_mailbox.c arch/x86/mp_mailbox.c
 FUZZ_MEMMAP_SRCS := tests/fuzz/fuzz_memmap.c mm/memmap.c mm/bitmap.c lib/sort.c
 FUZZ_ACPI_SRCS := tests/fuzz/fuzz_acpi.c arch/x86/acpi_walk.c arch/x86/acpi.c kernel/mp_wakeup.c \
 	lib/string.c
@@ -67,6 +77,18 @@ $(FUZZ_VC_BIN): $(FUZZ_VC_SRCS) $(FUZZ_HDRS) arch/x86/sev/vc_insn.h arch/x86/sev
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $@"
 	$(Q)$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_VC_SRCS)
+
+$(FUZZ_VE_BIN): $(FUZZ_VE_SRCS) $(FUZZ_HDRS) arch/x86/tdx/ve_emul.h arch/x86/tdx/tdx.h arch/x86/sev/vc_insn.h
+	@$(DEPS) fuzz
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $@"
+	$(Q)$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_VE_SRCS)
+
+$(FUZZ_MAILBOX_BIN): $(FUZZ_MAILBOX_SRCS) $(FUZZ_HDRS)
+	@$(DEPS) fuzz
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $@"
+	$(Q)$(FUZZCC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_MAILBOX_SRCS)
 
 $(FUZZ_ACCEPT_BIN): $(FUZZ_ACCEPT_SRCS) $(FUZZ_HDRS)
 	@$(DEPS) fuzz
@@ -112,5 +134,7 @@ fuzz: $(FUZZ_BIN)
 	$(call run_fuzz,memmap,$(FUZZ_MEMMAP_BIN),tests/fuzz/seeds,4096,-max_total_time=$(FUZZ_SECONDS)); \
 	$(call run_fuzz,psc,$(FUZZ_PSC_BIN),tests/fuzz/seeds-psc,512,-runs=$(FUZZ_HOST_RUNS) -max_total_time=$(FUZZ_HOST_SECONDS)); \
 	$(call run_fuzz,acpi,$(FUZZ_ACPI_BIN),tests/fuzz/seeds-acpi,16384,-runs=$(FUZZ_HOST_RUNS) -max_total_time=$(FUZZ_HOST_SECONDS)); \
-	$(call run_fuzz,vc_insn,$(FUZZ_VC_BIN),tests/fuzz/seeds-vc,32,-max_total_time=$(FUZZ_VC_SECONDS)); \
+	$(call run_fuzz,ve,$(FUZZ_VE_BIN),tests/fuzz/seeds-ve,256,-runs=$(FUZZ_HOST_RUNS) -max_total_time=$(FUZZ_HOST_SECONDS)); \
+	$(call run_fuzz,mailbox,$(FUZZ_MAILBOX_BIN),tests/fuzz/seeds-mailbox,1024,-runs=$(FUZZ_HOST_RUNS) -max_total_time=$(FUZZ_HOST_SECONDS)); \
+	$(call run_fuzz,vc_insn,$(FUZZ_VC_BIN),tests/fuzz/seeds-vc,32,-runs=$(FUZZ_HOST_RUNS) -max_total_time=$(FUZZ_HOST_SECONDS)); \
 	exit $$status

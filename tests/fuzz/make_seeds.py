@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# memaccept: write the seed inputs of tests/fuzz/fuzz_memmap.c and fuzz_accept.c into tests/fuzz/seeds*/.
+# memaccept: write the seed inputs of the fuzz targets in tests/fuzz/ into tests/fuzz/seeds*/.
 """fuzz_memmap seeds (seeds/): the fuzzer's 12-byte header followed by raw EFI memory
 descriptors. fuzz_acpi seeds (seeds-acpi/): MADT and FADT bodies the target wraps in valid
 tables (a TDVF-like MADT, 300 CPUs, every entry type), and one raw table image. fuzz_psc
-seeds (seeds-psc/): ranges with honest, partial, stalling and lying hypervisor replies. fuzz_accept seeds (seeds-accept/): its 15-byte header, 6-byte descriptors and
+seeds (seeds-psc/): ranges with honest, partial, stalling and lying hypervisor replies. fuzz_ve
+seeds (seeds-ve/): each #VE the handler serves, with honest, refusing and failing VMM replies,
+and lies about the length and the reason. fuzz_mailbox seeds (seeds-mailbox/): wakeups the
+firmware takes, never takes, takes late, or answers with garbage. fuzz_accept seeds (seeds-accept/): its 15-byte header, 6-byte descriptors and
 operation bytes, from the real OVMF maps in maps/.
 
 The header encodings mirror LLVMFuzzerTestOneInput in each target; the seeds start the
@@ -316,6 +319,84 @@ def psc_seeds():
     }
 
 
+VE_REASONS = {"hlt": 0, "cpuid": 1, "rdmsr": 2, "wrmsr": 3, "io": 4, "ept": 6, "wbinvd": 7}
+VE_STARTS = {b"\xf4": 0, b"\x0f\xa2": 1, b"\x0f\x32": 2, b"\x0f\x30": 3, b"\xe4": 4, b"\xe7": 8,
+             b"\xec": 10, b"\x66\xed": 12}
+
+
+def ve_reply(status=None, r10=None, r11=0, r12=0, r13=0, r14=0, r15=0):
+    """One TDCALL's answer in fuzz_ve: a pick byte, then the registers in vmm_tdcall's order."""
+    pick = (0x80 if status is not None else 0) | (0x40 if r10 is not None else 0)
+    out = bytes([pick])
+    if status is not None:
+        out += struct.pack("<Q", status)
+    out += bytes(8 + 24)                      # RAX; RDX, R8, R9
+    if r10 is not None:
+        out += struct.pack("<Q", r10)
+    out += struct.pack("<5Q", r11, r12, r13, r14, r15) + bytes(24)
+    return out
+
+
+def ve_seed(reason, insn, qual=0, port=0, length=None, rax=0, rcx=0, rdx=0, hv_leaf=False, replies=b""):
+    """fuzz_ve's input: reason, qualification (size code, IN and string bits, port), length,
+    the bytes at RIP (starting with a listed encoding), the registers, the VMM's replies."""
+    n = len(insn) if length is None else length
+    out = bytes([VE_REASONS[reason], 0, qual, port & 0xff, port >> 8, n, VE_STARTS.get(insn[:2], VE_STARTS.get(insn[:1], 0x80))])
+    out += (insn + bytes(16))[:min(n, 16)]
+    out += bytes([1 if hv_leaf else 0]) + struct.pack("<4Q", rax, 0, rcx, rdx)
+    return out + replies
+
+
+def ve_seeds():
+    return {
+        "hlt": ve_seed("hlt", b"\xf4", replies=ve_reply()),
+        "inb-dx": ve_seed("io", b"\xec", qual=0x08, port=0x3fd, rax=0x1234567890abcdef,
+                          replies=ve_reply(r11=0xffffffffffffff60)),
+        "inw-dx-refused": ve_seed("io", b"\x66\xed", qual=0x09, port=0x608, replies=ve_reply(r10=1)),
+        "outl-imm": ve_seed("io", b"\xe7\x80", qual=0x03, port=0x80, rax=0xdeadbeefcafef00d,
+                            replies=ve_reply()),
+        "inb-imm-wrong-port": ve_seed("io", b"\xe4\x71", qual=0x08, port=0x70, replies=ve_reply()),
+        "cpuid-hypervisor": ve_seed("cpuid", b"\x0f\xa2", rax=0x10, hv_leaf=True,
+                                    replies=ve_reply(r12=0x40000010, r13=0x4b4d564b, r14=1 << 40, r15=7)),
+        "cpuid-low-leaf": ve_seed("cpuid", b"\x0f\xa2", rax=0x15),
+        "cpuid-tdcall-fails": ve_seed("cpuid", b"\x0f\xa2", rax=0x3, hv_leaf=True,
+                                      replies=ve_reply(status=0xc000010000000000)),
+        "rdmsr": ve_seed("rdmsr", b"\x0f\x32", rcx=0x1b, replies=ve_reply(r11=0xfee00900)),
+        "wrmsr-refused": ve_seed("wrmsr", b"\x0f\x30", rcx=0x802, rax=5, rdx=6,
+                                 replies=ve_reply(r10=0x8000000000000000)),
+        "length-lie": ve_seed("hlt", b"\xf4", length=2),
+        "reason-lie": ve_seed("cpuid", b"\xf4\x90", length=2),
+        "ept": ve_seed("ept", b"\x8b\x07", length=2),
+    }
+
+
+def mailbox_seed(aps, bound, events, clock=None, command=None, why=b""):
+    """fuzz_mailbox's input: AP count, bound, clock start, first Command, then one byte per
+    Command read (0x00 leave, 0x60 take, 0xb0 garbage + 2 bytes, 0xd0 write 1, 0xe8 scribble)
+    and per clock read (0x00-0x3f: that many ns, 0x40 a quarter, 0x80 a half, 0xc0 twice the bound)."""
+    out = bytes([aps - 1]) + struct.pack("<H", bound - 1)
+    out += b"\x01" + struct.pack("<Q", clock) if clock is not None else b"\x00"
+    out += b"\xc0" + struct.pack("<H", command) if command is not None else b"\x00"
+    return out + b"\x00" + events + why
+
+
+def mailbox_seeds():
+    take = b"\x60\x05"                         # Command read as 0, then the take's clock read
+    honest4 = b"\x00" + b"\x03" + (take + b"\x03") * 3 + take
+    never = b"\x00" + b"\x02" + b"\x00\x40" + b"\x00\x40" + b"\x00\xc0" + b"\x00\x00"
+    return {
+        "honest-4": mailbox_seed(4, 1000, honest4, why=b"\x01\x01\x01\x01"),
+        "never-acknowledged": mailbox_seed(3, 1000, never, why=b"\x00\x00\x00"),
+        "taken-late": mailbox_seed(2, 100, b"\x00\x02\x00\x40\x00\xc0\x60\x10", why=b"\x00\x02"),
+        "garbage-first": mailbox_seed(2, 100, b"", command=0x0002),
+        "garbage-then-taken": mailbox_seed(3, 500, b"\x00\x02\xb0\xff\xff\x01\x00\x40\x60\x01\x01"
+                                           + take, why=b"\x01\x00\x02"),
+        "scribbled-clock-wraps": mailbox_seed(5, 4000, b"\x00\x3f\xe8" + bytes(12) + b"\x3f" + take * 4,
+                                              clock=0xfffffffffffffff0),
+        "many": mailbox_seed(200, 50, b"", why=b""),
+    }
+
+
 def large_seed(cpus, policy=0, extra_gib=0, boot_mib=8, ahead_mib=0, ops=b""):
     """A large-guest fuzz_accept input: descriptor count 0 (see "large guests" in fuzz_accept.c)."""
     h = bytes([policy << 3, extra_gib, (boot_mib - 8) // 2, cpus - 1, 0, 0, 0, ahead_mib, 0, 0, 0, 0,
@@ -339,7 +420,8 @@ def main():
         from_log(sys.argv[2], sys.argv[3])
         return
     for d, seeds, limit in (("seeds", SEEDS, 4096), ("seeds-accept", {**accept_seeds(), **large_seeds()}, 1024),
-                            ("seeds-acpi", acpi_seeds(), 16384), ("seeds-psc", psc_seeds(), 512)):
+                            ("seeds-acpi", acpi_seeds(), 16384), ("seeds-psc", psc_seeds(), 512),
+                            ("seeds-ve", ve_seeds(), 256), ("seeds-mailbox", mailbox_seeds(), 1024)):
         out = os.path.join(HERE, d)
         os.makedirs(out, exist_ok=True)
         for name, data in seeds.items():
