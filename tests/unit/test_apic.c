@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: host tests of the AP start-up decisions and encodings: the CPU family, the wait after INIT, APIC IDs, the ICR, the TD wakeup mailbox. */
+/* memaccept: host tests of the AP start-up decisions and encodings: the CPU family, the wait after INIT, APIC IDs, the ICR, the TD wakeup mailbox and its protocol. */
 #include "arch/x86/apic.h"
+#include "arch/x86/mp_mailbox.h"
 #include "arch/x86/smp.h"
 #include "lib/string.h"
 #include "tests/unit/unit.h"
@@ -128,3 +129,97 @@ TEST(mailbox_post_writes_a_32_bit_apic_id)
 	EXPECT_EQ(MP_MAILBOX_OFF_APIC_ID, 4);
 	EXPECT_EQ(MP_MAILBOX_OFF_VECTOR, 8);
 }
+
+/* A scripted firmware for mp_mailbox_wake: Command as it reads at each read, a clock. */
+static struct {
+	u16 script[16];		/* Command at reads 0, 1, ...; the last one repeats */
+	unsigned nscript, reads;
+	u64 clock, step;
+	u32 posted_id[8];
+	u64 posted_vector[8];
+	unsigned posts;
+} fw;
+
+static u16 fw_command(void *ctx)
+{
+	unsigned i = fw.reads < fw.nscript ? fw.reads : fw.nscript - 1;
+
+	fw.reads++;
+	return fw.script[i];
+}
+
+static void fw_post(void *ctx, u32 apic_id, u64 vector)
+{
+	fw.posted_id[fw.posts] = apic_id;
+	fw.posted_vector[fw.posts++] = vector;
+}
+
+static u64 fw_now(void *ctx)
+{
+	return fw.clock += fw.step;
+}
+
+static void fw_relax(void *ctx)
+{
+}
+
+static const struct mp_mailbox_ops fw_ops = { NULL, fw_command, fw_post, fw_now, fw_relax };
+static const u32 three_ids[] = { 1, 2, 3 };
+
+static void fw_script(const u16 *cmds, unsigned n, u64 step)
+{
+	memset(&fw, 0, sizeof(fw));
+	memcpy(fw.script, cmds, n * sizeof(cmds[0]));
+	fw.nscript = n;
+	fw.step = step;
+}
+
+TEST(mailbox_posts_each_command_after_the_last_was_taken)
+{
+	/* First look 0; then each wait reads "1" twice and then 0. */
+	static const u16 cmds[] = { 0, 1, 1, 0, 1, 1, 0, 1, 1, 0 };
+	bool asked[3];
+	struct mp_mailbox_run run = { .asked = asked };
+	u64 take_max = 0;
+
+	fw_script(cmds, 10, 10);
+	mp_mailbox_wake(&fw_ops, three_ids, 3, 0x9a048, 10, 1000, &run, &take_max);
+	EXPECT(fw.posts == 3 && !run.stopped && run.last == 2 && run.last_taken);
+	EXPECT(asked[0] && asked[1] && asked[2]);
+	EXPECT(fw.posted_id[2] == 3 && fw.posted_vector[2] == 0x9a048 + 20);
+	EXPECT_EQ(take_max, 30);	/* posted at t, clock read after two busy reads and the take */
+	EXPECT(mp_mailbox_why(&run, 1, true, true) == NULL);
+	EXPECT(!strcmp(mp_mailbox_why(&run, 2, false, false), MP_MAILBOX_WHY_NOT_ARRIVED));
+	EXPECT(!strcmp(mp_mailbox_why(&run, 0, false, true), MP_MAILBOX_WHY_NO_CHECKIN));
+}
+
+TEST(mailbox_garbage_is_not_taken_and_the_wait_is_bounded)
+{
+	/* First look 0, then the firmware writes 2 (reserved) and never takes the command. */
+	static const u16 cmds[] = { 0, 2 };
+	bool asked[3];
+	struct mp_mailbox_run run = { .asked = asked };
+
+	fw_script(cmds, 2, 10);
+	mp_mailbox_wake(&fw_ops, three_ids, 3, 0x9a048, 10, 25, &run, NULL);
+	EXPECT(fw.posts == 1 && asked[0] && !asked[1] && !asked[2]);
+	EXPECT(run.stopped && !strcmp(run.stopped, MP_MAILBOX_WHY_OUTSTANDING) && !run.last_taken);
+	/* Posted at 10; given up at the first clock read past 35: 40, and one more look. */
+	EXPECT(fw.clock == 50 && fw.reads == 5);
+	EXPECT(!strcmp(mp_mailbox_why(&run, 0, false, false), MP_MAILBOX_WHY_NOT_TAKEN));
+	EXPECT(!strcmp(mp_mailbox_why(&run, 1, false, false), MP_MAILBOX_WHY_OUTSTANDING));
+}
+
+TEST(mailbox_holding_a_command_is_never_written)
+{
+	static const u16 cmds[] = { 1, 0 };
+	bool asked[3];
+	struct mp_mailbox_run run = { .asked = asked };
+
+	fw_script(cmds, 2, 10);
+	mp_mailbox_wake(&fw_ops, three_ids, 3, 0x9a048, 10, 25, &run, NULL);
+	EXPECT(fw.posts == 0 && !asked[0] && fw.reads == 1);
+	EXPECT(run.stopped && !strcmp(run.stopped, MP_MAILBOX_WHY_HELD));
+	EXPECT(!strcmp(mp_mailbox_why(&run, 2, false, false), MP_MAILBOX_WHY_HELD));
+}
+

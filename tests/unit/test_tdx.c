@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* memaccept: host tests of the TDX accept splitter and its status handling, with a scripted TDCALL. */
+/* memaccept: host tests of the TDX accept splitter, its status handling and the #VE emulation, with a scripted TDCALL. */
 #include <setjmp.h>
 #include <string.h>
 #include "arch/x86/tdx/tdx.h"
+#include "arch/x86/tdx/ve_emul.h"
 #include "tests/unit/unit.h"
 
 /* The mock TDX module: a script of statuses, then success; every call is recorded. */
@@ -398,4 +399,81 @@ TEST(tdx_attributes_policy)
 	EXPECT(!warn);
 	EXPECT(tdx_attributes_problem(TDX_ATTR_DEBUG, &warn) != NULL);
 	EXPECT(warn);
+}
+
+/* ------------------------------------------------------------ #VE emulation (ve_emul.c) */
+
+/* The VMM for tdx_ve_emulate: one scripted answer, every request recorded. */
+static struct {
+	struct tdx_regs req, ans;
+	u64 status;
+	unsigned calls;
+} vmm;
+
+static u64 vmm_tdcall(struct tdx_regs *r)
+{
+	u64 rcx = r->rcx;
+
+	vmm.req = *r;
+	vmm.calls++;
+	*r = vmm.ans;
+	r->rcx = rcx;
+	return vmm.status;
+}
+
+static enum tdx_ve_verdict ve(u32 reason, u64 qual, const u8 *ip, u32 len, struct tdx_ve_regs *g)
+{
+	const struct tdx_ve_info info = { reason, qual, len };
+
+	return tdx_ve_emulate(&info, g, ip, len, vmm_tdcall);
+}
+
+TEST(tdx_ve_in_keeps_the_bytes_above_its_operand)
+{
+	static const u8 inb_dx[] = { 0xec }, inl_dx[] = { 0xed };
+	struct tdx_ve_regs g = { .rip = 0x1000, .rax = 0x1122334455667788 };
+
+	memset(&vmm, 0, sizeof(vmm));
+	vmm.ans.r11 = 0xfffffffffffff0a5;	/* the VMM puts garbage above the byte */
+	EXPECT_EQ(ve(EXIT_REASON_IO, IO_QUAL_IN | (0x3fdULL << 16), inb_dx, 1, &g), TDX_VE_DONE);
+	EXPECT_EQ(g.rax, 0x11223344556677a5);
+	EXPECT_EQ(g.rip, 0x1001);
+	EXPECT(vmm.req.rax == TDG_VP_VMCALL && vmm.req.r11 == TDVMCALL_IO && vmm.req.r12 == 1 &&
+	       vmm.req.r13 == TDVMCALL_IO_IN && vmm.req.r14 == 0x3fd && vmm.req.r15 == 0);
+	/* A 4-byte IN zero-extends EAX into RAX; a refusal (R10 != 0) reads as all ones. */
+	vmm.ans.r10 = 1;
+	EXPECT_EQ(ve(EXIT_REASON_IO, IO_QUAL_IN | 3 | (0x608ULL << 16), inl_dx, 1, &g), TDX_VE_DONE);
+	EXPECT_EQ(g.rax, 0xffffffff);
+}
+
+TEST(tdx_ve_nothing_reaches_the_vmm_before_the_check)
+{
+	static const u8 hlt[] = { 0xf4 }, cpuid[] = { 0x0f, 0xa2 };
+	struct tdx_ve_regs g = { .rip = 0x2000, .rax = 0x40000000 };
+
+	memset(&vmm, 0, sizeof(vmm));
+	EXPECT_EQ(ve(EXIT_REASON_CPUID, 0, hlt, 1, &g), TDX_VE_MISMATCH);	/* reason lie */
+	EXPECT_EQ(ve(EXIT_REASON_HLT, 0, hlt, 0, &g), TDX_VE_BAD_LENGTH);	/* length lie */
+	EXPECT_EQ(ve(EXIT_REASON_WBINVD, 0, hlt, 1, &g), TDX_VE_NOT_SERVED);
+	EXPECT_EQ(vmm.calls, 0);
+	EXPECT_EQ(g.rip, 0x2000);
+	/* A TDCALL that fails is a refusal even with R10 = 0: a hypervisor CPUID leaf is not served. */
+	vmm.status = 0xc000010000000000;
+	EXPECT_EQ(ve(EXIT_REASON_CPUID, 0, cpuid, 2, &g), TDX_VE_NOT_SERVED);
+	EXPECT(vmm.calls == 1 && g.rax == 0x40000000 && g.rip == 0x2000);
+}
+
+TEST(tdx_ve_msr_answers_are_split_and_refusals_reported)
+{
+	static const u8 rdmsr[] = { 0x0f, 0x32 }, wrmsr[] = { 0x0f, 0x30 };
+	struct tdx_ve_regs g = { .rip = 0x3000, .rcx = 0xffffffff0000001b };
+
+	memset(&vmm, 0, sizeof(vmm));
+	vmm.ans.r11 = 0x12345678fee00900;
+	EXPECT_EQ(ve(EXIT_REASON_MSR_READ, 0, rdmsr, 2, &g), TDX_VE_DONE);
+	EXPECT(vmm.req.r12 == 0x1b && g.rax == 0xfee00900 && g.rdx == 0x12345678 && g.rip == 0x3002);
+	vmm.ans.r10 = 3;
+	g.rax = 5, g.rdx = 6;
+	EXPECT_EQ(ve(EXIT_REASON_MSR_WRITE, 0, wrmsr, 2, &g), TDX_VE_MSR_REFUSED);
+	EXPECT(vmm.req.r13 == 0x600000005 && g.rip == 0x3002);
 }
