@@ -6,12 +6,11 @@
 #include "include/types.h"
 
 /*
- * The mailbox belongs to the firmware and, in a TD, to memory the host can watch but
- * not write (ACPI NVS, private): but the firmware that answers it runs on vCPUs the host
- * schedules, and a broken or hostile firmware writes what it likes. The kernel only
- * ever reads Command back; it never reads ApicId or WakeupVector, so what the firmware
- * writes there cannot change what the kernel does. These ops are the kernel's only
- * contact with the mailbox and the clock (arch/x86/smp.c; a fake in the fuzzer).
+ * The mailbox is the firmware's to write: a broken firmware writes what it likes, and
+ * the host decides when (or whether) the vCPUs that answer it run. The kernel only ever
+ * reads Command back; it never reads ApicId or WakeupVector, so what the firmware writes
+ * there cannot change what the kernel does. These ops are the kernel's only contact with
+ * the mailbox and the clock (arch/x86/smp.c; a fake in the fuzzer).
  */
 struct mp_mailbox_ops {
 	void *ctx;
