@@ -32,7 +32,7 @@ FUZZ_BIN := $(FUZZ_ACCEPT_BIN) $(FUZZ_MEMMAP_BIN) $(FUZZ_ACPI_BIN) $(FUZZ_PSC_BI
 FUZZ_VC_SRCS := tests/fuzz/fuzz_vc_insn.c arch/x86/sev/vc_insn.c lib/string.c
 FUZZ_VC_SECONDS ?= 120
 FUZZ_MEMMAP_SRCS := tests/fuzz/fuzz_memmap.c mm/memmap.c mm/bitmap.c lib/sort.c
-FUZZ_ACPI_SRCS := tests/fuzz/fuzz_acpi.c arch/x86/acpi_walk.c arch/x86/acpi.c kernel/mp_wakeup.c \
+FUZZ_ACPI_SRCS := tests/fuzz/fuzz_acpi.c arch/x86/acpi_walk.c arch/x86/acpi.c kernel/mp_wakeup.c kernel/smp_ids.c \
 	lib/string.c
 FUZZ_PSC_SRCS := tests/fuzz/fuzz_psc.c arch/x86/sev/psc.c mm/probe_model.c lib/string.c
 # fuzz_accept.c includes mm/early.c itself (over its fake physical memory).
