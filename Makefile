@@ -181,7 +181,7 @@ UNIT_LIB_SRCS := mm/memmap.c mm/bitmap.c mm/page_alloc.c mm/accept.c mm/latency.
 	kernel/cmdline.c lib/format.c lib/string.c lib/sort.c arch/x86/tdx/accept.c arch/x86/tdx/guest_abi.c arch/x86/tdx/ve_emul.c \
 	arch/x86/emu/decode.c \
 	arch/x86/emu/faults.c arch/x86/emu/model.c arch/x86/sev/psc.c arch/x86/sev/svsm.c arch/x86/sev/vmsa.c arch/x86/sev/vc_insn.c \
-	kernel/conformance.c arch/x86/acpi_walk.c kernel/mp_wakeup.c arch/x86/mp_mailbox.c \
+	kernel/conformance.c arch/x86/acpi_walk.c kernel/mp_wakeup.c arch/x86/mp_mailbox.c kernel/smp_ids.c \
 	arch/x86/acpi.c arch/x86/tsc_cal.c arch/x86/paging.c
 # Every header a unit test may include: a changed constant must rebuild the tests that check it.
 UNIT_HDRS := $(wildcard mm/*.h kernel/*.h lib/*.h include/*.h arch/x86/*.h arch/x86/*/*.h drivers/*.h)

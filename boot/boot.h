@@ -55,6 +55,17 @@ void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi);
 void boot_test_before_ebs(u32 attempt);
 /* Test image, platform=tdx-emu: TDVF's MADT wakeup structure and mailbox. */
 void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi);
+/* Test image, platform=snp-emu: the host's MADT with emu_fault=madt_add/madt_drop applied. */
+void boot_test_snp_madt(EFI_SYSTEM_TABLE *st, const struct boot_info *bi);
+/*
+ * boot/test/madt_standin.c: install a copy of f's MADT in place of it, the host's
+ * madt_add/madt_drop faults applied and extra appended; its address, 0 if none.
+ */
+struct acpi_facts;
+u64 boot_test_madt_install(EFI_SYSTEM_TABLE *st, const struct acpi_facts *f, const u8 *extra,
+			   u32 extra_len);
+bool boot_test_alloc(EFI_SYSTEM_TABLE *st, EFI_MEMORY_TYPE type, u64 max, u64 pages, u64 *out);
+void boot_test_fix_checksum(u8 *table, u32 len);
 /* Test image: ExitBootServices succeeded (the emulator and its observer take note). */
 void boot_test_after_ebs(void);
 #else
@@ -78,6 +89,10 @@ static inline void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot
 	(void)st, (void)bi;
 }
 static inline void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
+{
+	(void)st, (void)bi;
+}
+static inline void boot_test_snp_madt(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 {
 	(void)st, (void)bi;
 }

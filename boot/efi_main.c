@@ -360,6 +360,8 @@ EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 
 	/* Test image, tdx-emu: what TDVF adds for the TD's APs (it needs the RSDP). */
 	boot_test_tdx_standin(st, &bi);
+	/* Test image, snp-emu: the MADT a hostile host hands the guest (emu_fault=madt_*). */
+	boot_test_snp_madt(st, &bi);
 	bi.step_tsc[BOOT_STEP_PLATFORM] = rdtsc_ordered();
 	read_cpu_count();
 	bi.step_tsc[BOOT_STEP_CPU_COUNT] = rdtsc_ordered();

@@ -4,15 +4,19 @@
 #include "arch/x86/paging.h"
 #include "arch/x86/platform.h"
 #include "arch/x86/sev/snp.h"
+#include "arch/x86/tdx/tdx.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
 #include "drivers/event.h"
+#include "include/exit_codes.h"
+#include "include/panic.h"
 #include "kernel/conformance.h"
 #include "kernel/main.h"
 #include "kernel/memory.h"
 #include "kernel/mp_wakeup.h"
 #include "kernel/smp.h"
+#include "kernel/smp_ids.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"
 #include "mm/early.h"
@@ -32,6 +36,8 @@
 
 static struct percpu cpus[MAX_CPUS];
 static struct acpi_facts acpi;
+/* The MADT's CPUs sorted out (static: three MAX_CPUS arrays); smp_report() lists them. */
+static struct smp_ids madt_ids;
 static unsigned nslots = 1;	/* cpus[0 .. nslots) were tried; 0 is the boot CPU */
 static bool madt_skipped;	/* the firmware counted one vCPU: the MADT was not read */
 
@@ -235,6 +241,15 @@ void smp_report(const struct boot_info *bi)
 	ev_str("madt", madt_skipped ? "not-read" : acpi_status_name(acpi.madt));
 	ev_u64_array("apic_ids", started, ns);
 	ev_u64_array("not_started", missing, nm);
+	/* The MADT's IDs that were not started: listed again, or no vCPU's (kernel/smp_ids.h). */
+	for (unsigned i = 0; i < madt_ids.nduplicate; i++)
+		started[i] = madt_ids.duplicate[i];
+	ev_u64_array("madt_duplicates", started, madt_ids.nduplicate);
+	for (unsigned i = 0; i < madt_ids.nno_cpu; i++)
+		started[i] = madt_ids.no_cpu[i];
+	ev_u64_array("madt_no_cpu", started, madt_ids.nno_cpu);
+	if (tdx_num_vcpus())
+		ev_u64("td_vcpus", tdx_num_vcpus());
 	/* SNP: the APs whose VMSA was made but is not run: undone, or left a VMSA. */
 	nm = ns = 0;
 	for (unsigned i = 1; i < result.nids; i++) {
@@ -339,6 +354,29 @@ static void start_aps(const struct boot_info *bi, const u32 *ids, unsigned n, un
 	record(methods[how], rdtsc_ordered() - t0, ids, nslots);
 }
 
+/*
+ * In a TD the TDX module counts the vCPUs (tdx_num_vcpus, trusted), the MADT is the host's
+ * word. More distinct CPUs than the module counts: the MADT names CPUs this TD does not
+ * have, which no honest host does (QEMU lists each vCPU once, enabled, and a TD has no CPU
+ * hotplug), and a wakeup command for one of them is never taken, which stops every wakeup
+ * after it: terminate. Fewer: vCPUs the MADT leaves out stay in the firmware's loop,
+ * unused, which is safe; say so. Not judged when the MADT lists more than MAX_CPUS (only
+ * that many IDs are kept).
+ */
+static void td_vcpus_check(const struct smp_ids *m)
+{
+	u32 td = tdx_num_vcpus();
+
+	if (!td || acpi.madt != ACPI_OK || acpi.cpus_listed < acpi.cpus_enabled)
+		return;
+	if (m->distinct > td)
+		fatal_reason(EXIT_HOST_HOSTILE, FC_HOST_INPUT, "the MADT lists %u vCPUs, the TDX module "
+			     "counts %u: it names CPUs this TD does not have", m->distinct, td);
+	if (m->distinct < td)
+		kprintf("smp: the TDX module counts %u vCPUs, the MADT lists %u; the ones it leaves "
+			"out are not started\n", td, m->distinct);
+}
+
 void smp_init(const struct boot_info *bi, u32 platform_kind)
 {
 	u32 ids[MAX_CPUS];
@@ -376,19 +414,21 @@ void smp_init(const struct boot_info *bi, u32 platform_kind)
 
 	/*
 	 * The boot CPU first, then the MADT's other CPUs in its order, up to the limit. A
-	 * CPU listed twice (as a local APIC and as a local x2APIC entry) is started once;
-	 * FFFF_FFFFH is no CPU's ID (it is the x2APIC broadcast, SDM vol. 3A 11.12.9).
+	 * CPU listed twice (as a local APIC and as a local x2APIC entry, or by a hostile
+	 * host) is started once; an ID no vCPU can have is not started at all: a wakeup
+	 * command for a broadcast ID would start whichever vCPUs take it (kernel/smp_ids.h).
 	 */
-	ids[n++] = bsp;
-	for (unsigned i = 0; i < acpi.cpus_listed && n < limit; i++) {
-		u32 id = acpi.apic_ids[i];
-		bool dup = id == 0xffffffffu;
-
-		for (unsigned j = 0; j < n && !dup; j++)
-			dup = ids[j] == id;
-		if (!dup)
-			ids[n++] = id;
-	}
+	smp_ids_pick(acpi.apic_ids, acpi.cpus_listed, bsp, limit, &madt_ids);
+	for (unsigned i = 0; i < madt_ids.nduplicate; i++)
+		kprintf("smp: the MADT lists APIC ID %u more than once; it is started once\n",
+			madt_ids.duplicate[i]);
+	for (unsigned i = 0; i < madt_ids.nno_cpu; i++)
+		kprintf("smp: the MADT lists APIC ID %#x, which no vCPU can have (at or above %#x); "
+			"not started\n", madt_ids.no_cpu[i], SMP_APIC_ID_LIMIT);
+	if (platform_kind == PLATFORM_TDX)
+		td_vcpus_check(&madt_ids);
+	n = madt_ids.n;
+	memcpy(ids, madt_ids.ids, n * sizeof(ids[0]));
 	for (unsigned i = 0; i < bi->config.smp_phantom && n < limit; i++)
 		ids[n++] = PHANTOM_APIC_BASE + i;
 	cpus[0].apic_id = bsp;

@@ -33,6 +33,8 @@
 #define LAPIC_OVERRIDE_LEN 12
 #define LOCAL_X2APIC_LEN 16
 #define LAPIC_FLAG_ENABLED 1u
+#define LAPIC_ID_BROADCAST 0xffu
+#define X2APIC_ID_BROADCAST 0xffffffffu
 
 /*
  * No table this walk reads is anywhere near this long (an XSDT of 1 MiB would list 131,068
@@ -105,6 +107,13 @@ static void add_cpu_entry(struct acpi_facts *f, const u8 *e)
 		return;
 	}
 	id = e[0] == MADT_TYPE_LOCAL_APIC ? e[3] : le32(e + 4);
+	/*
+	 * 0xFF in a local APIC entry is no CPU's: the xAPIC broadcast (Intel SDM vol. 3A,
+	 * 11.6.2), and IDs from 255 on need a local x2APIC entry (ACPI 6.4 section 5.2.12.12).
+	 * It is kept as the x2APIC broadcast, which the kernel never starts (kernel/smp_ids.h).
+	 */
+	if (e[0] == MADT_TYPE_LOCAL_APIC && id == LAPIC_ID_BROADCAST)
+		id = X2APIC_ID_BROADCAST;
 	flags = e[0] == MADT_TYPE_LOCAL_APIC ? le32(e + 4) : le32(e + 8);
 	if (!(flags & LAPIC_FLAG_ENABLED))
 		return;

@@ -6,6 +6,7 @@
 #include "drivers/console.h"
 #include "include/mp_wakeup.h"
 #include "arch/x86/acpi_walk.h"
+#include "kernel/memory.h"
 #include "lib/string.h"
 
 /*
@@ -20,9 +21,6 @@
  * The reset vector (ACPI 6.6, for an OS that hands its APs back) is 0: memaccept never
  * hands them back and the emulator has no loop to return to.
  */
-#define SDT_OFF_LENGTH 4
-#define SDT_OFF_CHECKSUM 9
-#define SDT_HEADER_LEN 36
 /* Real mode reaches only the first MiB: the STARTUP IPI's vector is a page number there. */
 #define SIPI_MAX_ADDRESS 0x9ffff
 #define BELOW_4G 0xffffffffULL
@@ -151,27 +149,6 @@ static bool fw_read(void *ctx, u64 addr, void *dst, u64 len)
 	return true;
 }
 
-static void fix_checksum(u8 *table, u32 len)
-{
-	u8 sum = 0;
-
-	table[SDT_OFF_CHECKSUM] = 0;
-	for (u32 i = 0; i < len; i++)
-		sum = (u8)(sum + table[i]);
-	table[SDT_OFF_CHECKSUM] = (u8)-sum;
-}
-
-static bool alloc(EFI_SYSTEM_TABLE *st, EFI_MEMORY_TYPE type, u64 max, u64 pages, u64 *out)
-{
-	EFI_PHYSICAL_ADDRESS a = max;
-
-	if (EFI_ERROR(st->BootServices->AllocatePages(AllocateMaxAddress, type, pages, &a)))
-		return false;
-	memset((void *)(uintptr_t)a, 0, pages * PAGE_SIZE);
-	*out = a;
-	return true;
-}
-
 /*
  * The APs' one stack (tdvf.h, TDVF_AP_RSP): at TDVF's address, reserved as TDVF reserves
  * it, when the map leaves those pages free (QEMU's OVMF, as the tests run it, does); else
@@ -186,7 +163,7 @@ static u64 ap_stack(EFI_SYSTEM_TABLE *st)
 	if (!EFI_ERROR(st->BootServices->AllocatePages(AllocateAddress, EfiACPIMemoryNVS,
 							TDVF_AP_STACK_PAGES, &at)))
 		rsp = TDVF_AP_RSP;
-	else if (alloc(st, EfiACPIMemoryNVS, BELOW_4G, 1, &page))
+	else if (boot_test_alloc(st, EfiACPIMemoryNVS, BELOW_4G, 1, &page))
 		rsp = page + PAGE_SIZE;
 	else
 		return 0;
@@ -209,24 +186,23 @@ static void build_loop_area(u64 area)
 	emu_tdvf_identity_tables(area + TDVF_PAGE_PML4 * PAGE_SIZE);
 }
 
-/* Point the XSDT entry that names old_madt at new_madt. */
-static bool replace_in_xsdt(const struct acpi_facts *f, u64 old_madt, u64 new_madt)
+/*
+ * Where the wakeup structure says the mailbox is (emu_fault=mailbox_at, mailbox_shared,
+ * mailbox_in_image): the host builds the MADT, so the address is its word; the
+ * firmware's APs still poll the real mailbox.
+ */
+static u64 hostile_mailbox(u64 mailbox)
 {
-	u8 *xsdt = (u8 *)(uintptr_t)f->xsdt_addr;
-	u32 len;
+	struct emu_fault *at = emu_fault_take(&emu.faults, FAULT_MAILBOX_AT, 0, 0);
 
-	memcpy(&len, xsdt + SDT_OFF_LENGTH, sizeof(len));
-	for (u32 off = SDT_HEADER_LEN; off + 8 <= len; off += 8) {
-		u64 p;
-
-		memcpy(&p, xsdt + off, sizeof(p));
-		if (p != old_madt)
-			continue;
-		memcpy(xsdt + off, &new_madt, sizeof(new_madt));
-		fix_checksum(xsdt, len);
-		return true;
-	}
-	return false;
+	if (at)
+		return at->value;
+	if (emu_fault_take(&emu.faults, FAULT_MAILBOX_SHARED, 0, 0))
+		return mailbox | emu_tdx_shared_bit();
+	/* The kernel's memory map, in the image's data: a write there corrupts it. */
+	if (emu_fault_take(&emu.faults, FAULT_MAILBOX_IN_IMAGE, 0, 0))
+		return ALIGN_DOWN((u64)(uintptr_t)&kernel_memmap, PAGE_SIZE);
+	return mailbox;
 }
 
 void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
@@ -235,8 +211,7 @@ void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 	struct acpi_facts f;
 	struct cpuid_regs c;
 	u64 area, sipi, madt, mailbox, ap_rsp;
-	u32 len;
-	u8 *e;
+	u8 wakeup[MP_WAKEUP_LEN_V1];
 
 	if (bi->config.platform != PLAT_TDX_EMU)
 		return;
@@ -257,11 +232,8 @@ void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 	for (unsigned i = 0; i < f.cpus_listed; i++)
 		if (f.apic_ids[i] != emu_tdvf.bsp_apic_id && emu_tdvf.naps < MAX_CPUS)
 			emu_tdvf.ap_ids[emu_tdvf.naps++] = f.apic_ids[i];
-	memcpy(&len, (const u8 *)(uintptr_t)f.madt_addr + SDT_OFF_LENGTH, sizeof(len));
-	if (!alloc(st, EfiACPIMemoryNVS, BELOW_4G, TDVF_PAGES(emu_tdvf.naps), &area) ||
-	    !alloc(st, EfiACPIMemoryNVS, SIPI_MAX_ADDRESS, 1, &sipi) ||
-	    !alloc(st, EfiACPIReclaimMemory, BELOW_4G, (len + MP_WAKEUP_LEN_V1 + PAGE_SIZE - 1) / PAGE_SIZE,
-		   &madt)) {
+	if (!boot_test_alloc(st, EfiACPIMemoryNVS, BELOW_4G, TDVF_PAGES(emu_tdvf.naps), &area) ||
+	    !boot_test_alloc(st, EfiACPIMemoryNVS, SIPI_MAX_ADDRESS, 1, &sipi)) {
 		kprintf("boot: (test) no memory for the stand-in TD firmware's mailbox\n");
 		return;
 	}
@@ -276,19 +248,18 @@ void boot_test_tdx_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 	*(u32 *)(uintptr_t)(mailbox + MP_MAILBOX_OFF_APIC_ID) = TDVF_MAILBOX_APIC_ID_INVALID;
 	/* emu_fault=mp_wakeup_bad_mailbox: the structure names ordinary loader memory. */
 	if (emu_fault_take(&emu.faults, FAULT_MP_WAKEUP_BAD_MAILBOX, 0, 0) &&
-	    !alloc(st, EfiLoaderData, BELOW_4G, 1, &mailbox))
+	    !boot_test_alloc(st, EfiLoaderData, BELOW_4G, 1, &mailbox))
 		return;
-	memcpy((void *)(uintptr_t)madt, (const void *)(uintptr_t)f.madt_addr, len);
-	e = (u8 *)(uintptr_t)madt + len;
-	e[0] = MADT_TYPE_MP_WAKEUP;
-	e[1] = MP_WAKEUP_LEN_V1;
-	e[MP_WAKEUP_OFF_VERSION] = 1;	/* u16 version 1 (ACPI 6.6), u32 reserved 0 */
-	memcpy(e + MP_WAKEUP_OFF_MAILBOX, &mailbox, sizeof(mailbox));
-	len += MP_WAKEUP_LEN_V1;
-	memcpy((u8 *)(uintptr_t)madt + SDT_OFF_LENGTH, &len, sizeof(len));
-	fix_checksum((u8 *)(uintptr_t)madt, len);
-	if (!replace_in_xsdt(&f, f.madt_addr, madt)) {
-		kprintf("boot: (test) the XSDT does not name the MADT; no wakeup structure\n");
+	mailbox = hostile_mailbox(mailbox);
+	memset(wakeup, 0, sizeof(wakeup));
+	wakeup[0] = MADT_TYPE_MP_WAKEUP;
+	wakeup[1] = MP_WAKEUP_LEN_V1;
+	wakeup[MP_WAKEUP_OFF_VERSION] = 1;	/* u16 version 1 (ACPI 6.6), u32 reserved 0 */
+	memcpy(wakeup + MP_WAKEUP_OFF_MAILBOX, &mailbox, sizeof(mailbox));
+	/* The host's MADT (emu_fault=madt_add, madt_drop), the wakeup structure appended. */
+	madt = boot_test_madt_install(st, &f, wakeup, sizeof(wakeup));
+	if (!madt) {
+		kprintf("boot: (test) no MADT with a wakeup structure installed\n");
 		return;
 	}
 	emu_tdvf.area = area;

@@ -42,7 +42,7 @@ FUZZ_VC_SRCS := tests/fuzz/fuzz_vc_insn.c arch/x86/sev/vc_insn.c lib/string.c
 FUZZ_VE_SRCS := tests/fuzz/fuzz_ve.c arch/x86/tdx/ve_emul.c arch/x86/sev/vc_insn.c lib/string.c
 FUZZ_MAILBOX_SRCS := tests/fuzz/fuzz_mailbox.c arch/x86/mp_mailbox.c
 FUZZ_MEMMAP_SRCS := tests/fuzz/fuzz_memmap.c mm/memmap.c mm/bitmap.c lib/sort.c
-FUZZ_ACPI_SRCS := tests/fuzz/fuzz_acpi.c arch/x86/acpi_walk.c arch/x86/acpi.c kernel/mp_wakeup.c \
+FUZZ_ACPI_SRCS := tests/fuzz/fuzz_acpi.c arch/x86/acpi_walk.c arch/x86/acpi.c kernel/mp_wakeup.c kernel/smp_ids.c \
 	lib/string.c
 FUZZ_PSC_SRCS := tests/fuzz/fuzz_psc.c arch/x86/sev/psc.c mm/probe_model.c lib/string.c
 # fuzz_accept.c includes mm/early.c itself (over its fake physical memory).

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "arch/x86/acpi.h"
+#include "kernel/smp_ids.h"
 #include "arch/x86/acpi_walk.h"
 #include "include/mp_wakeup.h"
 #include "kernel/mp_wakeup.h"
@@ -134,7 +135,9 @@ static void read_madt(const u8 *t, u32 len, struct madt_model *m)
 			}
 			if ((type ? t[at + 8] : t[at + 4]) & 1) {
 				if (m->listed < MAX_CPUS)
-					m->ids[m->listed++] = type ? get32(t + at + 4) : t[at + 3];
+					/* 0xFF in a local APIC entry: the xAPIC broadcast, kept as the x2APIC one. */
+					m->ids[m->listed++] = type ? get32(t + at + 4) :
+							      t[at + 3] == 0xff ? 0xffffffffu : t[at + 3];
 				m->enabled++;
 			}
 			break;
@@ -160,6 +163,31 @@ static void read_madt(const u8 *t, u32 len, struct madt_model *m)
 	}
 }
 
+/*
+ * The CPUs the kernel would start from this MADT (kernel/smp_ids.c), with the boot CPU's
+ * ID taken from the table itself: each at most once, the boot CPU first, none at or above
+ * SMP_APIC_ID_LIMIT, and every MADT entry either started, a duplicate, or no vCPU's.
+ */
+static void check_pick(const struct acpi_facts *f)
+{
+	static struct smp_ids p;
+	u32 bsp = f->cpus_listed ? f->apic_ids[0] % SMP_APIC_ID_LIMIT : 0;
+	unsigned bsp_listed = 0;
+
+	smp_ids_pick(f->apic_ids, f->cpus_listed, bsp, MAX_CPUS, &p);
+	CHECK(p.n >= 1 && p.n <= MAX_CPUS && p.ids[0] == bsp);
+	CHECK(p.n == MIN(p.distinct, (unsigned)MAX_CPUS));
+	for (unsigned i = 0; i < p.n; i++) {
+		CHECK(p.ids[i] < SMP_APIC_ID_LIMIT);
+		for (unsigned j = 0; j < i; j++)
+			CHECK(p.ids[i] != p.ids[j]);
+	}
+	/* Each entry is no vCPU's, a duplicate, or the first of an ID (the boot CPU's too). */
+	for (unsigned i = 0; i < f->cpus_listed; i++)
+		bsp_listed |= f->apic_ids[i] == bsp;
+	CHECK(p.nno_cpu + p.nduplicate + p.distinct - 1 + bsp_listed == f->cpus_listed);
+}
+
 static void check_against_model(const struct acpi_facts *f, const struct madt_model *m)
 {
 	CHECK(f->madt == m->status);
@@ -170,6 +198,7 @@ static void check_against_model(const struct acpi_facts *f, const struct madt_mo
 	CHECK(f->cpus_enabled == m->enabled);
 	CHECK(f->cpus_listed == m->listed);
 	CHECK(memcmp(f->apic_ids, m->ids, m->listed * sizeof(u32)) == 0);
+	check_pick(f);
 	CHECK(f->lapic_addr == m->lapic_addr);
 	CHECK(f->mp_wakeup == m->wakeups);
 	if (m->wakeups) {

@@ -1498,6 +1498,28 @@ TEST(acpi_random_tables)
 	}
 }
 
+/* 0xFF in a local APIC entry is the xAPIC broadcast, kept as the x2APIC one; x2APIC ID 255 is a CPU. */
+TEST(acpi_madt_lapic_broadcast_id)
+{
+	u8 *e;
+
+	good_tables();
+	madt_len = 44;
+	madt_entry(MADT_TYPE_LOCAL_APIC, 8, 0);
+	e = at(MADT_AT) + madt_len - 8;
+	e[3] = 0xff;
+	put32(e + 4, 1);
+	madt_entry(MADT_TYPE_LOCAL_X2APIC, 16, 0);
+	e = at(MADT_AT) + madt_len - 16;
+	put32(e + 4, 0xff);
+	put32(e + 8, 1);
+	seal();
+	acpi_scan(&reader, RSDP_AT, &af);
+	ASSERT_EQ(af.cpus_listed, 2);
+	EXPECT_EQ(af.apic_ids[0], 0xffffffffu);
+	EXPECT_EQ(af.apic_ids[1], 0xff);
+}
+
 /* The CPU list kernel/smp.c starts the APs from (acpi_facts.apic_ids). */
 TEST(acpi_madt_cpu_list)
 {
@@ -1677,6 +1699,19 @@ TEST(mp_wakeup_mailbox_checks)
 	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox is in ACPI reclaimable memory, not ACPI NVS");
 	af.mp_wakeup_mailbox = 0x80000000;	/* beyond the map */
 	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox is outside the memory map");
+	af.mp_wakeup_mailbox = 0x7f001000 | 1ULL << 47;	/* its shared alias in a TD (GPAW 48) */
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox is outside the memory map");
+	af.mp_wakeup_mailbox = 0x7f001000 | 1ULL << 51;	/* ... GPAW 52 */
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox is outside the memory map");
+	/* The kernel's own memory: its image, its loader data, memory left unaccepted. */
+	wk_ranges[0] = (struct mem_range){ 0x100000, 0x200000, RANGE_IMAGE, EFI_LOADER_CODE };
+	af.mp_wakeup_mailbox = 0x101000;
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox is not in ACPI NVS memory");
+	wk_ranges[0] = (struct mem_range){ 0x100000, 0x200000, RANGE_RECLAIMABLE, EFI_LOADER_DATA };
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox is not in ACPI NVS memory");
+	wk_ranges[0] = (struct mem_range){ 0x100000, 0x200000, RANGE_UNACCEPTED, EFI_UNACCEPTED_MEMORY };
+	EXPECT_STR(mp_wakeup_problem(&af, &wk_map), "the wakeup mailbox is not in ACPI NVS memory");
+	wakeup_map();
 	wk_ranges[1].end = 0x7f001800;		/* the page straddles the end of the NVS range */
 	wk_ranges[1].start = 0x7f000000;
 	af.mp_wakeup_mailbox = 0x7f001000;

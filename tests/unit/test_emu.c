@@ -196,4 +196,19 @@ TEST(faults_parse_hostile_kinds)
 	EXPECT(!emu_faults_parse("vc_forge_pvalidate", &fs, err, sizeof(err)));
 	EXPECT(!emu_faults_parse("msr_intercept", &fs, err, sizeof(err)));
 	EXPECT(!emu_faults_parse("psc_stall=1", &fs, err, sizeof(err)));
+	/* The host's MADT and wakeup mailbox: an APIC ID up to 0xffffffff, an address. */
+	ASSERT(emu_faults_parse("madt_add@0xffffffff,madt_add@1,madt_drop@2,mailbox_at=0x30000000,"
+				"mailbox_shared,mailbox_in_image", &fs, err, sizeof(err)));
+	ASSERT_EQ(fs.n, 6);
+	EXPECT_EQ(fs.f[0].kind, FAULT_MADT_ADD);
+	EXPECT_EQ(fs.f[0].addr, 0xffffffffu);
+	EXPECT_EQ(fs.f[1].addr, 1);
+	EXPECT_EQ(fs.f[2].kind, FAULT_MADT_DROP);
+	EXPECT_EQ(fs.f[2].addr, 2);
+	EXPECT_EQ(fs.f[3].kind, FAULT_MAILBOX_AT);
+	EXPECT_EQ(fs.f[3].value, 0x30000000);
+	EXPECT_EQ(fs.f[5].kind, FAULT_MAILBOX_IN_IMAGE);
+	EXPECT(!emu_faults_parse("madt_add", &fs, err, sizeof(err)));
+	EXPECT(!emu_faults_parse("madt_drop", &fs, err, sizeof(err)));
+	EXPECT(!emu_faults_parse("mailbox_at", &fs, err, sizeof(err)));
 }

@@ -170,6 +170,8 @@ void emu_forge_nested_vc(void);
 
 /* The models (one per mode). */
 void emu_tdx_tdcall(struct trap_frame *f);
+/* The TD's shared bit (GPA bit GPAW - 1), as TDG.VP.INFO will report the width. */
+u64 emu_tdx_shared_bit(void);
 void emu_snp_pvalidate(struct trap_frame *f);
 void emu_snp_vmgexit(struct trap_frame *f);
 void emu_snp_rmpadjust(struct trap_frame *f);

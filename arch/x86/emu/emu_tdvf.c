@@ -28,9 +28,14 @@ struct emu_tdvf emu_tdvf;
 /* How long the emulated firmware waits for its APs to reach the mailbox loop. */
 #define TDVF_LOOP_WAIT_NS (10 * 1000 * 1000 * 1000ULL)
 
+/*
+ * The TD's vCPUs are QEMU's (each one TDH.VP.INIT), whatever the firmware does with them:
+ * the emulated host's list, read from QEMU's MADT before any stand-in changes it; the
+ * firmware's own count only if the host has none.
+ */
 u32 emu_tdvf_vcpus(void)
 {
-	return 1 + emu_tdvf.naps;
+	return emu.host_nvcpus ? emu.host_nvcpus : 1 + emu_tdvf.naps;
 }
 
 /*

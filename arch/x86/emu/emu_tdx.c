@@ -447,6 +447,11 @@ static unsigned td_gpaw(void)
 	return emu_fault_find(&emu.faults, FAULT_GPAW52, 0, 0) ? EMU_TDX_GPAW_WIDE : EMU_TDX_GPAW;
 }
 
+u64 emu_tdx_shared_bit(void)
+{
+	return 1ULL << (td_gpaw() - 1);
+}
+
 /* The TD's attributes as TDG.VP.INFO reports them. */
 static u64 td_attributes(void)
 {

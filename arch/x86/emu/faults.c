@@ -79,6 +79,11 @@ static const struct {
 	[FAULT_MAP_SIZE_SHORT] = { "map_size_short", false, false, false, true },
 	[FAULT_ALLOC_TYPE15] = { "alloc_type15", false, false, false, false },
 	[FAULT_MAILBOX_SLOW_ACK] = { "mailbox_slow_ack", true, true, true, false },
+	[FAULT_MADT_ADD] = { "madt_add", true, true, false, false },
+	[FAULT_MADT_DROP] = { "madt_drop", true, true, false, false },
+	[FAULT_MAILBOX_AT] = { "mailbox_at", false, false, false, true },
+	[FAULT_MAILBOX_SHARED] = { "mailbox_shared", false, false, false, false },
+	[FAULT_MAILBOX_IN_IMAGE] = { "mailbox_in_image", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

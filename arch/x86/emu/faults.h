@@ -160,6 +160,18 @@
  *                           the PSP writes it)
  *   cpuid_tsc_lie=KHZ       the host's CPUID hypervisor leaves go up to 0x40000010 and
  *                           declare a TSC of KHZ kHz there (leaf 1 says "hypervisor")
+ *   madt_add@ID             TDX, SNP: the MADT the guest reads lists one more enabled CPU,
+ *                           a local x2APIC entry with APIC ID ID, ahead of every other
+ *                           processor entry (a vCPU's ID: a duplicate; 0xffffffff,
+ *                           0xfffffffe: broadcast IDs; any other: a CPU that does not exist)
+ *   madt_drop@ID            TDX, SNP: the MADT the guest reads leaves out the vCPU with APIC
+ *                           ID ID (the vCPU exists and waits as every other does)
+ *   mailbox_at=ADDR         TDX: the wakeup structure names ADDR as the mailbox (memory
+ *                           made unaccepted, the kernel's allocator memory, ...)
+ *   mailbox_shared          TDX: the wakeup structure names the real mailbox's shared alias
+ *                           (its GPA with the shared bit set: memory the host reads and writes)
+ *   mailbox_in_image        TDX: the wakeup structure names a page of the loaded memaccept
+ *                           image (the kernel's own data)
  * (Without a successful opt-in the stand-in firmware changes the memory map inside
  * ExitBootServices, as OVMF does when it accepts everything there.)
  * ADDR and VALUE are hex (0x...) or sizes (1G, 1025M).
@@ -236,6 +248,11 @@ enum emu_fault_kind {
 	FAULT_MAP_SIZE_SHORT,
 	FAULT_ALLOC_TYPE15,
 	FAULT_MAILBOX_SLOW_ACK,
+	FAULT_MADT_ADD,
+	FAULT_MADT_DROP,
+	FAULT_MAILBOX_AT,
+	FAULT_MAILBOX_SHARED,
+	FAULT_MAILBOX_IN_IMAGE,
 	FAULT_KIND_COUNT,
 };
 

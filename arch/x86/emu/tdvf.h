@@ -79,7 +79,7 @@ void emu_tdvf_identity_tables(u64 base);
  * whether tdvf_old_ap_tables's page tables are as it built them.
  */
 void emu_tdvf_report(void);
-/* TDG.VP.INFO R8: the TD's vCPUs (1 + the APs the firmware knows of). */
+/* TDG.VP.INFO R8: the TD's vCPUs (QEMU's, as the emulated host knows them). */
 u32 emu_tdvf_vcpus(void);
 
 #endif

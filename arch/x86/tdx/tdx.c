@@ -57,10 +57,16 @@ static struct platform_counter counters[C_COUNT] = {
 };
 
 static u64 shared_bit;
+static u32 num_vcpus;
 
 u64 tdx_shared_bit(void)
 {
 	return shared_bit;
+}
+
+u32 tdx_num_vcpus(void)
+{
+	return num_vcpus;
 }
 
 static u32 warnings;
@@ -474,6 +480,7 @@ void tdx_setup(void)
 
 	/* GPA bit (width - 1) selects shared memory (GHCI: "GPA.SHARED"). */
 	shared_bit = gpaw ? 1ULL << (gpaw - 1) : 0;
+	num_vcpus = (u32)r.r8;
 	kprintf("tdx: GPA width %u (shared bit %u), attributes %#llx, %u of %u vCPUs\n", gpaw,
 		gpaw - 1, r.rdx, (u32)r.r8, (u32)(r.r8 >> 32));
 	ev_begin("tdx");

@@ -23,6 +23,13 @@
 
 /* The GPA shared bit, 1 << (GPAW - 1) from TDG.VP.INFO; 0 before that or outside a TD. */
 u64 tdx_shared_bit(void);
+/*
+ * The TD's vCPUs, NUM_VCPUS from TDG.VP.INFO (R8 bits 31:0); 0 before that or outside a
+ * TD. Trusted: the TDX module counts each TDH.VP.INIT, which it allows only before
+ * TDH.MR.FINALIZE (intel/tdx-module tdx_1.5 tdh_vp_init.c, op_state_lookup.c), so the
+ * count is final before the TD runs.
+ */
+u32 tdx_num_vcpus(void);
 
 #define TDG_VP_VMCALL 0
 #define TDG_VP_INFO 1
