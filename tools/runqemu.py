@@ -449,6 +449,8 @@ def main():
         for f in (o.ovmf_code, o.ovmf_vars):
             if not os.path.exists(f):
                 sys.exit("runqemu: firmware %s not found (Debian package ovmf)" % f)
+    if o.host and o.c_bit_alias == "on":
+        sys.exit("runqemu: --c-bit-alias is for the test image's emulated SNP under TCG, not --host")
     alias = o.c_bit_alias == "on" or (
         o.c_bit_alias == "auto" and not o.host and "platform=snp-emu" in o.args.split()
         and "-cpu" not in o.extra and c_bit_alias_pieces(parse_size(o.mem)) is not None)
