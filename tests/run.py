@@ -209,13 +209,14 @@ def check_observer(case, res, events, pages=True):
 
 def c_bit_alias(case):
     """SNP boots see guest RAM a second time, for a C-bit inside the address field (51,
-    as on current parts: arch/x86/emu/cbit_alias.c), wherever that fits: RAM a power of
-    two up to 2 GiB and no CPU model of the case's own. c_bit_alias in a case decides."""
+    as on current parts: arch/x86/emu/cbit_alias.c), wherever that fits: RAM a multiple
+    of 2 MiB (tools/runqemu.py c_bit_alias_pieces) and no CPU model of the case's own.
+    c_bit_alias in a case decides."""
     if "c_bit_alias" in case:
         return case["c_bit_alias"]
     size = memaccept_log.parse_size(case.get("mem", "1G")) or 0
-    return emulated_platform(case) == "snp-emu" and 0 < size <= 2 << 30 and \
-        not size & (size - 1) and "-cpu" not in case.get("qemu", [])
+    return emulated_platform(case) == "snp-emu" and bool(runqemu.c_bit_alias_pieces(size)) and \
+        "-cpu" not in case.get("qemu", [])
 
 
 def run_qemu_case(case, opts):

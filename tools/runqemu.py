@@ -101,27 +101,27 @@ def parse_size(text):
 
 def qemu_command(esp, mem, smp, qemu=DEFAULT_QEMU, ovmf_code=DEFAULT_CODE,
                  ovmf_vars=DEFAULT_VARS, extra=(), gdb=False, debug_exit=True, disk=None,
-                 prealloc=False, ram_file=None, bios=None):
+                 prealloc=False, ram_files=None, bios=None):
     """bios: a single-file firmware image (IntelTdxX64, AmdSevX64, any OVMF.fd) loaded
-    with -bios instead of the split flash pair ovmf_code/ovmf_vars. ram_file: back guest RAM with this file and give QEMU a second view of it, an
-    ivshmem device, whose BAR the test image's emulator moves to 2^N to play an SNP C-bit
-    at bit N < 52 (arch/x86/emu/cbit_alias.c); the CPU gets 52 physical address bits."""
+    with -bios instead of the split flash pair ovmf_code/ovmf_vars. ram_files: back guest
+    RAM with these files, one per piece of c_bit_alias_pieces(mem), and give QEMU a second
+    view of each, an ivshmem device, whose BAR the test image's emulator moves to 2^N + the
+    piece's guest-physical address to play an SNP C-bit at bit N < 52
+    (arch/x86/emu/cbit_alias.c); the CPU gets 52 physical address bits."""
     size = parse_size(mem)
     # reserve=off: a 256 GiB guest only costs the host what the guest touches. prealloc:
     # the host backs all of guest RAM before the guest starts, so the guest's first write
     # to a page no longer waits for the host to supply it (QEMU's memory-backend prealloc).
     backend = "prealloc=on,prealloc-threads=%d" % (os.cpu_count() or 1) if prealloc \
         else "reserve=off"
-    if ram_file:
-        if size & (size - 1) or size > 2 << 30:
-            raise ValueError("a C-bit alias needs a power-of-two RAM size up to 2G (all of it "
-                             "below 4 GiB, one ivshmem BAR), not %s" % mem)
-        ram = ["-object", "memory-backend-file,id=ram,size=%d,mem-path=%s,share=on" % (size, ram_file),
-               "-object", "memory-backend-file,id=calias,size=%d,mem-path=%s,share=on" % (size, ram_file),
-               "-device", "ivshmem-plain,memdev=calias", "-cpu", "qemu64,phys-bits=52"]
+    machine = "q35,memory-backend=ram"
+    if ram_files:
+        ram = c_bit_alias_args(size, ram_files)
+        if len(ram_files) > 1:
+            machine = "q35"
     else:
         ram = ["-object", "memory-backend-ram,id=ram,size=%d,%s" % (size, backend)]
-    cmd = [qemu, "-machine", "q35,memory-backend=ram", "-accel", "tcg"] + ram + [
+    cmd = [qemu, "-machine", machine, "-accel", "tcg"] + ram + [
            "-m", "%dM" % (size >> 20), "-smp", str(smp),
            "-display", "none", "-serial", "stdio", "-monitor", "none",
            "-no-reboot", "-nic", "none"] + firmware_args(ovmf_code, ovmf_vars, bios)
@@ -134,6 +134,58 @@ def qemu_command(esp, mem, smp, qemu=DEFAULT_QEMU, ovmf_code=DEFAULT_CODE,
     if gdb:
         cmd += ["-s", "-S"]
     return cmd + list(extra)
+
+
+# q35 keeps guest RAM below 4 GiB up to this size; from it on, 2 GiB below and the rest from
+# 4 GiB (QEMU hw/i386/pc_q35.c pc_q35_init, the lowmem split).
+Q35_LOWMEM_ALL_BELOW = 0xB0000000
+Q35_LOWMEM = 2 << 30
+ALIAS_GRAIN = 2 << 20
+
+
+def c_bit_alias_pieces(size):
+    """Guest RAM of this size cut for a second view at 2^N: [(guest-physical address,
+    bytes)], in the order QEMU lays them out in its RAM. Each piece is one NUMA node's
+    memory (QEMU puts the nodes' backends one after the other in the machine's RAM, and q35
+    maps the first below_4g bytes of it at 0 and the rest at 4 GiB: hw/core/numa.c
+    numa_init_memdev_container, hw/i386/pc.c pc_memory_init), so no piece may straddle
+    the low part's end; and each is one ivshmem BAR, so a power of two aligned to its size
+    (PCI 3.0, 6.2.5.1). None when the size is no multiple of 2 MiB."""
+    if size <= 0 or size % ALIAS_GRAIN:
+        return None
+    low = size if size < Q35_LOWMEM_ALL_BELOW else Q35_LOWMEM
+    pieces = []
+    for start, length in ((0, low), (4 << 30, size - low)):
+        at, end = start, start + length
+        while at < end:
+            piece = 1 << ((end - at).bit_length() - 1)
+            if at:
+                piece = min(piece, at & -at)
+            pieces.append((at, piece))
+            at += piece
+    return pieces
+
+
+def c_bit_alias_args(size, ram_files):
+    """QEMU arguments for guest RAM in ram_files (one per c_bit_alias_pieces(size) piece),
+    each file a NUMA node's memory and, through a second backend on the same file, an
+    ivshmem-plain device's BAR. With more than one piece, without -machine memory-backend:
+    the nodes' backends make up the RAM. The nodes change nothing in the guest's memory
+    map; ACPI gets an SRAT."""
+    pieces = c_bit_alias_pieces(size)
+    if not pieces or len(pieces) != len(ram_files):
+        raise ValueError("a C-bit alias needs guest RAM in multiples of 2 MiB, one file per "
+                         "piece (%d bytes, %d files)" % (size, len(ram_files)))
+    args = []
+    for i, ((_, piece), path) in enumerate(zip(pieces, ram_files)):
+        # One piece: the machine's memory backend, "ram", as without the alias (no SRAT).
+        ram = "ram%d" % i if len(pieces) > 1 else "ram"
+        args += ["-object", "memory-backend-file,id=%s,size=%d,mem-path=%s,share=on" % (ram, piece, path),
+                 "-object", "memory-backend-file,id=calias%d,size=%d,mem-path=%s,share=on" % (i, piece, path),
+                 "-device", "ivshmem-plain,memdev=calias%d" % i]
+        if len(pieces) > 1:
+            args += ["-numa", "node,nodeid=%d,memdev=%s" % (i, ram)]
+    return args + ["-cpu", "qemu64,phys-bits=52"]
 
 
 def firmware_args(ovmf_code=DEFAULT_CODE, ovmf_vars=DEFAULT_VARS, bios=None):
@@ -262,11 +314,13 @@ def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU
     disk: boot this disk image (make image) instead of a fresh ESP with efi and args.
     observer: the instruction observer plugin (.so) to load, or None; observer_args: more
     of its arguments (e.g. "pages=off"). c_bit_alias: guest RAM in a file in /dev/shm,
-    seen a second time through an ivshmem device (qemu_command's ram_file). bios: a
+    seen a second time through ivshmem devices (qemu_command's ram_files). bios: a
     single-file firmware image (-bios) instead of ovmf_code/ovmf_vars. command: a function
     (esp) -> QEMU command line that replaces qemu_command (tools/hostlaunch.py: KVM on a
     TDX or SEV-SNP host)."""
     res = Result()
+    if c_bit_alias and not c_bit_alias_pieces(parse_size(mem)):
+        raise ValueError("a C-bit alias needs guest RAM in multiples of 2 MiB, not %s" % mem)
     if not thp:
         no_host_thp()
     esp = None if disk else make_esp(efi, args)
@@ -276,15 +330,17 @@ def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU
         os.close(fd)
         extra = list(extra) + ["-plugin", "%s,out=%s%s" % (
             observer, obs_out, "," + observer_args if observer_args else "")]
-    ram_file = None
+    ram_files = []
     if c_bit_alias:
-        fd, ram_file = tempfile.mkstemp(prefix="memaccept-ram-", dir="/dev/shm")
-        os.close(fd)
+        for _ in c_bit_alias_pieces(parse_size(mem)):
+            fd, path = tempfile.mkstemp(prefix="memaccept-ram-", dir="/dev/shm")
+            os.close(fd)
+            ram_files.append(path)
     if command:
         res.command = command(esp) + list(extra)
     else:
         res.command = qemu_command(esp, mem, smp, qemu, ovmf_code, ovmf_vars, extra, gdb,
-                                   debug_exit, disk, prealloc, ram_file, bios)
+                                   debug_exit, disk, prealloc, ram_files, bios)
     start = time.monotonic()
     chunks = []
     partial = b""
@@ -318,8 +374,8 @@ def run(efi, args="", mem="1G", smp=1, timeout=120, echo=None, qemu=DEFAULT_QEMU
     finally:
         if esp:
             shutil.rmtree(esp, ignore_errors=True)
-        if ram_file:
-            os.unlink(ram_file)
+        for path in ram_files:
+            os.unlink(path)
     res.seconds = time.monotonic() - start
     res.output = b"".join(chunks).decode("utf-8", "replace").replace("\r", "")
     if obs_out:
@@ -364,6 +420,11 @@ def main():
                     "through /dev/cpu/0/cpuid, else %d)" % hostlaunch.DEFAULT_CBITPOS)
     ap.add_argument("--provenance", help="write what the host knows about the boot (image "
                     "SHA-256, QEMU, VM configuration) to this JSON file")
+    ap.add_argument("--c-bit-alias", choices=("auto", "on", "off"), default="auto",
+                    help="guest RAM in files in /dev/shm seen a second time through ivshmem "
+                    "devices, so that the test image's emulated SNP C-bit can be bit 51 "
+                    "(arch/x86/emu/cbit_alias.c); auto: on for platform=snp-emu under TCG "
+                    "without a -cpu of the caller's")
     ap.add_argument("extra", nargs="*", help="more QEMU arguments (after --)")
     o = ap.parse_args()
     if not os.path.exists(o.efi):
@@ -388,12 +449,17 @@ def main():
         for f in (o.ovmf_code, o.ovmf_vars):
             if not os.path.exists(f):
                 sys.exit("runqemu: firmware %s not found (Debian package ovmf)" % f)
+    if o.host and o.c_bit_alias == "on":
+        sys.exit("runqemu: --c-bit-alias is for the test image's emulated SNP under TCG, not --host")
+    alias = o.c_bit_alias == "on" or (
+        o.c_bit_alias == "auto" and not o.host and "platform=snp-emu" in o.args.split()
+        and "-cpu" not in o.extra and c_bit_alias_pieces(parse_size(o.mem)) is not None)
     print("runqemu: %s, %s RAM, %d vCPU, %s, options: %s" % (
         o.efi, o.mem, o.smp, "KVM on a %s host" % o.host if o.host else "TCG",
         o.args or "(none)"), flush=True)
     res = run(o.efi, o.args, o.mem, o.smp, o.timeout, sys.stdout, o.qemu, o.ovmf_code,
               o.ovmf_vars, o.extra, o.gdb, thp=o.thp, prealloc=o.prealloc, observer=o.observer,
-              bios=o.bios, command=command)
+              bios=o.bios, command=command, c_bit_alias=alias)
     if o.log:
         with open(o.log, "w") as f:
             f.write(res.output)

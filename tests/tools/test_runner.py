@@ -11,6 +11,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 import run  # noqa: E402  tests/run.py
+import runqemu  # noqa: E402
 import memaccept_log  # noqa: E402
 
 STOPPED = memaccept_log.EXIT_HOST_STOPPED
@@ -66,6 +67,44 @@ class HostStopRule(unittest.TestCase):
                 "allow_no_exit_event": True}
         self.assertEqual(run.check_case(case, result(STOPPED), []), [])
         self.assertNotEqual(run.check_case(case, result(0), exit_event(0)), [])
+
+
+class CBitAliasPieces(unittest.TestCase):
+    """Guest RAM cut for the C-bit alias: where q35 puts each piece, each a PCI BAR."""
+    GiB = 1 << 30
+
+    def pieces(self, size):
+        return runqemu.c_bit_alias_pieces(size)
+
+    def test_small_ram_is_one_piece(self):
+        self.assertEqual(self.pieces(2 * self.GiB), [(0, 2 * self.GiB)])
+
+    def test_ram_above_4g_starts_a_piece_at_4g(self):
+        g = self.GiB
+        self.assertEqual(self.pieces(4 * g), [(0, 2 * g), (4 * g, 2 * g)])
+        self.assertEqual(self.pieces(12 * g), [(0, 2 * g), (4 * g, 4 * g), (8 * g, 4 * g), (12 * g, 2 * g)])
+
+    def test_every_piece_is_a_naturally_aligned_power_of_two(self):
+        for mib in (2, 1536, 2560, 2816, 3072, 5000, 65536, 99998):
+            size = mib << 20
+            pieces = self.pieces(size)
+            self.assertEqual(sum(n for _, n in pieces), size)
+            low = size if size < runqemu.Q35_LOWMEM_ALL_BELOW else runqemu.Q35_LOWMEM
+            for gpa, n in pieces:
+                self.assertEqual(n & (n - 1), 0)
+                self.assertEqual(gpa % n, 0)
+                self.assertTrue(gpa + n <= low or gpa >= 4 * self.GiB, (mib, gpa, n))
+
+    def test_odd_sizes_refused(self):
+        self.assertIsNone(self.pieces(0))
+        self.assertIsNone(self.pieces((1 << 20) * 3))
+
+    def test_cases_get_the_alias_where_it_fits(self):
+        snp = {"args": "platform=snp-emu", "mem": "4G"}
+        self.assertTrue(run.c_bit_alias(snp))
+        self.assertFalse(run.c_bit_alias(dict(snp, c_bit_alias=False)))
+        self.assertFalse(run.c_bit_alias(dict(snp, qemu=["-cpu", "max"])))
+        self.assertFalse(run.c_bit_alias({"args": "platform=sim", "mem": "4G"}))
 
 
 if __name__ == "__main__":

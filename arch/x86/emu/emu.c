@@ -339,6 +339,12 @@ static bool on_ud(struct trap_frame *f)
 		d.len = 0;
 	if (snp)
 		emu_snp_unlock();
+	if (snp && emu_self()->vc_raise) {
+		u64 code = emu_self()->vc_raise;
+
+		emu_self()->vc_raise = 0;
+		emu_raise_vc(f, code, emu_self()->vc_raise_cr2, d.insn == INSN_RMPADJUST ? "RMPADJUST" : "the instruction");
+	}
 	if (forged && d.len)
 		emu_forge_vc(f, forged->value, f->rip + d.len, "the instruction after a VMGEXIT");
 	if (nested && d.len)

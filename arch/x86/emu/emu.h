@@ -76,6 +76,12 @@ struct emu_vcpu {
 	 */
 	bool hp_busy;
 	u64 hp_busy_since_ns;
+	/*
+	 * SNP: the #VC the instruction being emulated raises instead of completing (0:
+	 * none), delivered once the emulator's lock is released, and its CR2.
+	 */
+	u64 vc_raise;
+	u64 vc_raise_cr2;
 };
 
 struct emu_state {
@@ -167,6 +173,12 @@ u64 emu_host_port_read(u16 port, int size, u64 value);
 void emu_inject_nmi(const struct trap_frame *f);
 /* vc_nested: a second #VC (CPUID at a real CPUID) while the guest's handler runs. */
 void emu_forge_nested_vc(void);
+/*
+ * A #VC the CPU raises at the instruction at f->rip (a fault: it has not completed), CR2
+ * set to cr2; host side, emulator lock not held. A handler that returns would make the
+ * CPU run the instruction again and fault again: the emulated host stops the VM instead.
+ */
+__noreturn void emu_raise_vc(const struct trap_frame *f, u64 code, u64 cr2, const char *where);
 
 /* The models (one per mode). */
 void emu_tdx_tdcall(struct trap_frame *f);

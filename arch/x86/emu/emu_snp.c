@@ -125,6 +125,7 @@ void emu_snp_rmpadjust(struct trap_frame *f)
 {
 	struct emu_walk w;
 	u32 target = (u32)(f->rdx & 0xff);
+	u64 va = f->rax;
 
 	emu_count("rmpadjust");
 	if (!walk(f->rax, &w) || !(w.leaf & EMU_CBIT_MASK)) {
@@ -144,6 +145,30 @@ void emu_snp_rmpadjust(struct trap_frame *f)
 		u8 *p = emu_model_page(&emu.model, w.pa);
 		bool set = f->rdx & RMPADJUST_VMSA, clear = !set && p && (*p & EMU_PG_VMSA);
 
+		/*
+		 * rmpadjust_unvalidated: the host reassigns the page just before (RMPUPDATE to
+		 * shared and back): private again, its Validated bit cleared by the change.
+		 */
+		if (set && p && (*p & EMU_PG_PRIVATE) &&
+		    emu_fault_take(&emu.faults, FAULT_RMPADJUST_UNVALIDATED, 0, 0)) {
+			*p &= (u8)~(EMU_PG_ACCEPTED | EMU_PG_LEVEL_MASK | EMU_PG_VMSA);
+			emu_model_changed(&emu.model, w.pa & ~(PAGE_SIZE - 1),
+					  (w.pa & ~(PAGE_SIZE - 1)) + PAGE_SIZE);
+			emu_count("host_unvalidated");
+		}
+		/*
+		 * A page that is not validated: the instruction does not complete, the CPU raises
+		 * #VC PAGE_NOT_VALIDATED (after the VMPL check, before the size check: RMPADJUST's
+		 * order in the APM, as the VeriSMo model has it). A VMSA is thus always validated
+		 * when it gets the attribute.
+		 */
+		if (p && (*p & EMU_PG_PRIVATE) && !(*p & EMU_PG_ACCEPTED)) {
+			emu_count("rmpadjust_not_validated");
+			emu_self()->vc_raise = SVM_EXIT_PAGE_NOT_VALIDATED;
+			emu_self()->vc_raise_cr2 = va;
+			f->rax = va;	/* the instruction did not complete */
+			return;
+		}
 		if (set && (u32)f->rcx != PVALIDATE_4K) {
 			f->rax = RMPADJUST_FAIL_INPUT;
 		} else if ((set && emu_fault_take(&emu.faults, FAULT_RMPADJUST_VMSA_FAIL, 0, 0)) ||

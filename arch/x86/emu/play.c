@@ -221,6 +221,20 @@ __noreturn void emu_forge_vc(const struct trap_frame *f, u64 code, u64 rip, cons
 	emu_host_stops_guest(code, why);
 }
 
+void emu_raise_vc(const struct trap_frame *f, u64 code, u64 cr2, const char *where)
+{
+	struct trap_frame g = *f;
+	char why[160];
+
+	emu_count("raised_vc");
+	kprintf("emu: %s raises #VC with exit code %#llx (CR2 %#llx, RIP %#llx)\n", where, code, cr2, f->rip);
+	__asm__ volatile("mov %0, %%cr2" : : "r"(cr2) : "memory");
+	vc(code, (const u8 *)(uintptr_t)f->rip, &g, "a #VC with no #VC handler in the kernel's IDT");
+	format_buf(why, sizeof(why), "the guest's #VC handler returned from exit code %#llx at %s, "
+		   "which would fault again", code, where);
+	emu_host_stops_guest(code, why);
+}
+
 static const u8 cpuid_insn[] = { 0x0f, 0xa2 };
 
 void emu_inject_nmi(const struct trap_frame *f)
