@@ -1557,7 +1557,7 @@ TEST(acpi_madt_cpu_list)
 	}
 }
 
-/* ---------------------------------------------------------------- MADT wakeup mailbox (issue 13) */
+/* ---------------------------------------------------------------- MADT wakeup mailbox */
 
 /* A wakeup entry of `len` bytes with mailbox version `version` at `mailbox`. */
 static void wakeup_tables(u8 len, u8 version, u64 mailbox)

@@ -125,7 +125,7 @@ static u64 this_ghcb_gpa(void)
 }
 
 /*
- * Below VMPL0 (issue 16): what boot/ read from the secrets page, whether RMPADJUST
+ * Below VMPL0: what boot/ read from the secrets page, whether RMPADJUST
  * found us at VMPL0, and, when not, each CPU's SVSM calling area, through which all its
  * validation goes. The boot CPU uses the one the secrets page names; each AP the page
  * the boot CPU gave the SVSM for it in Create vCPU (snp_ap.c): the SVSM serves a vCPU's
