@@ -964,7 +964,11 @@ static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 static void rule_probe(struct ctx *c)
 {
 	const struct conformance_input *in = c->in;
+	char early[96] = "";
 
+	if (in->probe_early_descs)
+		format_buf(early, sizeof(early), "; %u of them before the early allocator used "
+			   "them, %u page(s) kept out of use", in->probe_early_descs, in->probe_kept_out);
 	if (in->probe_none)
 		na(c, R_ACCEPTED_PROBE, "%s", in->probe_none);
 	else if (!in->probed || in->probe_unknown == in->probed)
@@ -972,16 +976,16 @@ static void rule_probe(struct ctx *c)
 		   in->probe_unknown);
 	else if (!in->probe_not_accepted)
 		judge(c, R_ACCEPTED_PROBE, true, "%u page(s) of accepted memory probed (%s of %u "
-		      "descriptors): all accepted, %u unknown", in->probed, in->probe_full ?
+		      "descriptors): all accepted, %u unknown%s", in->probed, in->probe_full ?
 		      "every free page; the first and last page" :
-		      "the first and last page", in->probe_descs, in->probe_unknown);
+		      "the first and last page", in->probe_descs, in->probe_unknown, early);
 	else
 		judge(c, R_ACCEPTED_PROBE, false,
 		      "%u page(s) of accepted memory probed (%s of %u descriptors): %u were not "
-		      "accepted (first %#llx; the probe accepted them), %u unknown", in->probed,
+		      "accepted (first %#llx; the probe accepted them), %u unknown%s", in->probed,
 		      in->probe_full ? "every free page; the first and last page" :
 		      "the first and last page", in->probe_descs,
-		      in->probe_not_accepted, in->probe_first_bad, in->probe_unknown);
+		      in->probe_not_accepted, in->probe_first_bad, in->probe_unknown, early);
 }
 
 /*

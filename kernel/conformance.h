@@ -93,6 +93,8 @@ struct conformance_input {
 	const char *probe_none;
 	bool probe_full;		/* conformance_probe=full: every page, not the edges */
 	u32 probe_descs;		/* descriptors with an edge page probed */
+	u32 probe_early_descs;		/* ... of them before the early allocator used them */
+	u32 probe_kept_out;		/* pages found not accepted there, kept out of use */
 	u32 probed, probe_not_accepted, probe_unknown;
 	u64 probe_first_bad;
 
@@ -155,6 +157,11 @@ const struct conformance_rule *conformance_rules(unsigned *count);
 
 /* workload=conformance (kernel/conformance_run.c): judge, print, emit the event. */
 int conformance_run(void);
+/*
+ * workload=conformance, before the kernel's first boot-time allocation: every descriptor
+ * the early allocator takes memory from is probed (accepted.probe) before it hands any out.
+ */
+void conformance_probe_early(const struct boot_info *bi);
 /* The guest's ACPI walk from rsdp, reading only ACPI and runtime memory of the final map. */
 void conformance_scan_acpi(u64 rsdp, struct acpi_facts *out);
 
