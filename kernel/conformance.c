@@ -463,11 +463,18 @@ static bool lut_usable(const struct linux_unaccepted_facts *t)
  * is accepted whole at boot; of a longer one the partial units at either end are, and so
  * is whatever the bitmap does not cover. The bitmap is the firmware's table when one is
  * installed (its unit, its base, its size), else one the stub allocates over the span of
- * type 15 in 2 MiB units.
+ * type 15 in 2 MiB units: the span of the map it read before ExitBootServices
+ * (allocate_unaccepted_bitmap, from allocate_e820 in exit_boot), while the bits come from
+ * the final map. memaccept records that map's span (the first map of its ExitBootServices
+ * loop, read after the SNP opt-in as Linux reads its own); where it is not known (a
+ * capture), the final map's span stands for it.
  */
 struct linux_view {
 	u64 unit;
 	bool fw_table;
+	bool sized_before_ebs;		/* the bitmap's span is the pre-ExitBootServices map's */
+	bool no_table;			/* that map had no type 15: the stub made no table */
+	bool span_moved;		/* ... and its type 15 span is not the final map's */
 	u32 desc, short_desc, partial_desc, uncovered_desc;
 	u64 boot_bytes;			/* accepted at boot by the stub */
 	u64 first_boot;			/* the lowest address of such a piece */
@@ -507,6 +514,17 @@ static void linux_view(const struct conformance_input *in, struct linux_view *v)
 	}
 	if (lo >= hi)
 		return;
+	if (!v->fw_table && in->ebs_first_desc) {
+		/* Sized before ExitBootServices: allocate_unaccepted_bitmap's map. */
+		v->sized_before_ebs = true;
+		if (!in->ebs_first_unacc_desc || in->ebs_first_unacc_lo >= in->ebs_first_unacc_hi) {
+			v->no_table = true;
+			return;
+		}
+		v->span_moved = lo != in->ebs_first_unacc_lo || hi != in->ebs_first_unacc_hi;
+		lo = in->ebs_first_unacc_lo;
+		hi = in->ebs_first_unacc_hi;
+	}
 	if (v->fw_table) {
 		base = t->phys_base;
 		cover = t->size * 8 > ~0ULL / v->unit ? ~0ULL : t->size * 8 * v->unit;
@@ -1417,6 +1435,10 @@ static const char *linux_stop(const struct conformance_input *in, const struct m
 		return NULL;
 	if (f->unacc_desc && in->lut.present && in->lut.readable && in->lut.version != LUT_VERSION)
 		return "the stub refuses the firmware's table (not version 1): no boot";
+	/* process_unaccepted_memory uses the table without checking that there is one. */
+	if (v->no_table)
+		return "no type 15 in the map read before ExitBootServices, so no table; the final "
+		       "map's type 15 then meets none (process_unaccepted_memory): no boot";
 	if (snp && v->boot_bytes && (!profiles[p].snp_stub_accept ||
 				     (in->svsm && !profiles[p].svsm_stub_accept))) {
 		format_buf(buf, cap, "the stub cannot accept the %llu KiB it must at boot on SEV-SNP%s: "
@@ -1464,7 +1486,8 @@ static void rules_linux(struct ctx *c, const struct map_facts *f)
 			judge(c, r, !stop, "accepts %llu MiB at boot, %llu MiB later; bitmap %llu bytes%s; "
 			      "%s", v.boot_bytes >> 20, v.lazy_bytes >> 20, v.fw_table ?
 			      (u64)in->lut.size : v.bitmap_bytes, v.fw_table ? " (the firmware's)" :
-			      "", stop ? stop : "boots");
+			      v.span_moved ? " (sized by the map before ExitBootServices)" : "",
+			      stop ? stop : "boots");
 	}
 }
 

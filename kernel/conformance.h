@@ -73,6 +73,7 @@ struct conformance_input {
 	u32 ebs_first_unacc_desc;
 	u64 ebs_first_unacc_bytes;
 	u64 ebs_first_unacc_hash;	/* lib/hash.h hash_range summed over its type 15 ranges */
+	u64 ebs_first_unacc_lo, ebs_first_unacc_hi;	/* its type 15 span (lo >= hi: none) */
 
 	u64 tsc_at_entry;		/* TSC at efi_main */
 	u64 tsc_hz;

@@ -361,6 +361,8 @@ int conformance_run(void)
 		.ebs_first_unacc_desc = bi->ebs_first_unacc_desc,
 		.ebs_first_unacc_bytes = bi->ebs_first_unacc_bytes,
 		.ebs_first_unacc_hash = bi->ebs_first_unacc_hash,
+		.ebs_first_unacc_lo = bi->ebs_first_unacc_lo,
+		.ebs_first_unacc_hi = bi->ebs_first_unacc_hi,
 		.tsc_at_entry = bi->tsc_at_entry,
 		.tsc_hz = tsc_hz(),	/* final: the clock is settled before any workload runs */
 		.phys_bits = bi->phys_bits,

@@ -96,6 +96,8 @@ static void first_map_is_final(void)
 	in.ebs_first_unacc_desc = 0;
 	in.ebs_first_unacc_bytes = 0;
 	in.ebs_first_unacc_hash = 0;
+	in.ebs_first_unacc_lo = ~0ULL;
+	in.ebs_first_unacc_hi = 0;
 	for (u64 off = 0; off < rm.size; off += rm.stride) {
 		struct efi_mem_desc d;
 
@@ -105,6 +107,9 @@ static void first_map_is_final(void)
 		in.ebs_first_unacc_desc++;
 		in.ebs_first_unacc_bytes += d.num_pages << EFI_PAGE_SHIFT;
 		in.ebs_first_unacc_hash += hash_range(d.phys_start, d.num_pages, d.attribute);
+		in.ebs_first_unacc_lo = MIN(in.ebs_first_unacc_lo, d.phys_start);
+		in.ebs_first_unacc_hi = MAX(in.ebs_first_unacc_hi,
+					    d.phys_start + (d.num_pages << EFI_PAGE_SHIFT));
 	}
 }
 
@@ -964,6 +969,66 @@ TEST(unaccepted_stable_across_exit_boot_services)
 	run();
 	EXPECT_EQ(verdict("unaccepted.stable"), VERDICT_WARN);
 	EXPECT(detail_has("unaccepted.stable", "the ranges differ"));
+}
+
+/*
+ * Linux's stub sizes its bitmap by the map it reads before ExitBootServices
+ * (allocate_unaccepted_bitmap) and sets the bits from the final map
+ * (process_unaccepted_memory): where the two differ, the profiles follow the first map.
+ */
+TEST(linux_bitmap_sized_by_the_map_before_exit_boot_services)
+{
+	/* Before: type 15 at [4 GiB, 6 GiB); final: [4 GiB, 8 GiB) (2 GiB more, after the opt-in). */
+	good_tdx();
+	first_map_is_final();
+	rm.size -= rm.stride;
+	add(EFI_UNACCEPTED_MEMORY, 4 * GiB, 4 * GiB);
+	in.ebs_attempts = 2;
+	run();
+	/* 1024 units, 128 bytes: the upper 2 GiB has no bit, and is accepted at boot. */
+	EXPECT(detail_has("linux.2026", "accepts 2048 MiB at boot, 2048 MiB later; bitmap 128 bytes "
+			  "(sized by the map before ExitBootServices); boots"));
+	/* The final map alone would have said 256 bytes and nothing at boot. */
+	in.ebs_first_desc = 0;
+	run();
+	EXPECT(detail_has("linux.2026", "accepts 0 MiB at boot, 4096 MiB later; bitmap 256 bytes; boots"));
+
+	/* On SEV-SNP that 2 GiB at boot stops the kernels whose stub cannot accept. */
+	good_snp();
+	first_map_is_final();
+	rm.size -= rm.stride;
+	add(EFI_UNACCEPTED_MEMORY, 4 * GiB, 4 * GiB);
+	in.ebs_attempts = 2;
+	run();
+	EXPECT_EQ(verdict("linux.v6_5"), VERDICT_FAIL);
+	EXPECT(detail_has("linux.v6_5", "cannot accept the 2097152 KiB it must at boot"));
+	EXPECT_EQ(verdict("linux.2026"), VERDICT_PASS);
+
+	/* Before: more type 15 than the final map kept: a larger bitmap, nothing at boot. */
+	good_tdx();
+	rm.size -= rm.stride;
+	add(EFI_UNACCEPTED_MEMORY, 4 * GiB, 4 * GiB);
+	first_map_is_final();
+	rm.size -= rm.stride;
+	add(EFI_UNACCEPTED_MEMORY, 4 * GiB, 2 * GiB);
+	in.ebs_attempts = 2;
+	run();
+	EXPECT(detail_has("linux.2026", "accepts 0 MiB at boot, 2048 MiB later; bitmap 256 bytes "
+			  "(sized by the map before ExitBootServices); boots"));
+
+	/* Before: no type 15 at all: the stub installs no table, then meets type 15. */
+	good_tdx();
+	rm.size -= rm.stride;
+	add(EFI_CONVENTIONAL_MEMORY, 4 * GiB, 2 * GiB);
+	first_map_is_final();
+	rm.size -= rm.stride;
+	add(EFI_UNACCEPTED_MEMORY, 4 * GiB, 2 * GiB);
+	in.ebs_attempts = 2;
+	run();
+	EXPECT_EQ(verdict("linux.v6_5"), VERDICT_FAIL);
+	EXPECT_EQ(verdict("linux.2026"), VERDICT_FAIL);
+	EXPECT(detail_has("linux.2026", "no type 15 in the map read before ExitBootServices"));
+	EXPECT_EQ(verdict("linux.no_unaccepted"), VERDICT_INFO);
 }
 
 /* The CC blob's secrets and CPUID pages are never memory the OS may allocate. */
