@@ -74,7 +74,7 @@ _Static_assert(CONFORMANCE_MAX_DESC <= PAGE_SIZE,
 	"(each type 15 descriptor passed on its own to process_unaccepted_memory)"
 #define LINUX_SNP_STUB_ACCEPT \
 	"Linux d54d610243a4 (v6.15-rc3: the EFI stub on SEV-SNP could not accept memory " \
-	"before it) and 8ed12ab1319b (the same under an SVSM)"
+	"before it) and 8ed12ab1319b (v6.15-rc5: the same under an SVSM)"
 #define LINUX_LUT_RESERVE \
 	"Linux drivers/firmware/efi/efi.c reserve_unaccepted: 0862438c9048 (February 2026, " \
 	"\"efi: Fix reservation of unaccepted memory table\") reserves a table that starts " \
@@ -87,6 +87,7 @@ enum rule_index {
 	R_UNACC_ALIGNMENT, R_UNACC_STABLE, R_UNACC_BELOW_1M, R_UNACC_BELOW_4G,
 	R_ACCEPTED_PROBE, R_UNACCEPTED_PROBE,
 	R_SNP_OPTIN_PRESENT, R_SNP_OPTIN_HONOURED, R_SNP_CC_PAGES, R_SNP_SVSM_PAGES,
+	R_SNP_GHCB_RESERVED,
 	R_TDX_AP_MEMORY, R_EBS_ATTEMPTS, R_EBS_DURATION, R_BOOT_RESET,
 	R_ACPI_RSDP, R_ACPI_XSDT, R_ACPI_MADT, R_ACPI_MP_WAKEUP,
 	R_EFI_ACPI_TABLE, R_EFI_SMBIOS, R_EFI_LINUX_UNACC, R_EFI_LINUX_UNACC_TABLE, R_EFI_CC_BLOB,
@@ -133,7 +134,7 @@ static const struct conformance_rule rules[R_COUNT] = {
 	[R_MAP_SIZE_HANDSHAKE] = MUST("map.size_handshake",
 		UEFI_MAP " (MemoryMapSize on output: the size needed when the buffer is too small); "
 		"edk2 MdeModulePkg/Core/Dxe/Mem/Page.c CoreGetMemoryMap left type 15 entries out of "
-		"that size until pull request 11609 (2025, \"Account for Unaccepted Entries\")",
+		"that size until f80a406aa9 (pull request 11609, 2025, \"Account for Unaccepted Entries\")",
 		"return from GetMemoryMap a needed size that holds every descriptor you then write, "
 		"type 15 ones included"),
 	[R_MAP_ALLOC15] = SHOULD("map.alloc_type15",
@@ -230,6 +231,13 @@ static const struct conformance_rule rules[R_COUNT] = {
 		"the SVSM through the calling area the secrets page names until it sets up its own)",
 		"put the SVSM's memory and its boot calling area in reserved memory, never in "
 		"memory the OS may allocate"),
+	[R_SNP_GHCB_RESERVED] = MUST("snp.ghcb_reserved",
+		"GHCB specification (AMD pub. 56421), GHCB GPA registration (the GHCB MSR names the "
+		"page); edk2 OvmfPkg/PlatformPei/AmdSev.c AmdSevEsInitialize (GHCB pages allocated "
+		"reserved: they must survive the hand-over) and 3e3f5bb21c (pull request 3774: the "
+		"SEC GHCB page handed over as conventional memory crashed the OS)",
+		"report every GHCB page (shared memory) as reserved, never as memory the OS may "
+		"allocate"),
 	[R_TDX_AP_MEMORY] = SHOULD("tdx.ap_memory",
 		"edk2 OvmfPkg/PlatformInitLib (commit 383f729a, pull request 6112, in "
 		"edk2-stable202411: TDVF reserves the SEC page tables its waiting APs run on, "
@@ -308,7 +316,7 @@ static const struct conformance_rule rules[R_COUNT] = {
 		LINUX_LUT_RESERVE,
 		"hand over a map this kernel boots with: see what it would do in the detail"),
 	[R_LINUX_2026] = MUST("linux.2026",
-		"Linux with 0862438c9048 (February 2026) and 8ed12ab1319b: " LINUX_STUB_UNACC,
+		"Linux with 0862438c9048 (February 2026): " LINUX_STUB_UNACC,
 		"hand over a map this kernel boots with: see what it would do in the detail"),
 };
 
@@ -1044,6 +1052,7 @@ static void rule_unaccepted_probe(struct ctx *c)
 
 static void rule_svsm_pages(struct ctx *c);
 static void rule_cc_pages(struct ctx *c);
+static void rule_ghcb_reserved(struct ctx *c);
 
 static void rules_snp(struct ctx *c, const struct map_facts *f)
 {
@@ -1054,6 +1063,7 @@ static void rules_snp(struct ctx *c, const struct map_facts *f)
 		na(c, R_SNP_OPTIN_HONOURED, "not an SEV-SNP guest");
 		na(c, R_SNP_CC_PAGES, "not an SEV-SNP guest");
 		na(c, R_SNP_SVSM_PAGES, "not an SEV-SNP guest");
+		na(c, R_SNP_GHCB_RESERVED, "not an SEV-SNP guest");
 		return;
 	}
 	switch (in->snp_protocol) {
@@ -1095,6 +1105,38 @@ static void rules_snp(struct ctx *c, const struct map_facts *f)
 	else
 		rule_cc_pages(c);
 	rule_svsm_pages(c);
+	rule_ghcb_reserved(c);
+}
+
+/*
+ * The GHCB the firmware registered, as the GHCB MSR names it at hand-over: a shared page.
+ * Memory the OS may allocate there is handed to a kernel that uses it as private memory:
+ * the access is an RMP fault, the page is converted and loses what the firmware or the
+ * host put in it, and Linux stops (#VC 0x404, "not validated"; edk2 3e3f5bb21c fixed the
+ * same for the SEC GHCB). The firmware's other GHCBs (one per vCPU in OVMF) are not
+ * published anywhere the guest can read: only the boot vCPU's is checked.
+ */
+static void rule_ghcb_reserved(struct ctx *c)
+{
+	const struct conformance_input *in = c->in;
+	u64 g = in->fw_ghcb_msr;
+
+	if (!in->fw_ghcb_known) {
+		na(c, R_SNP_GHCB_RESERVED, "the GHCB MSR was not read (not in this capture)");
+		return;
+	}
+	if (!g || g & 0xfff) {
+		na(c, R_SNP_GHCB_RESERVED, "the GHCB MSR held %#llx at hand-over: %s", g,
+		   g ? "an MSR protocol value, no GHCB address" : "no GHCB registered");
+		return;
+	}
+	u64 usable = span_cover(in, g, PAGE_SIZE, is_usable), known = span_cover(in, g, PAGE_SIZE, NULL);
+	u32 t = type_of_span(in, g, PAGE_SIZE);
+
+	judge(c, R_SNP_GHCB_RESERVED, !usable && known == PAGE_SIZE,
+	      "the boot vCPU's GHCB at %#llx (GHCB MSR) is in %s memory (type %d); the other "
+	      "vCPUs' GHCBs are not published and not checked", g, usable ? "usable" :
+	      known == PAGE_SIZE ? "reserved" : "undescribed", t == EFI_MEMORY_TYPE_COUNT ? -1 : (int)t);
 }
 
 /* The SVSM's own memory and the calling area the guest starts with. */
@@ -1403,7 +1445,7 @@ static const struct {
 	[LP_NONE] = { R_LINUX_NONE, LINUX_MMAP_SLACK_OLD, false, false, false },
 	[LP_6_5] = { R_LINUX_6_5, LINUX_MMAP_SLACK_OLD, false, false, false },
 	[LP_6_14] = { R_LINUX_6_14, LINUX_MMAP_SLACK, false, false, false },
-	[LP_6_15] = { R_LINUX_6_15, LINUX_MMAP_SLACK, true, false, false },
+	[LP_6_15] = { R_LINUX_6_15, LINUX_MMAP_SLACK, true, true, false },
 	[LP_2026] = { R_LINUX_2026, LINUX_MMAP_SLACK, true, true, true },
 };
 

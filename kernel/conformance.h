@@ -11,7 +11,7 @@
  * level, its meaning or what it is checked against (docs/firmware.md, "Rule set versions").
  * A rule keeps its ID for as long as its meaning holds; a new meaning gets a new ID.
  */
-#define CONFORMANCE_RULE_SET 3
+#define CONFORMANCE_RULE_SET 4
 
 enum verdict {
 	VERDICT_PASS,
@@ -64,6 +64,9 @@ struct conformance_input {
 	const char *fw_vendor;		/* EFI FirmwareVendor (NULL: not known) */
 	bool svsm;			/* SEV-SNP under an SVSM */
 	u64 svsm_caa, svsm_base, svsm_size;	/* from the secrets page (0: none) */
+	/* SEV-SNP: the GHCB MSR at hand-over (the firmware's GHCB GPA, or a protocol value). */
+	bool fw_ghcb_known;
+	u64 fw_ghcb_msr;
 
 	u32 ebs_attempts;
 	u64 ebs_last_call_us;		/* the ExitBootServices call that succeeded */

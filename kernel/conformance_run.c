@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: workload=conformance: judge what the firmware handed over and print the verdicts. */
 #include "arch/x86/platform.h"
+#include "arch/x86/sev/snp.h"
 #include "arch/x86/tdx/tdx.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
@@ -229,9 +230,9 @@ static void probe_free_pages(struct conformance_input *in)
  * (TDX: TDG.MEM.PAGE.ACCEPT; SNP at VMPL0: PVALIDATE), both of which leave an accepted page
  * as it is. By default the edges, where firmware bugs have been: the first and last page
  * of every RAM descriptor the map calls accepted that the kernel took as free RAM, which includes the pages on both sides
- * of every type 15 boundary and of every descriptor split (edk2's SEC GHCB page, pull
- * request 3774, sat inside a descriptor; TDVF's unaccepted tail of odd-sized low RAM,
- * b15f98e68f, at its end). conformance_probe=full asks every free page as well.
+ * of every type 15 boundary and of every descriptor split (edk2's SEC GHCB page, 3e3f5bb21c,
+ * sat inside a descriptor; TDVF's unaccepted tail of odd-sized low RAM, b15f98e68f, at
+ * its end). conformance_probe=full asks every free page as well.
  */
 static void probe_accepted(const struct boot_info *bi, struct conformance_input *in)
 {
@@ -354,6 +355,8 @@ int conformance_run(void)
 		.svsm_caa = bi->svsm_caa,
 		.svsm_base = bi->svsm_base,
 		.svsm_size = bi->svsm_size,
+		.fw_ghcb_known = bi->detected == DETECTED_SNP,
+		.fw_ghcb_msr = bi->detected == DETECTED_SNP ? snp_firmware_ghcb_msr() : 0,
 		.ebs_attempts = bi->ebs_attempts,
 		.ebs_last_call_us = tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_ebs_call) / 1000,
 		.ebs_total_us = tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_ebs_start) / 1000,

@@ -126,6 +126,9 @@ static void good_snp(void)
 	in.cc_secrets_len = 4096;
 	in.cc_cpuid = 0xa1000;
 	in.cc_cpuid_len = 4096;
+	/* The boot vCPU's GHCB, registered in the GHCB MSR, reserved as OVMF reserves it. */
+	in.fw_ghcb_known = true;
+	in.fw_ghcb_msr = 0xa2000;
 }
 
 static void run(void)
@@ -205,6 +208,7 @@ TEST(conforming_snp_all_pass)
 	EXPECT_EQ(verdict("snp.optin_present"), VERDICT_PASS);
 	EXPECT_EQ(verdict("snp.cc_pages"), VERDICT_PASS);
 	EXPECT_EQ(verdict("snp.optin_honoured"), VERDICT_PASS);
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_PASS);
 	EXPECT_EQ(verdict("efi.cc_blob"), VERDICT_PASS);
 	EXPECT_EQ(verdict("acpi.mp_wakeup"), VERDICT_NA);
 }
@@ -360,10 +364,11 @@ TEST(alignment_per_descriptor_as_linux)
 	EXPECT(detail_has("linux.v6_14", "cannot accept the 1024 KiB"));
 	EXPECT_EQ(verdict("linux.v6_15"), VERDICT_PASS);
 	EXPECT_EQ(verdict("linux.2026"), VERDICT_PASS);
-	in.svsm = true;	/* under an SVSM until 8ed12ab1319b */
+	in.svsm = true;	/* under an SVSM not before 8ed12ab1319b, which is in v6.15 (rc5) */
 	run();
-	EXPECT_EQ(verdict("linux.v6_15"), VERDICT_FAIL);
-	EXPECT(detail_has("linux.v6_15", "under an SVSM"));
+	EXPECT_EQ(verdict("linux.v6_14"), VERDICT_FAIL);
+	EXPECT(detail_has("linux.v6_14", "under an SVSM"));
+	EXPECT_EQ(verdict("linux.v6_15"), VERDICT_PASS);
 	EXPECT_EQ(verdict("linux.2026"), VERDICT_PASS);
 }
 
@@ -1029,6 +1034,48 @@ TEST(linux_bitmap_sized_by_the_map_before_exit_boot_services)
 	EXPECT_EQ(verdict("linux.2026"), VERDICT_FAIL);
 	EXPECT(detail_has("linux.2026", "no type 15 in the map read before ExitBootServices"));
 	EXPECT_EQ(verdict("linux.no_unaccepted"), VERDICT_INFO);
+}
+
+/*
+ * The GHCB the firmware registered (the GHCB MSR at hand-over) is shared memory: never
+ * memory the OS may allocate (edk2 3e3f5bb21c, pull request 3774).
+ */
+TEST(snp_ghcb_reserved)
+{
+	good_snp();
+	in.fw_ghcb_msr = 1 * MiB + 64 * MiB;	/* inside conventional memory */
+	run();
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_FAIL);
+	EXPECT(detail_has("snp.ghcb_reserved", "GHCB at 0x4100000 (GHCB MSR) is in usable memory (type 7)"));
+
+	good_snp();
+	in.fw_ghcb_msr = 1 * MiB + 1 * GiB;	/* boot-services data: free after ExitBootServices */
+	run();
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_FAIL);
+
+	good_snp();
+	in.fw_ghcb_msr = 3 * GiB;	/* no descriptor: a hole */
+	run();
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_FAIL);
+	EXPECT(detail_has("snp.ghcb_reserved", "undescribed"));
+
+	/* An MSR protocol value (a response code in bits 11:0), or nothing: no page to judge. */
+	good_snp();
+	in.fw_ghcb_msr = 0x0000000100000005ULL;
+	run();
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_NA);
+	in.fw_ghcb_msr = 0;
+	run();
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_NA);
+	EXPECT(detail_has("snp.ghcb_reserved", "no GHCB registered"));
+	good_snp();
+	in.fw_ghcb_known = false;
+	run();
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_NA);
+
+	good_tdx();
+	run();
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_NA);
 }
 
 /* The CC blob's secrets and CPUID pages are never memory the OS may allocate. */

@@ -492,6 +492,9 @@ void emu_setup_model(const struct memmap *m)
 
 	early_avoid(NULL, 0);
 	emu_model_init(&emu.model, m, storage, end, &emu.faults, emu.host == EMU_HOST_HUGE);
+	/* The firmware's GHCB (boot/test/snp_standin.c) is shared: the host owns it. */
+	if (emu.mode == EMU_SNP && emu.fw_ghcb)
+		emu_model_rmp_set(&emu.model, emu.fw_ghcb, emu.fw_ghcb + PAGE_SIZE, false);
 	kprintf("emu: page model covers %llu MiB (%llu KiB of state)\n", end >> 20,
 		end >> PAGE_SHIFT >> 10);
 	/* The sanitizer now knows the state the kernel started with (emu_model_init told it). */

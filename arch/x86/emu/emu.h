@@ -91,6 +91,8 @@ struct emu_state {
 	 * mapped private.
 	 */
 	u64 fw_cr3;
+	/* SNP: the GHCB the stand-in firmware registered, shared in the page model (0: none). */
+	u64 fw_ghcb;
 	const struct boot_info *bi;	/* for the AP start-up page (SNP AP Creation) */
 	/* SNP: per vCPU by APIC ID (emu_self): GHCB MSR, registered GHCB, VMSA. */
 	struct emu_vcpu vcpu[EMU_MAX_VCPUS];

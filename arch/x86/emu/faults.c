@@ -79,6 +79,7 @@ static const struct {
 	[FAULT_MAP_SIZE_SHORT] = { "map_size_short", false, false, false, true },
 	[FAULT_ALLOC_TYPE15] = { "alloc_type15", false, false, false, false },
 	[FAULT_MAILBOX_SLOW_ACK] = { "mailbox_slow_ack", true, true, true, false },
+	[FAULT_GHCB_USABLE] = { "ghcb_usable", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)
