@@ -11,7 +11,7 @@
 #define BOOT_MAP_BUFFER (4096 * 40)
 
 /* Bump the version whenever a field changes; kernel_main refuses any other version. */
-#define BOOT_INFO_VERSION 10
+#define BOOT_INFO_VERSION 11
 
 enum cmdline_source {
 	CMDLINE_NONE,		/* defaults only */
@@ -180,6 +180,8 @@ struct boot_info {
 	u32 ebs_first_unacc_desc;	/* its type 15 descriptors */
 	u64 ebs_first_unacc_bytes;
 	u64 ebs_first_unacc_hash;	/* order-independent hash of (start, pages, attribute) */
+	/* Its type 15 span, [lo, hi) (lo >= hi: none): what Linux's stub sizes its bitmap by. */
+	u64 ebs_first_unacc_lo, ebs_first_unacc_hi;
 	/* SEV-SNP: the secrets and CPUID pages the CC blob names (boot/snp_svsm.c), 0 if none. */
 	u64 cc_secrets;
 	u64 cc_cpuid;
@@ -189,7 +191,7 @@ struct boot_info {
 	u64 linux_unaccepted_table;
 };
 
-_Static_assert(sizeof(struct boot_info) == 1728, "struct boot_info changed: bump BOOT_INFO_VERSION");
+_Static_assert(sizeof(struct boot_info) == 1744, "struct boot_info changed: bump BOOT_INFO_VERSION");
 
 /* Boot services asked for type 15 memory (UEFI 2.9 section 7.2 AllocatePages, AllocatePool). */
 #define FW_ALLOC15_CHECKED	(1u << 8)	/* the checks ran */

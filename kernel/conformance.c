@@ -74,7 +74,7 @@ _Static_assert(CONFORMANCE_MAX_DESC <= PAGE_SIZE,
 	"(each type 15 descriptor passed on its own to process_unaccepted_memory)"
 #define LINUX_SNP_STUB_ACCEPT \
 	"Linux d54d610243a4 (v6.15-rc3: the EFI stub on SEV-SNP could not accept memory " \
-	"before it) and 8ed12ab1319b (the same under an SVSM)"
+	"before it) and 8ed12ab1319b (v6.15-rc5: the same under an SVSM)"
 #define LINUX_LUT_RESERVE \
 	"Linux drivers/firmware/efi/efi.c reserve_unaccepted: 0862438c9048 (February 2026, " \
 	"\"efi: Fix reservation of unaccepted memory table\") reserves a table that starts " \
@@ -87,6 +87,7 @@ enum rule_index {
 	R_UNACC_ALIGNMENT, R_UNACC_STABLE, R_UNACC_BELOW_1M, R_UNACC_BELOW_4G,
 	R_ACCEPTED_PROBE, R_UNACCEPTED_PROBE,
 	R_SNP_OPTIN_PRESENT, R_SNP_OPTIN_HONOURED, R_SNP_CC_PAGES, R_SNP_SVSM_PAGES,
+	R_SNP_GHCB_RESERVED,
 	R_TDX_AP_MEMORY, R_EBS_ATTEMPTS, R_EBS_DURATION, R_BOOT_RESET,
 	R_ACPI_RSDP, R_ACPI_XSDT, R_ACPI_MADT, R_ACPI_MP_WAKEUP,
 	R_EFI_ACPI_TABLE, R_EFI_SMBIOS, R_EFI_LINUX_UNACC, R_EFI_LINUX_UNACC_TABLE, R_EFI_CC_BLOB,
@@ -133,7 +134,7 @@ static const struct conformance_rule rules[R_COUNT] = {
 	[R_MAP_SIZE_HANDSHAKE] = MUST("map.size_handshake",
 		UEFI_MAP " (MemoryMapSize on output: the size needed when the buffer is too small); "
 		"edk2 MdeModulePkg/Core/Dxe/Mem/Page.c CoreGetMemoryMap left type 15 entries out of "
-		"that size until pull request 11609 (2025, \"Account for Unaccepted Entries\")",
+		"that size until f80a406aa9 (pull request 11609, 2025, \"Account for Unaccepted Entries\")",
 		"return from GetMemoryMap a needed size that holds every descriptor you then write, "
 		"type 15 ones included"),
 	[R_MAP_ALLOC15] = SHOULD("map.alloc_type15",
@@ -230,6 +231,13 @@ static const struct conformance_rule rules[R_COUNT] = {
 		"the SVSM through the calling area the secrets page names until it sets up its own)",
 		"put the SVSM's memory and its boot calling area in reserved memory, never in "
 		"memory the OS may allocate"),
+	[R_SNP_GHCB_RESERVED] = MUST("snp.ghcb_reserved",
+		"GHCB specification (AMD pub. 56421), GHCB GPA registration (the GHCB MSR names the "
+		"page); edk2 OvmfPkg/PlatformPei/AmdSev.c AmdSevEsInitialize (GHCB pages allocated "
+		"reserved: they must survive the hand-over) and 3e3f5bb21c (pull request 3774: the "
+		"SEC GHCB page handed over as conventional memory crashed the OS)",
+		"report every GHCB page (shared memory) as reserved, never as memory the OS may "
+		"allocate"),
 	[R_TDX_AP_MEMORY] = SHOULD("tdx.ap_memory",
 		"edk2 OvmfPkg/PlatformInitLib (commit 383f729a, pull request 6112, in "
 		"edk2-stable202411: TDVF reserves the SEC page tables its waiting APs run on, "
@@ -308,7 +316,7 @@ static const struct conformance_rule rules[R_COUNT] = {
 		LINUX_LUT_RESERVE,
 		"hand over a map this kernel boots with: see what it would do in the detail"),
 	[R_LINUX_2026] = MUST("linux.2026",
-		"Linux with 0862438c9048 (February 2026) and 8ed12ab1319b: " LINUX_STUB_UNACC,
+		"Linux with 0862438c9048 (February 2026): " LINUX_STUB_UNACC,
 		"hand over a map this kernel boots with: see what it would do in the detail"),
 };
 
@@ -463,11 +471,18 @@ static bool lut_usable(const struct linux_unaccepted_facts *t)
  * is accepted whole at boot; of a longer one the partial units at either end are, and so
  * is whatever the bitmap does not cover. The bitmap is the firmware's table when one is
  * installed (its unit, its base, its size), else one the stub allocates over the span of
- * type 15 in 2 MiB units.
+ * type 15 in 2 MiB units: the span of the map it read before ExitBootServices
+ * (allocate_unaccepted_bitmap, from allocate_e820 in exit_boot), while the bits come from
+ * the final map. memaccept records that map's span (the first map of its ExitBootServices
+ * loop, read after the SNP opt-in as Linux reads its own); where it is not known (a
+ * capture), the final map's span stands for it.
  */
 struct linux_view {
 	u64 unit;
 	bool fw_table;
+	bool sized_before_ebs;		/* the bitmap's span is the pre-ExitBootServices map's */
+	bool no_table;			/* that map had no type 15: the stub made no table */
+	bool span_moved;		/* ... and its type 15 span is not the final map's */
 	u32 desc, short_desc, partial_desc, uncovered_desc;
 	u64 boot_bytes;			/* accepted at boot by the stub */
 	u64 first_boot;			/* the lowest address of such a piece */
@@ -507,6 +522,17 @@ static void linux_view(const struct conformance_input *in, struct linux_view *v)
 	}
 	if (lo >= hi)
 		return;
+	if (!v->fw_table && in->ebs_first_desc) {
+		/* Sized before ExitBootServices: allocate_unaccepted_bitmap's map. */
+		v->sized_before_ebs = true;
+		if (!in->ebs_first_unacc_desc || in->ebs_first_unacc_lo >= in->ebs_first_unacc_hi) {
+			v->no_table = true;
+			return;
+		}
+		v->span_moved = lo != in->ebs_first_unacc_lo || hi != in->ebs_first_unacc_hi;
+		lo = in->ebs_first_unacc_lo;
+		hi = in->ebs_first_unacc_hi;
+	}
 	if (v->fw_table) {
 		base = t->phys_base;
 		cover = t->size * 8 > ~0ULL / v->unit ? ~0ULL : t->size * 8 * v->unit;
@@ -964,7 +990,11 @@ static void rules_unaccepted(struct ctx *c, const struct map_facts *f)
 static void rule_probe(struct ctx *c)
 {
 	const struct conformance_input *in = c->in;
+	char early[96] = "";
 
+	if (in->probe_early_descs)
+		format_buf(early, sizeof(early), "; %u of them before the early allocator used "
+			   "them, %u page(s) kept out of use", in->probe_early_descs, in->probe_kept_out);
 	if (in->probe_none)
 		na(c, R_ACCEPTED_PROBE, "%s", in->probe_none);
 	else if (!in->probed || in->probe_unknown == in->probed)
@@ -972,16 +1002,16 @@ static void rule_probe(struct ctx *c)
 		   in->probe_unknown);
 	else if (!in->probe_not_accepted)
 		judge(c, R_ACCEPTED_PROBE, true, "%u page(s) of accepted memory probed (%s of %u "
-		      "descriptors): all accepted, %u unknown", in->probed, in->probe_full ?
+		      "descriptors): all accepted, %u unknown%s", in->probed, in->probe_full ?
 		      "every free page; the first and last page" :
-		      "the first and last page", in->probe_descs, in->probe_unknown);
+		      "the first and last page", in->probe_descs, in->probe_unknown, early);
 	else
 		judge(c, R_ACCEPTED_PROBE, false,
 		      "%u page(s) of accepted memory probed (%s of %u descriptors): %u were not "
-		      "accepted (first %#llx; the probe accepted them), %u unknown", in->probed,
+		      "accepted (first %#llx; the probe accepted them), %u unknown%s", in->probed,
 		      in->probe_full ? "every free page; the first and last page" :
 		      "the first and last page", in->probe_descs,
-		      in->probe_not_accepted, in->probe_first_bad, in->probe_unknown);
+		      in->probe_not_accepted, in->probe_first_bad, in->probe_unknown, early);
 }
 
 /*
@@ -1022,6 +1052,7 @@ static void rule_unaccepted_probe(struct ctx *c)
 
 static void rule_svsm_pages(struct ctx *c);
 static void rule_cc_pages(struct ctx *c);
+static void rule_ghcb_reserved(struct ctx *c);
 
 static void rules_snp(struct ctx *c, const struct map_facts *f)
 {
@@ -1032,6 +1063,7 @@ static void rules_snp(struct ctx *c, const struct map_facts *f)
 		na(c, R_SNP_OPTIN_HONOURED, "not an SEV-SNP guest");
 		na(c, R_SNP_CC_PAGES, "not an SEV-SNP guest");
 		na(c, R_SNP_SVSM_PAGES, "not an SEV-SNP guest");
+		na(c, R_SNP_GHCB_RESERVED, "not an SEV-SNP guest");
 		return;
 	}
 	switch (in->snp_protocol) {
@@ -1073,6 +1105,38 @@ static void rules_snp(struct ctx *c, const struct map_facts *f)
 	else
 		rule_cc_pages(c);
 	rule_svsm_pages(c);
+	rule_ghcb_reserved(c);
+}
+
+/*
+ * The GHCB the firmware registered, as the GHCB MSR names it at hand-over: a shared page.
+ * Memory the OS may allocate there is handed to a kernel that uses it as private memory:
+ * the access is an RMP fault, the page is converted and loses what the firmware or the
+ * host put in it, and Linux stops (#VC 0x404, "not validated"; edk2 3e3f5bb21c fixed the
+ * same for the SEC GHCB). The firmware's other GHCBs (one per vCPU in OVMF) are not
+ * published anywhere the guest can read: only the boot vCPU's is checked.
+ */
+static void rule_ghcb_reserved(struct ctx *c)
+{
+	const struct conformance_input *in = c->in;
+	u64 g = in->fw_ghcb_msr;
+
+	if (!in->fw_ghcb_known) {
+		na(c, R_SNP_GHCB_RESERVED, "the GHCB MSR was not read (not in this capture)");
+		return;
+	}
+	if (!g || g & 0xfff) {
+		na(c, R_SNP_GHCB_RESERVED, "the GHCB MSR held %#llx at hand-over: %s", g,
+		   g ? "an MSR protocol value, no GHCB address" : "no GHCB registered");
+		return;
+	}
+	u64 usable = span_cover(in, g, PAGE_SIZE, is_usable), known = span_cover(in, g, PAGE_SIZE, NULL);
+	u32 t = type_of_span(in, g, PAGE_SIZE);
+
+	judge(c, R_SNP_GHCB_RESERVED, !usable && known == PAGE_SIZE,
+	      "the boot vCPU's GHCB at %#llx (GHCB MSR) is in %s memory (type %d); the other "
+	      "vCPUs' GHCBs are not published and not checked", g, usable ? "usable" :
+	      known == PAGE_SIZE ? "reserved" : "undescribed", t == EFI_MEMORY_TYPE_COUNT ? -1 : (int)t);
 }
 
 /* The SVSM's own memory and the calling area the guest starts with. */
@@ -1381,7 +1445,7 @@ static const struct {
 	[LP_NONE] = { R_LINUX_NONE, LINUX_MMAP_SLACK_OLD, false, false, false },
 	[LP_6_5] = { R_LINUX_6_5, LINUX_MMAP_SLACK_OLD, false, false, false },
 	[LP_6_14] = { R_LINUX_6_14, LINUX_MMAP_SLACK, false, false, false },
-	[LP_6_15] = { R_LINUX_6_15, LINUX_MMAP_SLACK, true, false, false },
+	[LP_6_15] = { R_LINUX_6_15, LINUX_MMAP_SLACK, true, true, false },
 	[LP_2026] = { R_LINUX_2026, LINUX_MMAP_SLACK, true, true, true },
 };
 
@@ -1413,6 +1477,10 @@ static const char *linux_stop(const struct conformance_input *in, const struct m
 		return NULL;
 	if (f->unacc_desc && in->lut.present && in->lut.readable && in->lut.version != LUT_VERSION)
 		return "the stub refuses the firmware's table (not version 1): no boot";
+	/* process_unaccepted_memory uses the table without checking that there is one. */
+	if (v->no_table)
+		return "no type 15 in the map read before ExitBootServices, so no table; the final "
+		       "map's type 15 then meets none (process_unaccepted_memory): no boot";
 	if (snp && v->boot_bytes && (!profiles[p].snp_stub_accept ||
 				     (in->svsm && !profiles[p].svsm_stub_accept))) {
 		format_buf(buf, cap, "the stub cannot accept the %llu KiB it must at boot on SEV-SNP%s: "
@@ -1460,7 +1528,8 @@ static void rules_linux(struct ctx *c, const struct map_facts *f)
 			judge(c, r, !stop, "accepts %llu MiB at boot, %llu MiB later; bitmap %llu bytes%s; "
 			      "%s", v.boot_bytes >> 20, v.lazy_bytes >> 20, v.fw_table ?
 			      (u64)in->lut.size : v.bitmap_bytes, v.fw_table ? " (the firmware's)" :
-			      "", stop ? stop : "boots");
+			      v.span_moved ? " (sized by the map before ExitBootServices)" : "",
+			      stop ? stop : "boots");
 	}
 }
 

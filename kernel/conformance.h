@@ -11,7 +11,7 @@
  * level, its meaning or what it is checked against (docs/firmware.md, "Rule set versions").
  * A rule keeps its ID for as long as its meaning holds; a new meaning gets a new ID.
  */
-#define CONFORMANCE_RULE_SET 3
+#define CONFORMANCE_RULE_SET 4
 
 enum verdict {
 	VERDICT_PASS,
@@ -64,6 +64,9 @@ struct conformance_input {
 	const char *fw_vendor;		/* EFI FirmwareVendor (NULL: not known) */
 	bool svsm;			/* SEV-SNP under an SVSM */
 	u64 svsm_caa, svsm_base, svsm_size;	/* from the secrets page (0: none) */
+	/* SEV-SNP: the GHCB MSR at hand-over (the firmware's GHCB GPA, or a protocol value). */
+	bool fw_ghcb_known;
+	u64 fw_ghcb_msr;
 
 	u32 ebs_attempts;
 	u64 ebs_last_call_us;		/* the ExitBootServices call that succeeded */
@@ -73,6 +76,7 @@ struct conformance_input {
 	u32 ebs_first_unacc_desc;
 	u64 ebs_first_unacc_bytes;
 	u64 ebs_first_unacc_hash;	/* lib/hash.h hash_range summed over its type 15 ranges */
+	u64 ebs_first_unacc_lo, ebs_first_unacc_hi;	/* its type 15 span (lo >= hi: none) */
 
 	u64 tsc_at_entry;		/* TSC at efi_main */
 	u64 tsc_hz;
@@ -93,6 +97,8 @@ struct conformance_input {
 	const char *probe_none;
 	bool probe_full;		/* conformance_probe=full: every page, not the edges */
 	u32 probe_descs;		/* descriptors with an edge page probed */
+	u32 probe_early_descs;		/* ... of them before the early allocator used them */
+	u32 probe_kept_out;		/* pages found not accepted there, kept out of use */
 	u32 probed, probe_not_accepted, probe_unknown;
 	u64 probe_first_bad;
 
@@ -155,6 +161,11 @@ const struct conformance_rule *conformance_rules(unsigned *count);
 
 /* workload=conformance (kernel/conformance_run.c): judge, print, emit the event. */
 int conformance_run(void);
+/*
+ * workload=conformance, before the kernel's first boot-time allocation: every descriptor
+ * the early allocator takes memory from is probed (accepted.probe) before it hands any out.
+ */
+void conformance_probe_early(const struct boot_info *bi);
 /* The guest's ACPI walk from rsdp, reading only ACPI and runtime memory of the final map. */
 void conformance_scan_acpi(u64 rsdp, struct acpi_facts *out);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memaccept: workload=conformance: judge what the firmware handed over and print the verdicts. */
 #include "arch/x86/platform.h"
+#include "arch/x86/sev/snp.h"
 #include "arch/x86/tdx/tdx.h"
 #include "arch/x86/tsc.h"
 #include "drivers/console.h"
@@ -13,6 +14,7 @@
 #include "kernel/memory.h"
 #include "lib/string.h"
 #include "mm/accept.h"
+#include "mm/early.h"
 #include "mm/memmap.h"
 #include "mm/page_alloc.h"
 
@@ -93,22 +95,105 @@ static bool accepted_ram(u32 type)
 
 /*
  * Only memory the kernel took as accepted free RAM (not suspect, not held, not the boot
- * services memory it still runs on, where SNP's shared GHCB pages may lie).
+ * services memory it still runs on, where SNP's shared GHCB pages may lie). The platform's
+ * answer (enum probe_result), or -1 when the page is not asked.
  */
-static bool probe_page(struct conformance_input *in, u64 pa)
+static int probe_page(struct conformance_input *in, u64 pa)
 {
 	const struct mem_range *m = memmap_find(&kernel_memmap, pa);
 	int r;
 
 	if (!m || m->kind != RANGE_USABLE)
-		return false;
+		return -1;
 	in->probed++;
 	r = platform->probe_accepted(pa);
 	if (r == PROBE_NOT_ACCEPTED && !in->probe_not_accepted++)
 		in->probe_first_bad = pa;
 	else if (r == PROBE_UNKNOWN)
 		in->probe_unknown++;
+	return r;
+}
+
+/* Descriptor i of the final map, if RAM the map calls accepted: its first and last page. */
+static bool accepted_desc(const struct boot_info *bi, u64 i, u64 *first, u64 *last)
+{
+	struct efi_mem_desc d;
+
+	memcpy(&d, (const u8 *)(uintptr_t)bi->map_addr + i * bi->desc_size, sizeof(d));
+	if (!accepted_ram(d.type) || !d.num_pages || !IS_ALIGNED(d.phys_start, PAGE_SIZE) ||
+	    d.num_pages > (~0ULL - d.phys_start) >> EFI_PAGE_SHIFT)
+		return false;
+	*first = d.phys_start;
+	*last = d.phys_start + ((d.num_pages - 1) << EFI_PAGE_SHIFT);
 	return true;
+}
+
+static u64 descs(const struct boot_info *bi)
+{
+	u64 n = bi->desc_size >= EFI_MEM_DESC_SIZE ? bi->map_size / bi->desc_size : 0;
+
+	return MIN(n, (u64)CONFORMANCE_MAX_DESC);
+}
+
+/*
+ * accepted.probe before the early allocator's first use of a descriptor: the kernel
+ * writes its page tables, the bitmap and the allocator's state into what the early
+ * allocator hands out, so a descriptor it takes memory from is asked (its first and last
+ * page) before that memory is handed out, not after the kernel has relied on it. A page
+ * found not accepted is kept out of use (early_exclude; the early allocator chooses
+ * again, and the page allocator never hands it out either): on TDX the probe accepted
+ * (zeroed) it, on SNP it validated it or found it shared, and in both cases the firmware's
+ * word about that memory is wrong. probe_accepted leaves these descriptors out and counts
+ * what was found here.
+ */
+static struct conformance_input early_probe;
+static u64 early_probed[CONFORMANCE_MAX_DESC / 64];
+static const struct boot_info *early_bi;
+
+static bool probe_before_use(void *ctx, u64 start, u64 end)
+{
+	const struct boot_info *bi = early_bi;
+	bool clean = true;
+
+	(void)ctx;
+	for (u64 i = 0, n = descs(bi); i < n; i++) {
+		u64 first, last, pages[2];
+		bool asked = false;
+
+		if (early_probed[i / 64] & (1ULL << (i % 64)) || !accepted_desc(bi, i, &first, &last) ||
+		    last + PAGE_SIZE <= start || first >= end)
+			continue;
+		early_probed[i / 64] |= 1ULL << (i % 64);
+		pages[0] = first;
+		pages[1] = last;
+		for (unsigned k = 0; k < (last != first ? 2u : 1u); k++) {
+			int r = probe_page(&early_probe, pages[k]);
+
+			asked |= r >= 0;
+			if (r != PROBE_NOT_ACCEPTED)
+				continue;
+			early_probe.probe_kept_out++;
+			early_exclude(pages[k], pages[k] + PAGE_SIZE);
+			kprintf("conformance: %#llx is accepted RAM in the map, but the platform says it "
+				"was not accepted: kept out of use\n", pages[k]);
+			clean = false;
+		}
+		if (asked) {
+			early_probe.probe_descs++;
+			early_probe.probe_early_descs++;
+		}
+	}
+	return clean;
+}
+
+void conformance_probe_early(const struct boot_info *bi)
+{
+	/* Below VMPL0 PVALIDATE is the SVSM's: accepted.probe cannot ask there (n/a). */
+	if (!str_starts(bi->config.workload, "conformance") || !platform->probe_accepted ||
+	    bi->svsm_size)
+		return;
+	early_bi = bi;
+	early_set_check(probe_before_use, NULL);
 }
 
 /*
@@ -145,30 +230,34 @@ static void probe_free_pages(struct conformance_input *in)
  * (TDX: TDG.MEM.PAGE.ACCEPT; SNP at VMPL0: PVALIDATE), both of which leave an accepted page
  * as it is. By default the edges, where firmware bugs have been: the first and last page
  * of every RAM descriptor the map calls accepted that the kernel took as free RAM, which includes the pages on both sides
- * of every type 15 boundary and of every descriptor split (edk2's SEC GHCB page, pull
- * request 3774, sat inside a descriptor; TDVF's unaccepted tail of odd-sized low RAM,
- * b15f98e68f, at its end). conformance_probe=full asks every free page as well.
+ * of every type 15 boundary and of every descriptor split (edk2's SEC GHCB page, 3e3f5bb21c,
+ * sat inside a descriptor; TDVF's unaccepted tail of odd-sized low RAM, b15f98e68f, at
+ * its end). conformance_probe=full asks every free page as well.
  */
 static void probe_accepted(const struct boot_info *bi, struct conformance_input *in)
 {
-	u64 n = bi->desc_size >= EFI_MEM_DESC_SIZE ? bi->map_size / bi->desc_size : 0;
 	bool full = bi->config.conformance_probe == CONFORMANCE_PROBE_FULL;
+	const struct conformance_input *e = &early_probe;
 
 	in->probe_full = full;
 	if (!platform->probe_accepted) {
 		in->probe_none = "the platform has nothing to ask (not TDX or SEV-SNP)";
 		return;
 	}
-	for (u64 i = 0; i < n && i < CONFORMANCE_MAX_DESC; i++) {
-		struct efi_mem_desc d;
-		u64 last;
+	/* What probe_before_use found comes first: it asked first. */
+	in->probed = e->probed;
+	in->probe_not_accepted = e->probe_not_accepted;
+	in->probe_first_bad = e->probe_first_bad;
+	in->probe_unknown = e->probe_unknown;
+	in->probe_descs = e->probe_descs;
+	in->probe_early_descs = e->probe_early_descs;
+	in->probe_kept_out = e->probe_kept_out;
+	for (u64 i = 0, n = descs(bi); i < n; i++) {
+		u64 first, last;
 
-		memcpy(&d, (const u8 *)(uintptr_t)bi->map_addr + i * bi->desc_size, sizeof(d));
-		if (!accepted_ram(d.type) || !d.num_pages || !IS_ALIGNED(d.phys_start, PAGE_SIZE) ||
-		    d.num_pages > (~0ULL - d.phys_start) >> EFI_PAGE_SHIFT)
+		if (early_probed[i / 64] & (1ULL << (i % 64)) || !accepted_desc(bi, i, &first, &last))
 			continue;
-		last = d.phys_start + ((d.num_pages - 1) << EFI_PAGE_SHIFT);
-		if (probe_page(in, d.phys_start) | (last != d.phys_start && probe_page(in, last)))
+		if ((probe_page(in, first) >= 0) | (last != first && probe_page(in, last) >= 0))
 			in->probe_descs++;
 	}
 	if (full)
@@ -266,6 +355,8 @@ int conformance_run(void)
 		.svsm_caa = bi->svsm_caa,
 		.svsm_base = bi->svsm_base,
 		.svsm_size = bi->svsm_size,
+		.fw_ghcb_known = bi->detected == DETECTED_SNP,
+		.fw_ghcb_msr = bi->detected == DETECTED_SNP ? snp_firmware_ghcb_msr() : 0,
 		.ebs_attempts = bi->ebs_attempts,
 		.ebs_last_call_us = tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_ebs_call) / 1000,
 		.ebs_total_us = tsc_cycles_to_ns(bi->tsc_at_ebs - bi->tsc_ebs_start) / 1000,
@@ -273,6 +364,8 @@ int conformance_run(void)
 		.ebs_first_unacc_desc = bi->ebs_first_unacc_desc,
 		.ebs_first_unacc_bytes = bi->ebs_first_unacc_bytes,
 		.ebs_first_unacc_hash = bi->ebs_first_unacc_hash,
+		.ebs_first_unacc_lo = bi->ebs_first_unacc_lo,
+		.ebs_first_unacc_hi = bi->ebs_first_unacc_hi,
 		.tsc_at_entry = bi->tsc_at_entry,
 		.tsc_hz = tsc_hz(),	/* final: the clock is settled before any workload runs */
 		.phys_bits = bi->phys_bits,

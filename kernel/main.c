@@ -11,6 +11,7 @@
 #include "drivers/exit.h"
 #include "include/panic.h"
 #include "kernel/clock.h"
+#include "kernel/conformance.h"
 #include "kernel/main.h"
 #include "kernel/memory.h"
 #include "kernel/smp.h"
@@ -249,6 +250,8 @@ __noreturn void kernel_main(struct boot_info *bi)
 #ifdef CONFIG_EMULATOR
 	emu_setup_model(&kernel_memmap);
 #endif
+	/* workload=conformance: a descriptor is probed before the early allocator uses it. */
+	conformance_probe_early(bi);
 #ifdef CONFIG_TEST_IMAGE
 	testcase_window(bi, true);
 #endif

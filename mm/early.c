@@ -18,6 +18,10 @@ static struct early_reserved reserved[EARLY_MAX_RESERVED];
 static unsigned nreserved;
 static u64 total;
 static bool finished;
+static bool (*check_fn)(void *ctx, u64 start, u64 end);
+static void *check_ctx;
+static const u64 *avoid_pages;
+static unsigned navoid;
 
 void early_init(const struct memmap *m)
 {
@@ -25,6 +29,9 @@ void early_init(const struct memmap *m)
 	nreserved = 0;
 	total = 0;
 	finished = false;
+	check_fn = NULL;
+	avoid_pages = NULL;
+	navoid = 0;
 }
 
 static bool overlaps_reserved(u64 s, u64 e)
@@ -33,6 +40,17 @@ static bool overlaps_reserved(u64 s, u64 e)
 		if (s < reserved[i].end && reserved[i].start < e)
 			return true;
 	return false;
+}
+
+/* The lowest page early_avoid named in [s, e), or e. */
+static u64 avoided(u64 s, u64 e)
+{
+	u64 low = e;
+
+	for (unsigned i = 0; i < navoid; i++)
+		if (avoid_pages[i] < e && avoid_pages[i] + PAGE_SIZE > s && avoid_pages[i] < low)
+			low = ALIGN_DOWN(avoid_pages[i], PAGE_SIZE);
+	return low;
 }
 
 static void add_reserved(u64 s, u64 e)
@@ -60,10 +78,10 @@ static u64 fit(u64 lo, u64 hi, u64 size, u64 align)
 
 		if (s < lo)
 			return 0;
-		if (!overlaps_reserved(s, s + size))
+		if (!overlaps_reserved(s, s + size) && avoided(s, s + size) == s + size)
 			return s;
-		/* Step below the lowest reservation that is in the way. */
-		u64 below = hi;
+		/* Step below the lowest reservation (or avoided page) that is in the way. */
+		u64 below = avoided(s, s + size);
 
 		for (unsigned i = 0; i < nreserved; i++)
 			if (reserved[i].start < s + size && reserved[i].end > s && reserved[i].start < below)
@@ -73,16 +91,9 @@ static u64 fit(u64 lo, u64 hi, u64 size, u64 align)
 	return 0;
 }
 
-/* Take `size` bytes (whole pages) aligned to `align`, without writing to them. */
-static u64 reserve(u64 size, u64 align)
+/* The highest block that fits, below 4 GiB first, then anywhere; 0 if none. */
+static u64 choose(u64 size, u64 align)
 {
-	if (finished)
-		panic("early_alloc: called after the page allocator took over");
-	size = ALIGN_UP(size, PAGE_SIZE);
-	if (align < PAGE_SIZE)
-		align = PAGE_SIZE;
-
-	/* Two passes: below 4 GiB first, then anywhere. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (unsigned i = map->nranges; i-- > 0;) {
 			const struct mem_range *r = &map->ranges[i];
@@ -96,12 +107,30 @@ static u64 reserve(u64 size, u64 align)
 				hi = MIN(hi, LOW_LIMIT);
 			u64 s = hi > lo ? fit(lo, hi, size, align) : 0;
 
-			if (s) {
-				add_reserved(s, s + size);
-				total += size;
+			if (s)
 				return s;
-			}
 		}
+	}
+	return 0;
+}
+
+/* Take `size` bytes (whole pages) aligned to `align`, without writing to them. */
+static u64 reserve(u64 size, u64 align)
+{
+	u64 s;
+
+	if (finished)
+		panic("early_alloc: called after the page allocator took over");
+	size = ALIGN_UP(size, PAGE_SIZE);
+	if (align < PAGE_SIZE)
+		align = PAGE_SIZE;
+	/* Each refusal by the check excluded at least one page: this ends. */
+	while ((s = choose(size, align))) {
+		if (check_fn && !check_fn(check_ctx, s, s + size))
+			continue;
+		add_reserved(s, s + size);
+		total += size;
+		return s;
 	}
 	fatal(EXIT_OUT_OF_MEMORY, "early_alloc: no accepted memory left for %llu bytes at boot",
 	      (unsigned long long)size);
@@ -133,6 +162,26 @@ u64 early_alloc_page(void)
 void early_finish(void)
 {
 	finished = true;
+}
+
+void early_set_check(bool (*check)(void *ctx, u64 start, u64 end), void *ctx)
+{
+	check_ctx = ctx;
+	check_fn = check;
+}
+
+void early_exclude(u64 start, u64 end)
+{
+	start = ALIGN_DOWN(start, PAGE_SIZE);
+	end = ALIGN_UP(end, PAGE_SIZE);
+	if (start < end && !overlaps_reserved(start, end))
+		add_reserved(start, end);
+}
+
+void early_avoid(const u64 *pages, unsigned n)
+{
+	avoid_pages = pages;
+	navoid = pages ? n : 0;
 }
 
 unsigned early_reserved(const struct early_reserved **out)

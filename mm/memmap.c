@@ -337,14 +337,15 @@ u64 memmap_hold(struct memmap *m, u64 start, u64 end)
 		u64 s = MAX(x.start, start), e = MIN(x.end, end);
 		unsigned pieces = 1 + (x.start < s) + (e < x.end), k = r;
 
-		if (x.kind != RANGE_USABLE || s >= e || m->nranges + pieces - 1 > m->cap)
+		if ((x.kind != RANGE_USABLE && x.kind != RANGE_RECLAIMABLE) || s >= e ||
+		    m->nranges + pieces - 1 > m->cap)
 			continue;
 		memmove(&m->ranges[r + pieces], &m->ranges[r + 1], (m->nranges - r - 1) * sizeof(x));
 		if (x.start < s)
-			m->ranges[k++] = (struct mem_range){ x.start, s, RANGE_USABLE, x.efi_type };
+			m->ranges[k++] = (struct mem_range){ x.start, s, x.kind, x.efi_type };
 		m->ranges[k++] = (struct mem_range){ s, e, RANGE_RESERVED, x.efi_type };
 		if (e < x.end)
-			m->ranges[k++] = (struct mem_range){ e, x.end, RANGE_USABLE, x.efi_type };
+			m->ranges[k++] = (struct mem_range){ e, x.end, x.kind, x.efi_type };
 		m->nranges += pieces - 1;
 		held += e - s;
 		r = k - 1;

@@ -143,9 +143,10 @@ const char *efi_type_name(u32 type);
 
 /* The range containing addr, or NULL. Binary search. */
 /*
- * Keep the usable memory in [start, end) out of use: those parts become RANGE_RESERVED
- * (splitting ranges as needed) and are added to held_bytes. For memory a firmware is
- * known to still use although its map calls it free. Returns the bytes held; a part that
+ * Keep the usable and reclaimable memory in [start, end) out of use: those parts become
+ * RANGE_RESERVED (splitting ranges as needed) and are added to held_bytes. For memory a
+ * firmware is known to still use although its map calls it free (or boot-services data,
+ * free once the kernel runs). Returns the bytes held; a part that
  * would need more ranges than the storage has is left as it is.
  */
 u64 memmap_hold(struct memmap *m, u64 start, u64 end);

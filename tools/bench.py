@@ -881,7 +881,7 @@ def insn_goal_text(res):
 
 
 def smp_goal_texts(res):
-    """The issue's goals for more than one vCPU, each MET or NOT MET with its figures."""
+    """The goals for more than one vCPU (docs/measuring.md), each MET or NOT MET with its figures."""
     out = []
     for key, what in (("backed", "guest RAM backed by the host before boot"),
                       ("first_touch", "guest RAM backed by the host on first touch")):

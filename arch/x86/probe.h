@@ -5,7 +5,7 @@
 
 #include "include/types.h"
 
-/* Samples every distribution of the `probe` event should reach (issue: at least 100). */
+/* Samples every distribution of the `probe` event should reach (at least 100). */
 #define PROBE_MIN_SAMPLES 100
 
 /*

@@ -196,6 +196,28 @@ static EFI_STATUS EFIAPI granting_allocate_pool(EFI_MEMORY_TYPE type, UINTN size
 	return real_allocate_pool(type == 15 ? EfiBootServicesData : type, size, p);
 }
 
+/*
+ * OVMF on SEV-SNP hands over with the GHCB MSR naming its boot vCPU's GHCB, a shared page
+ * it allocated reserved (edk2 OvmfPkg/PlatformPei/AmdSev.c AmdSevEsInitialize:
+ * AllocateReservedPages, then GhcbRegister), one per vCPU. The stand-in registers one
+ * page the same way; the emulated host makes it shared once its page model exists.
+ * emu_fault=ghcb_usable: a firmware that handed it over as boot-services data.
+ */
+static void register_ghcb(EFI_SYSTEM_TABLE *st)
+{
+	EFI_PHYSICAL_ADDRESS page = 0;
+	EFI_MEMORY_TYPE type = emu_fault_take(&emu.faults, FAULT_GHCB_USABLE, 0, 0) ?
+			       EfiBootServicesData : EfiReservedMemoryType;
+
+	if (EFI_ERROR(st->BootServices->AllocatePages(AllocateAnyPages, type, 1, &page))) {
+		kprintf("boot: (test) no memory for the stand-in firmware's GHCB\n");
+		return;
+	}
+	memset((void *)(uintptr_t)page, 0, PAGE_SIZE);
+	emu.fw_ghcb = page;
+	emu_self()->ghcb_msr = page;
+}
+
 void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 {
 	EFI_GUID guid = OVMF_SEV_MEMORY_ACCEPTANCE_PROTOCOL_GUID;
@@ -205,6 +227,7 @@ void boot_test_snp_standin(EFI_SYSTEM_TABLE *st, const struct boot_info *bi)
 		return;
 	sys = st;
 	install_cc_blob(st);
+	register_ghcb(st);
 	/* boot_emulator_select parsed emu_fault=; taking a fault counts it as fired. */
 	fail = emu_fault_take(&emu.faults, FAULT_OPTIN_FAIL, 0, 0) != NULL;
 	struct emu_fault *f = emu_fault_take(&emu.faults, FAULT_MAP_SIZE_SHORT, 0, 0);

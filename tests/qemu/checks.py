@@ -564,7 +564,7 @@ VERDICTS = ("pass", "warn", "fail", "n/a", "info")
 # snp.optin_present is a SHOULD (docs/firmware.md): a missing or failing opt-in warns,
 # unless the final map has type 15 anyway (handed over without being asked: a pass).
 SNP_VERDICT = {"called": "pass", "absent": "warn", "failed": "warn", "not-applicable": "n/a"}
-RULE_SET = 3
+RULE_SET = 4
 # Which verdicts each level may give (kernel/conformance.c judge(), na(), info()).
 LEVEL_VERDICTS = {"MUST": ("pass", "fail", "n/a"), "SHOULD": ("pass", "warn", "n/a"),
                   "INFO": ("info", "n/a")}

@@ -541,7 +541,7 @@ class BenchMatrix(unittest.TestCase):
         self.assertEqual([(c.policy, c.mem) for c in skipped], [("eager", "64G")])
         self.assertEqual(len({c.name for c in cells}), len(cells))
         for c in cells:
-            # Every size has unaccepted memory, 1G included (the done-when).
+            # Every size has unaccepted memory, 1G included.
             self.assertIn("fake_unaccepted_start=512M", c.args)
             # The host rule: eager never above 16G.
             self.assertFalse(c.policy == "eager" and c.mem_bytes > 16 * GIB, c.name)

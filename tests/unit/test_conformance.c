@@ -96,6 +96,8 @@ static void first_map_is_final(void)
 	in.ebs_first_unacc_desc = 0;
 	in.ebs_first_unacc_bytes = 0;
 	in.ebs_first_unacc_hash = 0;
+	in.ebs_first_unacc_lo = ~0ULL;
+	in.ebs_first_unacc_hi = 0;
 	for (u64 off = 0; off < rm.size; off += rm.stride) {
 		struct efi_mem_desc d;
 
@@ -105,6 +107,9 @@ static void first_map_is_final(void)
 		in.ebs_first_unacc_desc++;
 		in.ebs_first_unacc_bytes += d.num_pages << EFI_PAGE_SHIFT;
 		in.ebs_first_unacc_hash += hash_range(d.phys_start, d.num_pages, d.attribute);
+		in.ebs_first_unacc_lo = MIN(in.ebs_first_unacc_lo, d.phys_start);
+		in.ebs_first_unacc_hi = MAX(in.ebs_first_unacc_hi,
+					    d.phys_start + (d.num_pages << EFI_PAGE_SHIFT));
 	}
 }
 
@@ -121,6 +126,9 @@ static void good_snp(void)
 	in.cc_secrets_len = 4096;
 	in.cc_cpuid = 0xa1000;
 	in.cc_cpuid_len = 4096;
+	/* The boot vCPU's GHCB, registered in the GHCB MSR, reserved as OVMF reserves it. */
+	in.fw_ghcb_known = true;
+	in.fw_ghcb_msr = 0xa2000;
 }
 
 static void run(void)
@@ -200,6 +208,7 @@ TEST(conforming_snp_all_pass)
 	EXPECT_EQ(verdict("snp.optin_present"), VERDICT_PASS);
 	EXPECT_EQ(verdict("snp.cc_pages"), VERDICT_PASS);
 	EXPECT_EQ(verdict("snp.optin_honoured"), VERDICT_PASS);
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_PASS);
 	EXPECT_EQ(verdict("efi.cc_blob"), VERDICT_PASS);
 	EXPECT_EQ(verdict("acpi.mp_wakeup"), VERDICT_NA);
 }
@@ -355,10 +364,11 @@ TEST(alignment_per_descriptor_as_linux)
 	EXPECT(detail_has("linux.v6_14", "cannot accept the 1024 KiB"));
 	EXPECT_EQ(verdict("linux.v6_15"), VERDICT_PASS);
 	EXPECT_EQ(verdict("linux.2026"), VERDICT_PASS);
-	in.svsm = true;	/* under an SVSM until 8ed12ab1319b */
+	in.svsm = true;	/* under an SVSM not before 8ed12ab1319b, which is in v6.15 (rc5) */
 	run();
-	EXPECT_EQ(verdict("linux.v6_15"), VERDICT_FAIL);
-	EXPECT(detail_has("linux.v6_15", "under an SVSM"));
+	EXPECT_EQ(verdict("linux.v6_14"), VERDICT_FAIL);
+	EXPECT(detail_has("linux.v6_14", "under an SVSM"));
+	EXPECT_EQ(verdict("linux.v6_15"), VERDICT_PASS);
 	EXPECT_EQ(verdict("linux.2026"), VERDICT_PASS);
 }
 
@@ -964,6 +974,108 @@ TEST(unaccepted_stable_across_exit_boot_services)
 	run();
 	EXPECT_EQ(verdict("unaccepted.stable"), VERDICT_WARN);
 	EXPECT(detail_has("unaccepted.stable", "the ranges differ"));
+}
+
+/*
+ * Linux's stub sizes its bitmap by the map it reads before ExitBootServices
+ * (allocate_unaccepted_bitmap) and sets the bits from the final map
+ * (process_unaccepted_memory): where the two differ, the profiles follow the first map.
+ */
+TEST(linux_bitmap_sized_by_the_map_before_exit_boot_services)
+{
+	/* Before: type 15 at [4 GiB, 6 GiB); final: [4 GiB, 8 GiB) (2 GiB more, after the opt-in). */
+	good_tdx();
+	first_map_is_final();
+	rm.size -= rm.stride;
+	add(EFI_UNACCEPTED_MEMORY, 4 * GiB, 4 * GiB);
+	in.ebs_attempts = 2;
+	run();
+	/* 1024 units, 128 bytes: the upper 2 GiB has no bit, and is accepted at boot. */
+	EXPECT(detail_has("linux.2026", "accepts 2048 MiB at boot, 2048 MiB later; bitmap 128 bytes "
+			  "(sized by the map before ExitBootServices); boots"));
+	/* The final map alone would have said 256 bytes and nothing at boot. */
+	in.ebs_first_desc = 0;
+	run();
+	EXPECT(detail_has("linux.2026", "accepts 0 MiB at boot, 4096 MiB later; bitmap 256 bytes; boots"));
+
+	/* On SEV-SNP that 2 GiB at boot stops the kernels whose stub cannot accept. */
+	good_snp();
+	first_map_is_final();
+	rm.size -= rm.stride;
+	add(EFI_UNACCEPTED_MEMORY, 4 * GiB, 4 * GiB);
+	in.ebs_attempts = 2;
+	run();
+	EXPECT_EQ(verdict("linux.v6_5"), VERDICT_FAIL);
+	EXPECT(detail_has("linux.v6_5", "cannot accept the 2097152 KiB it must at boot"));
+	EXPECT_EQ(verdict("linux.2026"), VERDICT_PASS);
+
+	/* Before: more type 15 than the final map kept: a larger bitmap, nothing at boot. */
+	good_tdx();
+	rm.size -= rm.stride;
+	add(EFI_UNACCEPTED_MEMORY, 4 * GiB, 4 * GiB);
+	first_map_is_final();
+	rm.size -= rm.stride;
+	add(EFI_UNACCEPTED_MEMORY, 4 * GiB, 2 * GiB);
+	in.ebs_attempts = 2;
+	run();
+	EXPECT(detail_has("linux.2026", "accepts 0 MiB at boot, 2048 MiB later; bitmap 256 bytes "
+			  "(sized by the map before ExitBootServices); boots"));
+
+	/* Before: no type 15 at all: the stub installs no table, then meets type 15. */
+	good_tdx();
+	rm.size -= rm.stride;
+	add(EFI_CONVENTIONAL_MEMORY, 4 * GiB, 2 * GiB);
+	first_map_is_final();
+	rm.size -= rm.stride;
+	add(EFI_UNACCEPTED_MEMORY, 4 * GiB, 2 * GiB);
+	in.ebs_attempts = 2;
+	run();
+	EXPECT_EQ(verdict("linux.v6_5"), VERDICT_FAIL);
+	EXPECT_EQ(verdict("linux.2026"), VERDICT_FAIL);
+	EXPECT(detail_has("linux.2026", "no type 15 in the map read before ExitBootServices"));
+	EXPECT_EQ(verdict("linux.no_unaccepted"), VERDICT_INFO);
+}
+
+/*
+ * The GHCB the firmware registered (the GHCB MSR at hand-over) is shared memory: never
+ * memory the OS may allocate (edk2 3e3f5bb21c, pull request 3774).
+ */
+TEST(snp_ghcb_reserved)
+{
+	good_snp();
+	in.fw_ghcb_msr = 1 * MiB + 64 * MiB;	/* inside conventional memory */
+	run();
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_FAIL);
+	EXPECT(detail_has("snp.ghcb_reserved", "GHCB at 0x4100000 (GHCB MSR) is in usable memory (type 7)"));
+
+	good_snp();
+	in.fw_ghcb_msr = 1 * MiB + 1 * GiB;	/* boot-services data: free after ExitBootServices */
+	run();
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_FAIL);
+
+	good_snp();
+	in.fw_ghcb_msr = 3 * GiB;	/* no descriptor: a hole */
+	run();
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_FAIL);
+	EXPECT(detail_has("snp.ghcb_reserved", "undescribed"));
+
+	/* An MSR protocol value (a response code in bits 11:0), or nothing: no page to judge. */
+	good_snp();
+	in.fw_ghcb_msr = 0x0000000100000005ULL;
+	run();
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_NA);
+	in.fw_ghcb_msr = 0;
+	run();
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_NA);
+	EXPECT(detail_has("snp.ghcb_reserved", "no GHCB registered"));
+	good_snp();
+	in.fw_ghcb_known = false;
+	run();
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_NA);
+
+	good_tdx();
+	run();
+	EXPECT_EQ(verdict("snp.ghcb_reserved"), VERDICT_NA);
 }
 
 /* The CC blob's secrets and CPUID pages are never memory the OS may allocate. */
@@ -1579,7 +1691,7 @@ TEST(acpi_madt_cpu_list)
 	}
 }
 
-/* ---------------------------------------------------------------- MADT wakeup mailbox (issue 13) */
+/* ---------------------------------------------------------------- MADT wakeup mailbox */
 
 /* A wakeup entry of `len` bytes with mailbox version `version` at `mailbox`. */
 static void wakeup_tables(u8 len, u8 version, u64 mailbox)

@@ -868,7 +868,7 @@ TEST(memmap_find_cases)
 	EXPECT(memmap_find(&mm, 1 * MiB + 4 * KiB) == NULL);
 }
 
-/* memmap_hold: usable memory in the window becomes reserved; nothing else changes. */
+/* memmap_hold: usable and reclaimable memory in the window becomes reserved; nothing else changes. */
 TEST(memmap_hold_splits_usable_ranges_only)
 {
 	map_new(48);
@@ -906,6 +906,15 @@ TEST(memmap_hold_splits_usable_ranges_only)
 	EXPECT_EQ(memmap_hold(&mm, 8 * MiB, 9 * MiB), 0);
 	EXPECT_EQ(memmap_hold(&mm, 1 * MiB, 2 * MiB), 1 * MiB);
 	EXPECT_RANGES({ 1 * MiB, 2 * MiB, RANGE_RESERVED }, { 2 * MiB, 16 * MiB, RANGE_USABLE });
+
+	/* Boot-services data is free once the kernel runs: held too, and stays reclaimable around. */
+	map_new(48);
+	add(EFI_BOOT_SERVICES_DATA, 1 * MiB, pages(15 * MiB));
+	add(EFI_ACPI_MEMORY_NVS, 16 * MiB, 2);
+	ASSERT_EQ(parse(), 0);
+	EXPECT_EQ(memmap_hold(&mm, 8 * MiB, 8 * MiB + 4 * KiB), 4 * KiB);
+	EXPECT_RANGES({ 1 * MiB, 8 * MiB, RANGE_RECLAIMABLE }, { 8 * MiB, 8 * MiB + 4 * KiB, RANGE_RESERVED },
+		      { 8 * MiB + 4 * KiB, 16 * MiB, RANGE_RECLAIMABLE }, { 16 * MiB, 16 * MiB + 8 * KiB, RANGE_ACPI });
 }
 
 TEST(memmap_names)

@@ -108,6 +108,7 @@ int main(void)
 	 */
 	if (in.ebs_attempts == 1) {
 		in.ebs_first_desc = ndesc;
+		in.ebs_first_unacc_lo = ~0ULL;
 		for (unsigned i = 0; i < ndesc; i++) {
 			struct efi_mem_desc d;
 
@@ -117,6 +118,11 @@ int main(void)
 			in.ebs_first_unacc_desc++;
 			in.ebs_first_unacc_bytes += d.num_pages << EFI_PAGE_SHIFT;
 			in.ebs_first_unacc_hash += hash_range(d.phys_start, d.num_pages, d.attribute);
+			if (!d.num_pages || d.num_pages > (~0ULL - d.phys_start) >> EFI_PAGE_SHIFT)
+				continue;
+			in.ebs_first_unacc_lo = MIN(in.ebs_first_unacc_lo, d.phys_start);
+			in.ebs_first_unacc_hi = MAX(in.ebs_first_unacc_hi,
+						    d.phys_start + (d.num_pages << EFI_PAGE_SHIFT));
 		}
 	}
 

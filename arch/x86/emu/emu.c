@@ -392,6 +392,7 @@ void emu_install(void)
 {
 	trap_register(VEC_UD, on_ud);
 	emu.installed = true;
+	emu.fw_cr3 = read_cr3();
 }
 
 void emu_announce(void)
@@ -482,8 +483,24 @@ void emu_setup_model(const struct memmap *m)
 	 * private memory 4 KiB RMP entries; emu_host=huge backs wholly pending units with
 	 * 2 MiB pages.
 	 */
-	emu_model_init(&emu.model, m, (u8 *)(uintptr_t)early_alloc(end >> PAGE_SHIFT, PAGE_SIZE), end,
-		       &emu.faults, emu.host == EMU_HOST_HUGE);
+	/*
+	 * The model's storage is the emulated host's, not guest memory: it must not land on a
+	 * page a planted firmware fault is about, where it would hide what the kernel does there.
+	 */
+	u64 planted[EMU_MAX_FAULTS];
+	unsigned nplanted = 0;
+
+	for (unsigned i = 0; i < emu.faults.n; i++)
+		if (emu.faults.f[i].kind == FAULT_HANDOVER_UNACCEPTED)
+			planted[nplanted++] = emu.faults.f[i].addr;
+	early_avoid(planted, nplanted);
+	u8 *storage = (u8 *)(uintptr_t)early_alloc(end >> PAGE_SHIFT, PAGE_SIZE);
+
+	early_avoid(NULL, 0);
+	emu_model_init(&emu.model, m, storage, end, &emu.faults, emu.host == EMU_HOST_HUGE);
+	/* The firmware's GHCB (boot/test/snp_standin.c) is shared: the host owns it. */
+	if (emu.mode == EMU_SNP && emu.fw_ghcb)
+		emu_model_rmp_set(&emu.model, emu.fw_ghcb, emu.fw_ghcb + PAGE_SIZE, false);
 	kprintf("emu: page model covers %llu MiB (%llu KiB of state)\n", end >> 20,
 		end >> PAGE_SHIFT >> 10);
 	/* The sanitizer now knows the state the kernel started with (emu_model_init told it). */

@@ -89,6 +89,16 @@ struct emu_state {
 	u32 host;		/* enum emu_host_kind (kernel/cmdline.h): the host being played */
 	bool installed;		/* the kernel's #UD handler is registered */
 	bool armed;		/* after ExitBootServices: no firmware #VE/#VC handler any more */
+	/*
+	 * The firmware's page tables, still loaded when the kernel starts. The stand-in is a
+	 * plain OVMF whose identity map has no C-bit; an SNP OVMF maps RAM with it (edk2
+	 * OvmfPkg/ResetVector/Ia32/PageTables64.nasm.inc: CreatePageTables4Level with the mask
+	 * of GetSevCBitMaskAbove31), so through these tables every RAM page counts as
+	 * mapped private.
+	 */
+	u64 fw_cr3;
+	/* SNP: the GHCB the stand-in firmware registered, shared in the page model (0: none). */
+	u64 fw_ghcb;
 	const struct boot_info *bi;	/* for the AP start-up page (SNP AP Creation) */
 	/* SNP: per vCPU by APIC ID (emu_self): GHCB MSR, registered GHCB, VMSA. */
 	struct emu_vcpu vcpu[EMU_MAX_VCPUS];

@@ -98,7 +98,7 @@ void emu_snp_pvalidate(struct trap_frame *f)
 		kprintf("emu: PVALIDATE of %#llx, which the guest's page tables do not map\n", f->rax);
 		emu_host_stops_guest(0, "PVALIDATE of an unmapped address (#PF on hardware)");
 	}
-	if (!(w.leaf & EMU_CBIT_MASK)) {
+	if (!(w.leaf & EMU_CBIT_MASK) && read_cr3() != emu.fw_cr3) {
 		emu_unlock_if_mine();
 		kprintf("emu: PVALIDATE of %#llx through a mapping without the C-bit (entry %#llx)\n",
 			f->rax, w.leaf);

@@ -85,6 +85,7 @@ static const struct {
 	[FAULT_MAILBOX_SHARED] = { "mailbox_shared", false, false, false, false },
 	[FAULT_MAILBOX_IN_IMAGE] = { "mailbox_in_image", false, false, false, false },
 	[FAULT_RMPADJUST_UNVALIDATED] = { "rmpadjust_unvalidated", false, false, true, false },
+	[FAULT_GHCB_USABLE] = { "ghcb_usable", false, false, false, false },
 };
 
 const char *emu_fault_name(u32 kind)

@@ -97,6 +97,8 @@
  *   handover_unaccepted@ADDR  the firmware's map calls the 4 KiB page at ADDR accepted RAM,
  *                           but it was never accepted (TDX: pending; SNP: private, not
  *                           validated)
+ *   ghcb_usable             SNP: the GHCB the stand-in firmware registered (the GHCB MSR
+ *                           names it at hand-over) is boot-services data, not reserved
  *   cc_pages_usable         SNP: the CC blob's secrets and CPUID pages are boot-services
  *                           data, memory the OS may allocate after ExitBootServices
  *   cbit=N                  SNP: the C-bit is bit N (without it: 51, as on real parts,
@@ -254,6 +256,7 @@ enum emu_fault_kind {
 	FAULT_MAILBOX_SHARED,
 	FAULT_MAILBOX_IN_IMAGE,
 	FAULT_RMPADJUST_UNVALIDATED,
+	FAULT_GHCB_USABLE,
 	FAULT_KIND_COUNT,
 };
 

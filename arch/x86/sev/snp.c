@@ -125,7 +125,7 @@ static u64 this_ghcb_gpa(void)
 }
 
 /*
- * Below VMPL0 (issue 16): what boot/ read from the secrets page, whether RMPADJUST
+ * Below VMPL0: what boot/ read from the secrets page, whether RMPADJUST
  * found us at VMPL0, and, when not, each CPU's SVSM calling area, through which all its
  * validation goes. The boot CPU uses the one the secrets page names; each AP the page
  * the boot CPU gave the SVSM for it in Create vCPU (snp_ap.c): the SVSM serves a vCPU's
@@ -1198,9 +1198,37 @@ void snp_setup_early(void)
  * GHCB_SNP_UNSUPPORTED), with the kernel's IDT in place. The termination request needs
  * no GHCB.
  */
+/*
+ * The firmware's GHCB: at handover the GHCB MSR still holds what the firmware left there,
+ * the GPA of the GHCB page it registered (GHCB specification, "GHCB GPA Registration";
+ * OVMF registers its BSP's, edk2 OvmfPkg/PlatformPei/AmdSev.c AmdSevEsInitialize) or an
+ * MSR protocol value (bits 11:0 not zero). That page is shared: a private access to it
+ * is an RMP fault, so it is kept out of use whatever the map says (memory_parse_map
+ * holds firmware_hold). Read before the kernel's first MSR protocol request replaces it.
+ */
+static u64 fw_ghcb_msr;
+static struct cc_platform snp;
+
+u64 snp_firmware_ghcb_msr(void)
+{
+	return fw_ghcb_msr;
+}
+
+static void find_firmware_ghcb(void)
+{
+	fw_ghcb_msr = msr_read(MSR_SEV_GHCB);
+	if (!fw_ghcb_msr || fw_ghcb_msr & GHCB_INFO_MASK)
+		return;
+	snp.firmware_hold_start = fw_ghcb_msr;
+	snp.firmware_hold_end = fw_ghcb_msr + PAGE_SIZE;
+	snp.firmware_hold_why = "it is the GHCB the firmware registered (a shared page)";
+}
+
 void snp_check_features(void)
 {
 	u64 status = snp_bi ? snp_bi->sev_status : 0, bad = snp_unsupported_features(status);
+
+	find_firmware_ghcb();
 
 	if (bad)
 		fatal_reason(EXIT_PLATFORM_FATAL, FC_SNP_FEATURES, "SEV features %#llx in SEV_STATUS "

@@ -318,6 +318,8 @@ const struct cc_platform *snp_platform(const struct boot_info *bi);
 void snp_setup_early(void);
 /* Terminate on SEV features memaccept does not support (SEV_STATUS, snp.h). */
 void snp_check_features(void);
+/* The GHCB MSR as the firmware left it at handover (read by snp_check_features), or 0. */
+u64 snp_firmware_ghcb_msr(void);
 /* The kernel's own GHCB, once its page tables are live. */
 void snp_setup_ghcb(u64 page);
 /* The #VC handler itself (test cases call it through trap_dispatch). */
