@@ -41,28 +41,6 @@
 #define MAX_APS 256
 #define MAX_READS 100000	/* far more than any bounded run needs */
 
-static const u8 *in;
-static size_t in_len, in_at;
-
-static bool more(void)
-{
-	return in_at < in_len;
-}
-
-static u8 byte(void)
-{
-	return in_at < in_len ? in[in_at++] : 0;
-}
-
-static u64 bytes(unsigned n)
-{
-	u64 v = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		v |= (u64)byte() << (8 * i);
-	return v;
-}
-
 /* The fake mailbox and clock, and the protocol monitor's state. */
 static struct {
 	u16 command;			/* what the firmware holds in Command now */
@@ -94,20 +72,20 @@ static u16 fw_command(void *ctx)
 	CHECK(ctx == &f);
 	CHECK(++f.reads < MAX_READS);
 	/* What the firmware does before this read. */
-	if (more()) {
-		u8 b = byte();
+	if (fuzz_more()) {
+		u8 b = fuzz_byte();
 
 		if (b < 0x60) {
 			/* busy: leaves it */
 		} else if (b < 0xb0) {
 			f.command = MP_MAILBOX_CMD_NOOP;	/* took it */
 		} else if (b < 0xd0) {
-			f.command = (u16)bytes(2);		/* garbage */
+			f.command = (u16)fuzz_bytes(2);		/* garbage */
 		} else if (b < 0xe8) {
 			f.command = MP_MAILBOX_CMD_WAKEUP;	/* a command of its own */
 		} else {
-			f.apic_id = (u32)bytes(4);		/* scribbles over the rest */
-			f.vector = bytes(8);
+			f.apic_id = (u32)fuzz_bytes(4);		/* scribbles over the rest */
+			f.vector = fuzz_bytes(8);
 		}
 	}
 	u16 v = f.command;
@@ -154,8 +132,8 @@ static void fw_post(void *ctx, u32 apic_id, u64 vector)
 static u64 fw_now(void *ctx)
 {
 	CHECK(ctx == &f);
-	if (more()) {
-		u8 b = byte();
+	if (fuzz_more()) {
+		u8 b = fuzz_byte();
 
 		switch (b >> 6) {
 		case 0:
@@ -203,14 +181,14 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	u8 b;
 
 	memset(&f, 0, sizeof(f));
-	in = data, in_len = size, in_at = 0;
-	b = byte();
-	f.count = b < 0xf0 ? b % 16 + 1 : (unsigned)(bytes(1) % MAX_APS) + 1;
-	f.bound = bytes(2) % 4096 + 1;
-	f.clock = byte() & 1 ? bytes(8) : 0;
-	b = byte();
-	f.command = b < 0xc0 ? MP_MAILBOX_CMD_NOOP : (u16)bytes(2);
-	take_max = take_max0 = byte() & 0x80 ? bytes(2) : 0;
+	fuzz_input_start(data, size);
+	b = fuzz_byte();
+	f.count = b < 0xf0 ? b % 16 + 1 : (unsigned)(fuzz_bytes(1) % MAX_APS) + 1;
+	f.bound = fuzz_bytes(2) % 4096 + 1;
+	f.clock = fuzz_byte() & 1 ? fuzz_bytes(8) : 0;
+	b = fuzz_byte();
+	f.command = b < 0xc0 ? MP_MAILBOX_CMD_NOOP : (u16)fuzz_bytes(2);
+	take_max = take_max0 = fuzz_byte() & 0x80 ? fuzz_bytes(2) : 0;
 	for (unsigned i = 0; i < f.count; i++)
 		f.apic_ids[i] = i * 2 + 1;
 	f.vectors = 0x9a000 + 0x48;
@@ -243,7 +221,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 
 	/* The reason given for each AP, for any check-in and arrival the APs produce. */
 	for (unsigned i = 0; i < f.count; i++) {
-		b = byte();
+		b = fuzz_byte();
 		checked_in[i] = b & 1;
 		arrived[i] = b & 2;
 		const char *why = mp_mailbox_why(&run, i, checked_in[i], arrived[i]);

@@ -37,23 +37,6 @@ static const u32 reasons[] = { EXIT_REASON_HLT, EXIT_REASON_CPUID, EXIT_REASON_M
 			       EXIT_REASON_EPT_VIOLATION, EXIT_REASON_WBINVD, EXIT_REASON_VMCALL,
 			       EXIT_REASON_INVD, EXIT_REASON_MONITOR, EXIT_REASON_MWAIT };
 
-static const u8 *in;
-static size_t in_len, in_at;
-
-static u8 byte(void)
-{
-	return in_at < in_len ? in[in_at++] : 0;
-}
-
-static u64 bytes(unsigned n)
-{
-	u64 v = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		v |= (u64)byte() << (8 * i);
-	return v;
-}
-
 /* ---------------------------------------------------------------- the model's encodings */
 
 /* Port I/O that is not a string instruction (Intel SDM vol. 2, IN and OUT). */
@@ -139,17 +122,17 @@ static u64 vmm_tdcall(struct tdx_regs *r)
 {
 	CHECK(ncalls < 4);
 	struct call *c = &calls[ncalls++];
-	u8 pick = byte();
-	u64 status = pick & 0x80 ? (bytes(8) | 1) : 0;
+	u8 pick = fuzz_byte();
+	u64 status = pick & 0x80 ? (fuzz_bytes(8) | 1) : 0;
 
 	c->req = *r;
 	/* Everything comes back as the VMM and the module leave it: garbage where unused. */
-	r->rax = bytes(8);
+	r->rax = fuzz_bytes(8);
 	r->rcx = ~r->rcx;
-	r->rdx = bytes(8), r->r8 = bytes(8), r->r9 = bytes(8);
-	r->r10 = pick & 0x40 ? (bytes(8) | (pick & 1 ? 1ULL << 63 : 1)) : 0;
-	r->r11 = bytes(8), r->r12 = bytes(8), r->r13 = bytes(8), r->r14 = bytes(8), r->r15 = bytes(8);
-	r->rbx = bytes(8), r->rsi = bytes(8), r->rdi = bytes(8);
+	r->rdx = fuzz_bytes(8), r->r8 = fuzz_bytes(8), r->r9 = fuzz_bytes(8);
+	r->r10 = pick & 0x40 ? (fuzz_bytes(8) | (pick & 1 ? 1ULL << 63 : 1)) : 0;
+	r->r11 = fuzz_bytes(8), r->r12 = fuzz_bytes(8), r->r13 = fuzz_bytes(8), r->r14 = fuzz_bytes(8), r->r15 = fuzz_bytes(8);
+	r->rbx = fuzz_bytes(8), r->rsi = fuzz_bytes(8), r->rdi = fuzz_bytes(8);
 	c->ok = status == 0 && r->r10 == 0;
 	c->ans = *r;
 	return status;
@@ -170,37 +153,38 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	struct tdx_ve_regs g, before;
 	u8 pick;
 
-	in = data, in_len = size, in_at = 0, ncalls = 0;
+	fuzz_input_start(data, size);
+	ncalls = 0;
 	memset(calls, 0, sizeof(calls));
 
-	pick = byte();
-	ve.reason = pick < 0xf0 ? reasons[pick % (sizeof(reasons) / sizeof(reasons[0]))] : (u32)bytes(4);
-	pick = byte();
+	pick = fuzz_byte();
+	ve.reason = pick < 0xf0 ? reasons[pick % (sizeof(reasons) / sizeof(reasons[0]))] : (u32)fuzz_bytes(4);
+	pick = fuzz_byte();
 	if (pick < 0xc0) {
-		u8 q = byte();
+		u8 q = fuzz_byte();
 
-		ve.qual = (q & 0x1f) | (bytes(2) << 16);
+		ve.qual = (q & 0x1f) | (fuzz_bytes(2) << 16);
 	} else {
-		ve.qual = bytes(8);
+		ve.qual = fuzz_bytes(8);
 	}
-	pick = byte();
-	ve.len = pick < 0xf0 ? pick % 18 : (u32)bytes(4);
+	pick = fuzz_byte();
+	ve.len = pick < 0xf0 ? pick % 18 : (u32)fuzz_bytes(4);
 
 	size_t n = ve.len < 16 ? ve.len : 16;
 	u8 *ip = malloc(n ? n : 1);
 
 	CHECK(ip);
-	pick = byte();
+	pick = fuzz_byte();
 	for (size_t i = 0; i < n; i++)
-		ip[i] = byte();
+		ip[i] = fuzz_byte();
 	if (pick < 0x80) {
 		unsigned s = pick % (sizeof(starts) / sizeof(starts[0]));
 
 		memcpy(ip, starts[s], MIN((size_t)start_len[s], n));
 	}
-	pick = byte();
+	pick = fuzz_byte();
 	g.rip = 0xffffffff80001000ULL + (pick & 0xf0);
-	g.rax = bytes(8), g.rbx = bytes(8), g.rcx = bytes(8), g.rdx = bytes(8);
+	g.rax = fuzz_bytes(8), g.rbx = fuzz_bytes(8), g.rcx = fuzz_bytes(8), g.rdx = fuzz_bytes(8);
 	if (pick & 1)
 		g.rax = (g.rax & ~0xffffffffULL) | 0x40000000 | (g.rax & 0xff);
 	before = g;
