@@ -13,8 +13,8 @@
 #include "drivers/exit.h"
 #include "include/boot_info.h"
 #include "include/exit_codes.h"
+#include "kernel/conformance.h"
 #include "kernel/main.h"
-#include "lib/hash.h"
 #include "lib/string.h"
 
 /* How often ExitBootServices may fail with EFI_INVALID_PARAMETER before we give up. */
@@ -90,23 +90,14 @@ static void boot_first_map_summary(const u8 *map, UINTN size, UINTN desc_size)
 	UINTN n = desc_size >= sizeof(EFI_MEMORY_DESCRIPTOR) ? size / desc_size : 0;
 
 	bi.ebs_first_desc = (u32)MIN(n, (UINTN)UINT32_MAX);
-	bi.ebs_first_unacc_lo = ~0ULL;
-	bi.ebs_first_unacc_hi = 0;
-	for (UINTN i = 0; i < n; i++) {
-		EFI_MEMORY_DESCRIPTOR d;
 
-		memcpy(&d, map + i * desc_size, sizeof(d));
-		if (d.Type != EFI_UNACCEPTED_MEMORY_TYPE)
-			continue;
-		bi.ebs_first_unacc_desc++;
-		bi.ebs_first_unacc_bytes += d.NumberOfPages << EFI_PAGE_SHIFT;
-		bi.ebs_first_unacc_hash += hash_range(d.PhysicalStart, d.NumberOfPages, d.Attribute);
-		if (!d.NumberOfPages || d.NumberOfPages > (~0ULL - d.PhysicalStart) >> EFI_PAGE_SHIFT)
-			continue;
-		bi.ebs_first_unacc_lo = MIN(bi.ebs_first_unacc_lo, d.PhysicalStart);
-		bi.ebs_first_unacc_hi = MAX(bi.ebs_first_unacc_hi,
-					    d.PhysicalStart + (d.NumberOfPages << EFI_PAGE_SHIFT));
-	}
+	struct unacc_summary u = conformance_unacc_summary(map, n, desc_size);
+
+	bi.ebs_first_unacc_desc = u.desc;
+	bi.ebs_first_unacc_bytes = u.bytes;
+	bi.ebs_first_unacc_hash = u.hash;
+	bi.ebs_first_unacc_lo = u.lo;
+	bi.ebs_first_unacc_hi = u.hi;
 }
 
 /*

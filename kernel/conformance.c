@@ -1594,3 +1594,24 @@ const char *efi_table_name(u32 t)
 
 	return t < ARRAY_SIZE(names) ? names[t] : "?";
 }
+
+struct unacc_summary conformance_unacc_summary(const u8 *map, u64 ndesc, u64 desc_size)
+{
+	struct unacc_summary u = { .lo = ~0ULL };
+
+	for (u64 i = 0; i < ndesc; i++) {
+		struct efi_mem_desc d;
+
+		memcpy(&d, map + i * desc_size, sizeof(d));
+		if (d.type != EFI_UNACCEPTED_MEMORY)
+			continue;
+		u.desc++;
+		u.bytes += d.num_pages << EFI_PAGE_SHIFT;
+		u.hash += hash_range(d.phys_start, d.num_pages, d.attribute);
+		if (!d.num_pages || d.num_pages > (~0ULL - d.phys_start) >> EFI_PAGE_SHIFT)
+			continue;
+		u.lo = MIN(u.lo, d.phys_start);
+		u.hi = MAX(u.hi, d.phys_start + (d.num_pages << EFI_PAGE_SHIFT));
+	}
+	return u;
+}

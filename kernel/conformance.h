@@ -173,4 +173,15 @@ const char *verdict_name(u32 verdict);
 const char *level_name(u32 level);
 const char *efi_table_name(u32 table);
 
+/*
+ * A memory map's type 15 descriptors summed up (how the first map of the ExitBootServices
+ * loop is recorded): their count, bytes and lib/hash.h hash_range sum, and their span
+ * (lo >= hi: none; a descriptor that wraps is counted but spans nothing).
+ */
+struct unacc_summary {
+	u32 desc;
+	u64 bytes, hash, lo, hi;
+};
+struct unacc_summary conformance_unacc_summary(const u8 *map, u64 ndesc, u64 desc_size);
+
 #endif

@@ -4,7 +4,6 @@
 #include <string.h>
 #include "kernel/conformance.h"
 #include "kernel/mp_wakeup.h"
-#include "lib/hash.h"
 #include "mm/memmap.h"
 #include "tests/unit/unit.h"
 
@@ -93,24 +92,14 @@ static void good_tdx(void)
 static void first_map_is_final(void)
 {
 	in.ebs_first_desc = (u32)(rm.size / rm.stride);
-	in.ebs_first_unacc_desc = 0;
-	in.ebs_first_unacc_bytes = 0;
-	in.ebs_first_unacc_hash = 0;
-	in.ebs_first_unacc_lo = ~0ULL;
-	in.ebs_first_unacc_hi = 0;
-	for (u64 off = 0; off < rm.size; off += rm.stride) {
-		struct efi_mem_desc d;
 
-		memcpy(&d, rm.buf + off, sizeof(d));
-		if (d.type != EFI_UNACCEPTED_MEMORY)
-			continue;
-		in.ebs_first_unacc_desc++;
-		in.ebs_first_unacc_bytes += d.num_pages << EFI_PAGE_SHIFT;
-		in.ebs_first_unacc_hash += hash_range(d.phys_start, d.num_pages, d.attribute);
-		in.ebs_first_unacc_lo = MIN(in.ebs_first_unacc_lo, d.phys_start);
-		in.ebs_first_unacc_hi = MAX(in.ebs_first_unacc_hi,
-					    d.phys_start + (d.num_pages << EFI_PAGE_SHIFT));
-	}
+	struct unacc_summary u = conformance_unacc_summary(rm.buf, rm.size / rm.stride, rm.stride);
+
+	in.ebs_first_unacc_desc = u.desc;
+	in.ebs_first_unacc_bytes = u.bytes;
+	in.ebs_first_unacc_hash = u.hash;
+	in.ebs_first_unacc_lo = u.lo;
+	in.ebs_first_unacc_hi = u.hi;
 }
 
 static void good_snp(void)

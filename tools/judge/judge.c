@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernel/conformance.h"
-#include "lib/hash.h"
 #include "mm/memmap.h"
 
 /*
@@ -108,22 +107,13 @@ int main(void)
 	 */
 	if (in.ebs_attempts == 1) {
 		in.ebs_first_desc = ndesc;
-		in.ebs_first_unacc_lo = ~0ULL;
-		for (unsigned i = 0; i < ndesc; i++) {
-			struct efi_mem_desc d;
+		struct unacc_summary u = conformance_unacc_summary(packed, ndesc, desc_size);
 
-			memcpy(&d, packed + (u64)i * desc_size, sizeof(d));
-			if (d.type != EFI_UNACCEPTED_MEMORY)
-				continue;
-			in.ebs_first_unacc_desc++;
-			in.ebs_first_unacc_bytes += d.num_pages << EFI_PAGE_SHIFT;
-			in.ebs_first_unacc_hash += hash_range(d.phys_start, d.num_pages, d.attribute);
-			if (!d.num_pages || d.num_pages > (~0ULL - d.phys_start) >> EFI_PAGE_SHIFT)
-				continue;
-			in.ebs_first_unacc_lo = MIN(in.ebs_first_unacc_lo, d.phys_start);
-			in.ebs_first_unacc_hi = MAX(in.ebs_first_unacc_hi,
-						    d.phys_start + (d.num_pages << EFI_PAGE_SHIFT));
-		}
+		in.ebs_first_unacc_desc = u.desc;
+		in.ebs_first_unacc_bytes = u.bytes;
+		in.ebs_first_unacc_hash = u.hash;
+		in.ebs_first_unacc_lo = u.lo;
+		in.ebs_first_unacc_hi = u.hi;
 	}
 
 	unsigned n = conformance_evaluate_map(&in, out, CONFORMANCE_MAX_CHECKS, scratch);
